@@ -1,0 +1,522 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// NavigationError is a navigation that Chrome refused or that failed to load,
+// such as net::ERR_CONNECTION_REFUSED.
+type NavigationError struct {
+	URL  string
+	Text string
+}
+
+func (e *NavigationError) Error() string { return fmt.Sprintf("navigating to %s failed: %s", e.URL, e.Text) }
+
+// Navigate loads url in the main frame and waits for it to load and settle.
+func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration) error {
+	return p.Act(ctx, timeout, func(ctx context.Context) error {
+		res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: url})
+		if err != nil {
+			if strings.Contains(err.Error(), "invalid URL") {
+				return &NavigationError{URL: url, Text: "not a valid URL; give an absolute URL such as https://example.com/"}
+			}
+			return err
+		}
+		if res.ErrorText != "" {
+			return &NavigationError{URL: url, Text: res.ErrorText}
+		}
+		return nil
+	})
+}
+
+// Reload reloads the page and waits for it to load and settle.
+func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Duration) error {
+	return p.Act(ctx, timeout, func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, page.Reload, page.ReloadParams{IgnoreCache: new(ignoreCache)})
+		return err
+	})
+}
+
+// History goes delta entries back (-1) or forward (+1) in the session history
+// and waits for the page to load and settle.
+func (p *Page) History(ctx context.Context, delta int, timeout time.Duration) error {
+	if err := p.Ready(ctx); err != nil {
+		return err
+	}
+	cctx, cancel := p.Context(ctx)
+	h, err := chromedp.Call(cctx, page.GetNavigationHistory, cdp.Empty{})
+	cancel()
+	if err != nil {
+		return p.explain(ctx, err)
+	}
+	i := int(h.CurrentIndex) + delta
+	if i < 0 || i >= len(h.Entries) {
+		dir := "back"
+		if delta > 0 {
+			dir = "forward"
+		}
+		return fmt.Errorf("cannot navigate %s: no %s entry in the page's history", dir, map[bool]string{true: "next", false: "previous"}[delta > 0])
+	}
+	return p.Act(ctx, timeout, func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[i].ID})
+		return err
+	})
+}
+
+// Evaluate calls a JavaScript function declaration, such as
+// "() => document.title", awaits a promise it returns, and returns the JSON of
+// the value. An exception is a *ScriptError. It does not settle the page: the
+// caller decides.
+func (p *Page) Evaluate(ctx context.Context, function string) (json.RawMessage, error) {
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
+	var out json.RawMessage
+	err := p.await(ctx, func(ctx context.Context) error {
+		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+			Expression:    "(" + function + "\n)()",
+			ReturnByValue: new(true),
+			AwaitPromise:  new(true),
+			UserGesture:   new(true),
+		})
+		if err != nil {
+			return err
+		}
+		if res.ExceptionDetails != nil {
+			return exceptionError(res.ExceptionDetails)
+		}
+		out = remoteValue(res.Result)
+		return nil
+	})
+	if err != nil && ctx.Err() != nil && !p.Closed() {
+		// Stop a script that would run on with nobody waiting for it.
+		tctx, cancel := context.WithTimeout(p.ctx, time.Second)
+		_, _ = chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
+		cancel()
+	}
+	return out, err
+}
+
+// remoteValue returns the JSON of a value returned by value; undefined and
+// values JSON cannot hold come back as their description.
+func remoteValue(o *runtime.RemoteObject) json.RawMessage {
+	switch {
+	case o == nil || o.Type == runtime.RemoteObjectTypeUndefined:
+		return nil
+	case len(o.Value) > 0:
+		return json.RawMessage(o.Value)
+	case o.UnserializableValue != "":
+		b, _ := json.Marshal(string(o.UnserializableValue))
+		return b
+	}
+	return json.RawMessage("null")
+}
+
+// callFunction calls fn with the JSON args, on the element objectID when it
+// is set, else in the page's main world.
+func (p *Page) callFunction(ctx context.Context, fn string, objectID runtime.RemoteObjectID, args ...any) (json.RawMessage, error) {
+	if objectID == "" {
+		// One round trip: call the function in an expression.
+		parts := make([]string, len(args))
+		for i, a := range args {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = string(b)
+		}
+		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+			Expression:    "(" + fn + ")(" + strings.Join(parts, ",") + ")",
+			ReturnByValue: new(true),
+			AwaitPromise:  new(true),
+		})
+		if err != nil {
+			return nil, err
+		}
+		if res.ExceptionDetails != nil {
+			return nil, exceptionError(res.ExceptionDetails)
+		}
+		return remoteValue(res.Result), nil
+	}
+	var callArgs []*runtime.CallArgument
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		callArgs = append(callArgs, &runtime.CallArgument{Value: b})
+	}
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn,
+		ObjectID:            objectID,
+		Arguments:           callArgs,
+		ReturnByValue:       new(true),
+		AwaitPromise:        new(true),
+		UserGesture:         new(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExceptionDetails != nil {
+		return nil, exceptionError(res.ExceptionDetails)
+	}
+	return remoteValue(res.Result), nil
+}
+
+// Snapshot takes the accessibility tree of the main frame and formats it with
+// uids that later calls can name.
+func (p *Page) Snapshot(ctx context.Context, verbose bool) (*Snapshot, error) {
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
+	var snap *Snapshot
+	err := p.await(ctx, func(ctx context.Context) error {
+		res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		if err != nil {
+			return err
+		}
+		snap = p.UIDs.Snapshot(res.Nodes, verbose)
+		return nil
+	})
+	return snap, err
+}
+
+// element is a node an agent named by uid, resolved in the current document.
+type element struct {
+	uid     string
+	backend cdp.BackendNodeID
+	object  runtime.RemoteObjectID
+}
+
+// resolve finds the element of a uid of the current document.
+func (p *Page) resolve(ctx context.Context, uid string) (*element, error) {
+	id, err := p.UIDs.Lookup(uid)
+	if err != nil {
+		return nil, err
+	}
+	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
+	if err != nil || res.Object == nil {
+		return nil, fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", ErrUnknownUID, uid)
+	}
+	return &element{uid: uid, backend: id, object: res.Object.ObjectID}, nil
+}
+
+// center scrolls the element into view and returns the middle of its first
+// box in viewport coordinates.
+func (e *element) center(ctx context.Context) (x, y float64, err error) {
+	// Not every node can scroll (text in a hidden parent); the quads decide.
+	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: e.backend})
+	res, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: e.backend})
+	if err != nil || len(res.Quads) == 0 || len(res.Quads[0]) < 8 {
+		return 0, 0, fmt.Errorf("the element with uid %s is not visible (it has no box to click); take a new snapshot or make it visible first", e.uid)
+	}
+	q := res.Quads[0]
+	return (q[0] + q[2] + q[4] + q[6]) / 4, (q[1] + q[3] + q[5] + q[7]) / 4, nil
+}
+
+// Click clicks the element of uid in its middle, twice for a double click,
+// then waits for the page to settle.
+func (p *Page) Click(ctx context.Context, uid string, double bool) error {
+	return p.Act(ctx, 0, func(ctx context.Context) error {
+		el, err := p.resolve(ctx, uid)
+		if err != nil {
+			return err
+		}
+		x, y, err := el.center(ctx)
+		if err != nil {
+			return err
+		}
+		if err := mouse(ctx, input.DispatchMouseEventTypeMouseMoved, x, y, 0); err != nil {
+			return err
+		}
+		clicks := 1
+		if double {
+			clicks = 2
+		}
+		for n := 1; n <= clicks; n++ {
+			if err := mouse(ctx, input.DispatchMouseEventTypeMousePressed, x, y, n); err != nil {
+				return err
+			}
+			if err := mouse(ctx, input.DispatchMouseEventTypeMouseReleased, x, y, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func mouse(ctx context.Context, typ input.DispatchMouseEventType, x, y float64, clicks int) error {
+	params := input.DispatchMouseEventParams{Type: typ, X: x, Y: y}
+	if typ != input.DispatchMouseEventTypeMouseMoved {
+		params.Button = input.MouseButtonLeft
+		params.ClickCount = int64(clicks)
+		if typ == input.DispatchMouseEventTypeMousePressed {
+			params.Buttons = 1
+		}
+	}
+	_, err := chromedp.Call(ctx, input.DispatchMouseEvent, params)
+	return err
+}
+
+// Hover moves the mouse over the middle of the element of uid.
+func (p *Page) Hover(ctx context.Context, uid string) error {
+	return p.Act(ctx, 0, func(ctx context.Context) error {
+		el, err := p.resolve(ctx, uid)
+		if err != nil {
+			return err
+		}
+		x, y, err := el.center(ctx)
+		if err != nil {
+			return err
+		}
+		return mouse(ctx, input.DispatchMouseEventTypeMouseMoved, x, y, 0)
+	})
+}
+
+// prepareFillJS sets a select's option, or a value that typing cannot enter,
+// directly; for text it focuses the field and selects its content, so the
+// typing that follows replaces it. It returns "done" or "type".
+const prepareFillJS = `function(value) {
+  const el = this;
+  const fire = () => { el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); };
+  if (el instanceof HTMLSelectElement) {
+    const opts = [...el.options];
+    const opt = opts.find(o => o.value === value) || opts.find(o => o.label.trim() === value.trim() || o.text.trim() === value.trim());
+    if (!opt) throw new Error('the select has no option "' + value + '"; its options are: ' + opts.map(o => JSON.stringify(o.label || o.value)).join(', '));
+    el.value = opt.value; opt.selected = true; fire();
+    return 'done';
+  }
+  const direct = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
+  if (el instanceof HTMLInputElement && direct.includes(el.type)) {
+    el.value = value; fire();
+    return 'done';
+  }
+  if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
+    const want = !['false', 'off', '0', 'unchecked', ''].includes(String(value).toLowerCase());
+    if (el.checked !== want) el.click();
+    return 'done';
+  }
+  if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el.isContentEditable)) {
+    throw new Error('the element is a ' + el.tagName.toLowerCase() + ', not a text field, select or checkbox; fill one of those');
+  }
+  el.focus();
+  if (el.isContentEditable) {
+    const r = document.createRange(); r.selectNodeContents(el);
+    const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+  } else {
+    try { el.select(); } catch (e) { el.value = ''; }
+  }
+  return 'type';
+}`
+
+// Fill replaces the value of a text field, picks a select's option by value
+// or label, or sets a checkbox, then waits for the page to settle.
+func (p *Page) Fill(ctx context.Context, uid, value string) error {
+	return p.Act(ctx, 0, func(ctx context.Context) error {
+		el, err := p.resolve(ctx, uid)
+		if err != nil {
+			return err
+		}
+		how, err := p.callFunction(ctx, prepareFillJS, el.object, value)
+		if err != nil || string(how) != `"type"` {
+			return err
+		}
+		if value == "" {
+			return pressKey(ctx, Key{Name: "Backspace"})
+		}
+		_, err = chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: value})
+		return err
+	})
+}
+
+// TypeText types text into the focused element key by key, then presses
+// submitKey if set, and waits for the page to settle.
+func (p *Page) TypeText(ctx context.Context, text string, submit *Key) error {
+	return p.Act(ctx, 0, func(ctx context.Context) error {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(text)); err != nil {
+			return err
+		}
+		if submit != nil {
+			return pressKey(ctx, *submit)
+		}
+		return nil
+	})
+}
+
+// PressKey presses a key combination such as "Control+Shift+R" and waits for
+// the page to settle.
+func (p *Page) PressKey(ctx context.Context, k Key) error {
+	return p.Act(ctx, 0, func(ctx context.Context) error { return pressKey(ctx, k) })
+}
+
+// ScreenshotOptions say what to capture and how to encode it.
+type ScreenshotOptions struct {
+	Format   string // png (default), jpeg or webp
+	Quality  int    // 0-100, jpeg and webp only; 0 means the encoder's default
+	FullPage bool
+	UID      string // capture only this element
+}
+
+// Screenshot captures the viewport, the whole page or one element.
+func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := p.await(ctx, func(ctx context.Context) error {
+		params := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(o.Format), OptimizeForSpeed: new(true)}
+		if o.Format == "" {
+			params.Format = page.CaptureScreenshotFormatPng
+		}
+		if o.Quality > 0 && params.Format != page.CaptureScreenshotFormatPng {
+			params.Quality = new(int64(o.Quality))
+		}
+		switch {
+		case o.UID != "":
+			el, err := p.resolve(ctx, o.UID)
+			if err != nil {
+				return err
+			}
+			if _, _, err := el.center(ctx); err != nil {
+				return err
+			}
+			clip, err := el.clip(ctx)
+			if err != nil {
+				return err
+			}
+			params.Clip = clip
+			params.CaptureBeyondViewport = new(true)
+		case o.FullPage:
+			m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+			if err != nil {
+				return err
+			}
+			if m.CSSContentSize != nil {
+				params.Clip = &page.Viewport{Width: m.CSSContentSize.Width, Height: m.CSSContentSize.Height, Scale: 1}
+				params.CaptureBeyondViewport = new(true)
+			}
+		}
+		res, err := chromedp.Call(ctx, page.CaptureScreenshot, params)
+		out = res.Data
+		return err
+	})
+	return out, err
+}
+
+// clip returns the element's border box in page coordinates.
+func (e *element) clip(ctx context.Context) (*page.Viewport, error) {
+	res, err := chromedp.Call(ctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: e.backend})
+	if err != nil || res.Model == nil || len(res.Model.Border) < 8 {
+		return nil, fmt.Errorf("the element with uid %s has no box to capture", e.uid)
+	}
+	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return nil, err
+	}
+	b := res.Model.Border
+	minX, minY := math.Min(math.Min(b[0], b[2]), math.Min(b[4], b[6])), math.Min(math.Min(b[1], b[3]), math.Min(b[5], b[7]))
+	maxX, maxY := math.Max(math.Max(b[0], b[2]), math.Max(b[4], b[6])), math.Max(math.Max(b[1], b[3]), math.Max(b[5], b[7]))
+	var sx, sy float64
+	if m.CSSVisualViewport != nil {
+		sx, sy = m.CSSVisualViewport.PageX, m.CSSVisualViewport.PageY
+	}
+	return &page.Viewport{X: minX + sx, Y: minY + sy, Width: maxX - minX, Height: maxY - minY, Scale: 1}, nil
+}
+
+// HandleDialog accepts or dismisses the open dialog, typing promptText into a
+// prompt, and waits for the page to settle.
+func (p *Page) HandleDialog(ctx context.Context, accept bool, promptText string) (*page.EventJavascriptDialogOpening, error) {
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
+	dlg := p.Dialog()
+	if dlg == nil {
+		return nil, ErrNoDialog
+	}
+	before, _, _ := p.state()
+	cctx, cancel := p.Context(ctx)
+	_, err := chromedp.Call(cctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: promptText})
+	cancel()
+	if err != nil {
+		return dlg, p.explain(ctx, err)
+	}
+	return dlg, p.settle(ctx, before, 0)
+}
+
+// waitTextJS resolves with the first of texts that the page shows, as text or
+// as an accessible label, watching DOM mutations; or with null after ms.
+const waitTextJS = `(texts, ms) => new Promise(resolve => {
+  const find = () => {
+    const seen = [document.body ? document.body.innerText : '', document.title];
+    for (const el of document.querySelectorAll('[aria-label],[title],[alt],[placeholder],input,textarea,select')) {
+      for (const a of ['aria-label', 'title', 'alt', 'placeholder']) { const v = el.getAttribute(a); if (v) seen.push(v); }
+      if ('value' in el && typeof el.value === 'string') seen.push(el.value);
+    }
+    const all = seen.join('\n');
+    return texts.find(t => all.includes(t)) ?? null;
+  };
+  let hit = find();
+  if (hit !== null) return resolve(hit);
+  const done = v => { obs.disconnect(); clearInterval(poll); clearTimeout(cap); resolve(v); };
+  const check = () => { const h = find(); if (h !== null) done(h); };
+  const obs = new MutationObserver(check);
+  obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const poll = setInterval(check, 100);
+  const cap = setTimeout(() => done(null), ms);
+})`
+
+// WaitForText waits until the page shows one of texts, across navigations,
+// and returns the one found. It fails with a timeout error naming the wait.
+func (p *Page) WaitForText(ctx context.Context, texts []string, timeout time.Duration) (string, error) {
+	if err := p.Ready(ctx); err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return "", &WaitTimeoutError{Waited: timeout}
+		}
+		var found json.RawMessage
+		err := p.await(ctx, func(ctx context.Context) (err error) {
+			found, err = p.callFunction(ctx, waitTextJS, "", texts, left.Milliseconds())
+			return err
+		})
+		switch {
+		case err == nil && string(found) != "null" && len(found) > 0:
+			var s string
+			_ = json.Unmarshal(found, &s)
+			return s, nil
+		case err == nil:
+			return "", &WaitTimeoutError{Waited: timeout}
+		case isNavigatedAway(err):
+			if err := p.waitNavigation(ctx, navState{}, deadline); err != nil && !errors.Is(err, ErrNavigationTimeout) {
+				return "", err
+			}
+		default:
+			return "", err
+		}
+	}
+}
+
+// WaitTimeoutError is a wait_for that found none of its texts in time.
+type WaitTimeoutError struct{ Waited time.Duration }
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("Timed out after waiting %dms", e.Waited.Milliseconds())
+}

@@ -1,0 +1,1060 @@
+package browser
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+)
+
+// This file turns the accessibility tree that Chrome returns into the text of
+// take_snapshot, and keeps the uids of one page. It makes no Chrome calls.
+//
+// The text matches chrome-devtools-mcp 1.11, which formats the tree that
+// puppeteer's Accessibility.snapshot returns: which nodes appear ("interesting"
+// nodes, with the children of uninteresting ones promoted), which properties
+// print and in which order, and how uids are numbered all follow it. Where it
+// has bugs we do better, and say so next to the code.
+
+// The uid errors; Error is declared in errors.go.
+const (
+	// ErrUnknownUID is wrapped by Lookup for a uid that was never handed out
+	// for the current document, or that is not a uid at all.
+	ErrUnknownUID Error = "unknown uid"
+	// ErrStaleUID is wrapped by Lookup for a uid that was handed out before
+	// the last main-frame navigation.
+	ErrStaleUID Error = "stale uid"
+)
+
+// uidError is the error of Lookup: the message tells the agent what to do
+// next, and Unwrap gives the sentinel.
+type uidError struct {
+	uid  string
+	kind Error
+}
+
+func (e *uidError) Error() string {
+	uid := e.uid
+	if _, ok := parseUID(uid); !ok {
+		uid = strconv.Quote(uid)
+	}
+	if e.kind == ErrStaleUID {
+		return "uid " + uid + " is from before the page navigated; take a new snapshot"
+	}
+	return "no element with uid " + uid + " in the latest snapshot; take a new snapshot to get current uids"
+}
+
+func (e *uidError) Unwrap() error { return e.kind }
+
+// maxRememberedNodes bounds the uids one document keeps for nodes that were
+// not in the latest snapshot. Such nodes are kept (a node hidden now or left
+// out of a non-verbose snapshot is still in the DOM and should get its uid
+// back), but a page that keeps replacing its content would otherwise grow
+// the registry until it navigates.
+const maxRememberedNodes = 50_000
+
+// uidKey is a parsed uid: "<seq>_<n>".
+type uidKey struct{ seq, n int }
+
+func (k uidKey) append(b []byte) []byte {
+	b = strconv.AppendInt(b, int64(k.seq), 10)
+	b = append(b, '_')
+	return strconv.AppendInt(b, int64(k.n), 10)
+}
+
+func (k uidKey) String() string { return string(k.append(nil)) }
+
+// parseUID parses "<seq>_<n>": decimal digits only, seq from 1.
+func parseUID(s string) (uidKey, bool) {
+	a, b, ok := strings.Cut(s, "_")
+	seq, ok1 := parseUIDDigits(a)
+	n, ok2 := parseUIDDigits(b)
+	if !ok || !ok1 || !ok2 || seq < 1 {
+		return uidKey{}, false
+	}
+	return uidKey{seq, n}, true
+}
+
+func parseUIDDigits(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// axRef names one DOM node: backend node ids are unique only within one
+// renderer process, so the frame of the document disambiguates nodes of
+// out-of-process iframes.
+type axRef struct {
+	frame   cdp.FrameID
+	backend cdp.BackendNodeID
+}
+
+type uidEntry struct {
+	uid      uidKey
+	lastSeen int // seq of the latest snapshot that showed the node
+}
+
+// UIDs is one page's registry of snapshot uids: it numbers snapshots, hands
+// out uids, and resolves them back to DOM nodes. Safe for concurrent use.
+// It talks to no browser: the caller fetches the accessibility tree and
+// calls Reset when the page navigates.
+type UIDs struct {
+	mu       sync.Mutex
+	seq      int   // sequence number of the latest snapshot
+	resetSeq int   // latest seq taken before the last Reset
+	minted   []int // minted[seq-1]: how many uids that snapshot handed out
+	byNode   map[axRef]*uidEntry
+	byUID    map[uidKey]axRef
+	// transient holds the uids of the latest snapshot's nodes that have no
+	// DOM node of their own (InlineTextBox): each snapshot numbers them anew
+	// and they resolve to the nearest ancestor that has one.
+	transient map[uidKey]axRef
+}
+
+// NewUIDs returns an empty registry whose first snapshot is number 1.
+func NewUIDs() *UIDs {
+	return &UIDs{byNode: map[axRef]*uidEntry{}, byUID: map[uidKey]axRef{}}
+}
+
+// Snapshot is the formatted accessibility tree of one take_snapshot.
+type Snapshot struct {
+	// Seq is the snapshot's number, the prefix of the uids it handed out.
+	Seq int
+	// Text is one node a line, each line ending in "\n", without the
+	// "## Latest page snapshot" heading.
+	Text string
+}
+
+// AXFrame is the accessibility tree of one frame's document together with the
+// trees of the frames inside it, for SnapshotFrames.
+type AXFrame struct {
+	// Nodes is Accessibility.getFullAXTree for the frame: root first,
+	// linked by ChildIDs.
+	Nodes []*accessibility.Node
+	// Frames holds the documents of child frames, keyed by the
+	// BackendDOMNodeID of the Iframe node in Nodes that owns each.
+	Frames map[cdp.BackendNodeID]*AXFrame
+}
+
+// Snapshot formats the accessibility tree of the main frame (as returned by
+// Accessibility.getFullAXTree: a flat list, root first, linked by ChildIDs)
+// and records which DOM node each uid stands for. Each call is a new snapshot
+// with the next sequence number; a node that already had a uid in the current
+// document keeps it, new nodes get "<seq>_<n>". Without verbose only the
+// nodes chrome-devtools-mcp calls interesting are shown. Snapshot doesn't
+// look into iframes: see SnapshotFrames.
+func (u *UIDs) Snapshot(nodes []*accessibility.Node, verbose bool) *Snapshot {
+	return u.SnapshotFrames(&AXFrame{Nodes: nodes}, verbose)
+}
+
+// SnapshotFrames is Snapshot for a page with iframes: each child frame's tree
+// is shown under its Iframe node, after that node's own children, as
+// chrome-devtools-mcp does.
+func (u *UIDs) SnapshotFrames(root *AXFrame, verbose bool) *Snapshot {
+	t := buildAXTree(root, verbose)
+	seq, uids := u.assign(t)
+	return &Snapshot{Seq: seq, Text: t.format(uids, verbose)}
+}
+
+// Reset forgets every uid: call it when the main frame commits a new document
+// (not on a same-document navigation). Uids handed out before it become
+// stale; snapshot numbers go on counting.
+func (u *UIDs) Reset() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.resetSeq = u.seq
+	u.byNode = map[axRef]*uidEntry{}
+	u.byUID = map[uidKey]axRef{}
+	u.transient = nil
+}
+
+// Lookup resolves a uid of the current document to its DOM node. The error
+// wraps ErrStaleUID for a uid handed out before the last Reset and
+// ErrUnknownUID for any other uid it can't resolve; its message tells the
+// agent to take a new snapshot. Lookup doesn't check that the node still
+// exists: the browser will tell.
+func (u *UIDs) Lookup(uid string) (cdp.BackendNodeID, error) {
+	_, id, err := u.LookupFrame(uid)
+	return id, err
+}
+
+// LookupFrame is Lookup that also returns the frame whose document holds the
+// node: the FrameID of that document's root node in the tree given to
+// SnapshotFrames (empty when the tree carried none). Nodes of an
+// out-of-process iframe must be resolved in that frame's session.
+func (u *UIDs) LookupFrame(uid string) (cdp.FrameID, cdp.BackendNodeID, error) {
+	k, ok := parseUID(uid)
+	if !ok {
+		return "", 0, &uidError{uid, ErrUnknownUID}
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if ref, ok := u.byUID[k]; ok {
+		return ref.frame, ref.backend, nil
+	}
+	if ref, ok := u.transient[k]; ok {
+		return ref.frame, ref.backend, nil
+	}
+	if k.seq <= u.resetSeq && k.n < u.minted[k.seq-1] {
+		return "", 0, &uidError{uid, ErrStaleUID}
+	}
+	return "", 0, &uidError{uid, ErrUnknownUID}
+}
+
+// assign hands out the uids of one snapshot, in the order of t.out.
+func (u *UIDs) assign(t *axTree) (int, []uidKey) {
+	uids := make([]uidKey, len(t.out))
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.seq++
+	seq, n := u.seq, 0
+	u.transient = nil
+	for i, o := range t.out {
+		ref, ok := t.ref(o.node)
+		if !ok {
+			// chrome-devtools-mcp gives all such nodes one shared uid that
+			// resolves to nothing; a fresh uid each is more honest.
+			uids[i] = uidKey{seq, n}
+			n++
+			if anc, ok := t.ancestorRef(o.node); ok {
+				if u.transient == nil {
+					u.transient = map[uidKey]axRef{}
+				}
+				u.transient[uids[i]] = anc
+			}
+			continue
+		}
+		if e := u.byNode[ref]; e != nil {
+			e.lastSeen = seq
+			uids[i] = e.uid
+			continue
+		}
+		k := uidKey{seq, n}
+		n++
+		u.byNode[ref] = &uidEntry{uid: k, lastSeen: seq}
+		u.byUID[k] = ref
+		uids[i] = k
+	}
+	u.minted = append(u.minted, n)
+	u.prune()
+	return seq, uids
+}
+
+// prune drops the nodes unseen for longest once the registry outgrows
+// maxRememberedNodes, down to three quarters of it so that it doesn't sort
+// on every snapshot. Nodes of the latest snapshot always stay.
+func (u *UIDs) prune() {
+	if len(u.byNode) <= maxRememberedNodes {
+		return
+	}
+	var old []axRef
+	for ref, e := range u.byNode {
+		if e.lastSeen < u.seq {
+			old = append(old, ref)
+		}
+	}
+	slices.SortFunc(old, func(a, b axRef) int {
+		return cmp.Compare(u.byNode[a].lastSeen, u.byNode[b].lastSeen)
+	})
+	for _, ref := range old {
+		if len(u.byNode) <= maxRememberedNodes*3/4 {
+			break
+		}
+		delete(u.byUID, u.byNode[ref].uid)
+		delete(u.byNode, ref)
+	}
+}
+
+// node flags, read from the AX properties the way puppeteer's AXNode reads
+// them, for deciding which nodes are interesting.
+const (
+	axfIgnored uint16 = 1 << iota
+	axfHidden
+	axfFocusable
+	axfEditable
+	axfRichlyEditable
+	axfBusy
+	axfModal
+	axfLive // live region other than "off"
+	axfErrormessage
+	axfDetails
+	axfRoledescription
+	axfName        // non-empty name
+	axfDescription // non-empty description
+)
+
+// axNode is one node of the parsed tree.
+type axNode struct {
+	src      *accessibility.Node
+	role     string
+	children []int32
+	parent   int32 // -1 for a document root
+	doc      int32 // index into axTree.docs
+	flags    uint16
+	// focusableChild caches hasFocusableChild: 0 unknown, 1 no, 2 yes.
+	focusableChild int8
+	frame          int32 // root node of the child frame's document, or -1
+}
+
+// axOut is a node that the snapshot shows, in pre-order.
+type axOut struct {
+	node  int32
+	depth int32
+	// parent is the index in axTree.out of the shown parent, -1 for the root.
+	parent int32
+}
+
+// axTree is the parsed AX tree of a page and the list of nodes to show.
+type axTree struct {
+	nodes []axNode
+	docs  []cdp.FrameID // frame of each document, from its root node
+	out   []axOut
+	seen  []bool // scratch for cycle detection
+}
+
+func (t *axTree) ref(i int32) (axRef, bool) {
+	n := &t.nodes[i]
+	if n.src.BackendDOMNodeID == 0 {
+		return axRef{}, false
+	}
+	return axRef{t.docs[n.doc], n.src.BackendDOMNodeID}, true
+}
+
+func (t *axTree) ancestorRef(i int32) (axRef, bool) {
+	for i = t.nodes[i].parent; i >= 0; i = t.nodes[i].parent {
+		if ref, ok := t.ref(i); ok {
+			return ref, true
+		}
+	}
+	return axRef{}, false
+}
+
+// buildAXTree parses every document and lists the nodes to show.
+func buildAXTree(root *AXFrame, verbose bool) *axTree {
+	t := &axTree{}
+	r := t.addDoc(root, map[*AXFrame]bool{})
+	if r < 0 {
+		return t
+	}
+	var keep []bool
+	if !verbose {
+		keep = make([]bool, len(t.nodes))
+		t.collectInteresting(keep, r)
+	}
+	t.out = make([]axOut, 0, len(t.nodes))
+	t.seen = make([]bool, len(t.nodes))
+	t.collectShown(keep, r, -1, 0)
+	return t
+}
+
+// addDoc parses one document and, recursively, its child frames; it returns
+// the index of the document's root, or -1 for an empty one.
+func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
+	if f == nil || len(f.Nodes) == 0 || seen[f] {
+		return -1
+	}
+	seen[f] = true
+	doc := int32(len(t.docs))
+	t.docs = append(t.docs, f.Nodes[0].FrameID)
+	base := int32(len(t.nodes))
+	index := make(map[accessibility.NodeID]int32, len(f.Nodes))
+	for i, src := range f.Nodes {
+		if src == nil {
+			src = &accessibility.Node{}
+		}
+		if _, dup := index[src.NodeID]; !dup {
+			index[src.NodeID] = base + int32(i)
+		}
+		t.nodes = append(t.nodes, parseAXNode(src, doc))
+	}
+	// One backing array for all children lists of this document.
+	total := 0
+	for _, src := range f.Nodes {
+		if src != nil {
+			total += len(src.ChildIDs)
+		}
+	}
+	kids := make([]int32, 0, total)
+	for i, src := range f.Nodes {
+		if src == nil {
+			continue
+		}
+		start := len(kids)
+		for _, id := range src.ChildIDs {
+			if c, ok := index[id]; ok {
+				kids = append(kids, c)
+				if t.nodes[c].parent < 0 && c != base {
+					t.nodes[c].parent = base + int32(i)
+				}
+			}
+		}
+		t.nodes[base+int32(i)].children = kids[start:len(kids):len(kids)]
+	}
+	end := int32(len(t.nodes))
+	for backend, child := range f.Frames {
+		if backend == 0 {
+			continue
+		}
+		owner := t.findBackend(base, end, backend)
+		if owner < 0 || t.nodes[owner].frame >= 0 {
+			continue
+		}
+		// addDoc grows t.nodes: take its result before indexing.
+		r := t.addDoc(child, seen)
+		t.nodes[owner].frame = r
+	}
+	return base
+}
+
+func (t *axTree) findBackend(from, to int32, backend cdp.BackendNodeID) int32 {
+	for i := from; i < to; i++ {
+		if t.nodes[i].src.BackendDOMNodeID == backend {
+			return i
+		}
+	}
+	return -1
+}
+
+func parseAXNode(src *accessibility.Node, doc int32) axNode {
+	n := axNode{src: src, parent: -1, doc: doc, frame: -1, role: "Unknown"}
+	if src.Role != nil {
+		n.role = axValueString(src.Role.Value)
+	}
+	if src.Ignored {
+		n.flags |= axfIgnored
+	}
+	if src.Name != nil && axTruthy(axDecode(src.Name.Value)) {
+		n.flags |= axfName
+	}
+	if src.Description != nil && axTruthy(axDecode(src.Description.Value)) {
+		n.flags |= axfDescription
+	}
+	for _, p := range src.Properties {
+		if p == nil {
+			continue
+		}
+		var v axValue
+		if p.Value != nil {
+			v = axDecode(p.Value.Value)
+		}
+		set := func(f uint16, on bool) {
+			if on {
+				n.flags |= f
+			} else {
+				n.flags &^= f
+			}
+		}
+		switch p.Name {
+		case "editable":
+			set(axfEditable, true)
+			set(axfRichlyEditable, v.kind == axStr && v.s == "richtext")
+		case "focusable":
+			set(axfFocusable, axTruthy(v))
+		case "hidden":
+			set(axfHidden, axTruthy(v))
+		case "busy":
+			set(axfBusy, axTruthy(v))
+		case "live":
+			set(axfLive, axTruthy(v) && !(v.kind == axStr && v.s == "off"))
+		case "modal":
+			set(axfModal, axTruthy(v))
+		case "roledescription":
+			set(axfRoledescription, axTruthy(v))
+		case "errormessage":
+			set(axfErrormessage, true)
+		case "details":
+			set(axfDetails, true)
+		}
+	}
+	return n
+}
+
+// collectInteresting marks the nodes that puppeteer's interestingOnly
+// snapshot keeps. It doesn't descend below a leaf.
+func (t *axTree) collectInteresting(keep []bool, root int32) {
+	type item struct {
+		i             int32
+		insideControl bool
+	}
+	stack := []item{{root, false}}
+	seen := make([]bool, len(t.nodes)) // guards against cycles in malformed input
+	seen[root] = true
+	keep[root] = true // puppeteer drops all but the first child of a dull root
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := &t.nodes[it.i]
+		if t.isInteresting(it.i, it.insideControl) || n.frame >= 0 {
+			keep[it.i] = true
+		}
+		if n.frame >= 0 && !seen[n.frame] {
+			// A child frame is judged on its own, as puppeteer takes
+			// a separate snapshot of it.
+			seen[n.frame] = true
+			keep[n.frame] = true
+			stack = append(stack, item{n.frame, false})
+		}
+		if t.isLeaf(it.i) {
+			continue
+		}
+		inside := it.insideControl || axIsControl(n.role)
+		for _, c := range n.children {
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, item{c, inside})
+			}
+		}
+	}
+}
+
+// collectShown lists in pre-order the nodes to show: every node when keep is
+// nil, else the kept ones, each under its nearest shown ancestor.
+func (t *axTree) collectShown(keep []bool, i, parent, depth int32) {
+	if t.seen[i] {
+		return
+	}
+	t.seen[i] = true
+	if keep == nil || keep[i] {
+		t.out = append(t.out, axOut{node: i, depth: depth, parent: parent})
+		parent, depth = int32(len(t.out)-1), depth+1
+	}
+	n := &t.nodes[i]
+	for _, c := range n.children {
+		t.collectShown(keep, c, parent, depth)
+	}
+	if n.frame >= 0 {
+		t.collectShown(keep, n.frame, parent, depth)
+	}
+}
+
+func (t *axTree) isInteresting(i int32, insideControl bool) bool {
+	n := &t.nodes[i]
+	if n.role == "Ignored" || n.flags&(axfIgnored|axfHidden) != 0 {
+		return false
+	}
+	if axIsLandmark(n.role) {
+		return true
+	}
+	if n.flags&(axfFocusable|axfRichlyEditable|axfBusy|axfLive|axfModal|axfErrormessage|axfDetails|axfRoledescription) != 0 {
+		return true
+	}
+	if axIsControl(n.role) {
+		return true
+	}
+	if insideControl {
+		return false
+	}
+	return t.isLeaf(i) && n.flags&(axfName|axfDescription) != 0
+}
+
+func (t *axTree) isLeaf(i int32) bool {
+	n := &t.nodes[i]
+	if len(n.children) == 0 {
+		return true
+	}
+	plainTextField := n.flags&axfRichlyEditable == 0 &&
+		(n.flags&axfEditable != 0 || n.role == "textbox" || n.role == "searchbox")
+	if plainTextField {
+		return true
+	}
+	switch n.role {
+	case "LineBreak", "text", "InlineTextBox", "StaticText",
+		"doc-cover", "graphics-symbol", "img", "image", "Meter",
+		"scrollbar", "slider", "separator", "progressbar":
+		return true
+	}
+	if t.hasFocusableChild(i) {
+		return false
+	}
+	return n.role == "heading" && n.flags&axfName != 0
+}
+
+func (t *axTree) hasFocusableChild(i int32) bool {
+	n := &t.nodes[i]
+	if n.focusableChild == 0 {
+		n.focusableChild = 1 // also breaks cycles
+		for _, c := range n.children {
+			if t.nodes[c].flags&axfFocusable != 0 || t.hasFocusableChild(c) {
+				n.focusableChild = 2
+				break
+			}
+		}
+	}
+	return n.focusableChild == 2
+}
+
+func axIsControl(role string) bool {
+	switch role {
+	case "button", "checkbox", "ColorWell", "combobox", "DisclosureTriangle",
+		"listbox", "menu", "menubar", "menuitem", "menuitemcheckbox",
+		"menuitemradio", "radio", "scrollbar", "searchbox", "slider",
+		"spinbutton", "switch", "tab", "textbox", "tree", "treeitem":
+		return true
+	}
+	return false
+}
+
+func axIsLandmark(role string) bool {
+	switch role {
+	case "banner", "complementary", "contentinfo", "form", "main",
+		"navigation", "region", "search":
+		return true
+	}
+	return false
+}
+
+// format writes one line per shown node. A named node whose shown children
+// are all childless StaticText spelling its name (ignoring whitespace) has
+// those children left out unless verbose; they still got uids, as in
+// chrome-devtools-mcp, so numbering matches.
+func (t *axTree) format(uids []uidKey, verbose bool) string {
+	if len(t.out) == 0 {
+		return ""
+	}
+	skip := make([]bool, len(t.out)) // children of a node left out
+	if !verbose {
+		t.markRedundantText(skip)
+	}
+	b := make([]byte, 0, 64*len(t.out))
+	var attrs [axNumAttrs]axValue
+	for i, o := range t.out {
+		if skip[i] {
+			continue
+		}
+		b = t.appendLine(b, o, uids[i], &attrs)
+	}
+	return string(b)
+}
+
+func (t *axTree) markRedundantText(skip []bool) {
+	// Link the shown children of each shown node.
+	first := make([]int32, len(t.out))
+	next := make([]int32, len(t.out))
+	for i := range first {
+		first[i], next[i] = -1, -1
+	}
+	for i := len(t.out) - 1; i >= 0; i-- {
+		if p := t.out[i].parent; p >= 0 {
+			next[i], first[p] = first[p], int32(i)
+		}
+	}
+	var text strings.Builder
+	for p := range t.out {
+		if first[p] < 0 {
+			continue
+		}
+		name, ok := t.nodeName(t.out[p].node)
+		if !ok || name == "" {
+			continue
+		}
+		text.Reset()
+		redundant := true
+		for c := first[p]; c >= 0; c = next[c] {
+			if t.nodes[t.out[c].node].role != "StaticText" || first[c] >= 0 {
+				redundant = false
+				break
+			}
+			s, _ := t.nodeName(t.out[c].node)
+			text.WriteString(s)
+		}
+		if redundant && stripJSSpace(text.String()) == stripJSSpace(name) {
+			for c := first[p]; c >= 0; c = next[c] {
+				skip[c] = true
+			}
+		}
+	}
+}
+
+// nodeName is the node's name, ok when it has one that is a string.
+func (t *axTree) nodeName(i int32) (string, bool) {
+	src := t.nodes[i].src
+	if src.Name == nil {
+		return "", false
+	}
+	v := axDecode(src.Name.Value)
+	return v.s, v.kind == axStr
+}
+
+// The properties puppeteer serializes, in the order chrome-devtools-mcp
+// prints them: it sorts the keys of the serialized node by name.
+const (
+	axAttrAtomic = iota
+	axAttrAutocomplete
+	axAttrBusy
+	axAttrChecked
+	axAttrDescription
+	axAttrDetails
+	axAttrDisabled
+	axAttrErrormessage
+	axAttrExpanded
+	axAttrFocused
+	axAttrHaspopup
+	axAttrInvalid
+	axAttrKeyshortcuts
+	axAttrLevel
+	axAttrLive
+	axAttrModal
+	axAttrMultiline
+	axAttrMultiselectable
+	axAttrOrientation
+	axAttrPressed
+	axAttrReadonly
+	axAttrRelevant
+	axAttrRequired
+	axAttrRoledescription
+	axAttrSelected
+	axAttrURL
+	axAttrValue
+	axAttrValuemax
+	axAttrValuemin
+	axAttrValuetext
+	axNumAttrs
+)
+
+type axAttrKind uint8
+
+const (
+	axAttrString   axAttrKind = iota // copied as is
+	axAttrBool                       // true/false by truthiness
+	axAttrTristate                   // "mixed", true or false
+	axAttrToken                      // only when truthy and not "false"
+)
+
+var axAttrInfo = [axNumAttrs]struct {
+	name string
+	kind axAttrKind
+	// capability is printed as a bare word whenever the state is known,
+	// true or false: "disableable", "expandable", "focusable", "selectable".
+	capability string
+}{
+	axAttrAtomic:          {"atomic", axAttrBool, ""},
+	axAttrAutocomplete:    {"autocomplete", axAttrToken, ""},
+	axAttrBusy:            {"busy", axAttrBool, ""},
+	axAttrChecked:         {"checked", axAttrTristate, ""},
+	axAttrDescription:     {"description", axAttrString, ""},
+	axAttrDetails:         {"details", axAttrToken, ""},
+	axAttrDisabled:        {"disabled", axAttrBool, "disableable"},
+	axAttrErrormessage:    {"errormessage", axAttrToken, ""},
+	axAttrExpanded:        {"expanded", axAttrBool, "expandable"},
+	axAttrFocused:         {"focused", axAttrBool, "focusable"},
+	axAttrHaspopup:        {"haspopup", axAttrToken, ""},
+	axAttrInvalid:         {"invalid", axAttrToken, ""},
+	axAttrKeyshortcuts:    {"keyshortcuts", axAttrString, ""},
+	axAttrLevel:           {"level", axAttrString, ""},
+	axAttrLive:            {"live", axAttrToken, ""},
+	axAttrModal:           {"modal", axAttrBool, ""},
+	axAttrMultiline:       {"multiline", axAttrBool, ""},
+	axAttrMultiselectable: {"multiselectable", axAttrBool, ""},
+	axAttrOrientation:     {"orientation", axAttrToken, ""},
+	axAttrPressed:         {"pressed", axAttrTristate, ""},
+	axAttrReadonly:        {"readonly", axAttrBool, ""},
+	axAttrRelevant:        {"relevant", axAttrToken, ""},
+	axAttrRequired:        {"required", axAttrBool, ""},
+	axAttrRoledescription: {"roledescription", axAttrString, ""},
+	axAttrSelected:        {"selected", axAttrBool, "selectable"},
+	axAttrURL:             {"url", axAttrString, ""},
+	axAttrValue:           {"value", axAttrString, ""},
+	axAttrValuemax:        {"valuemax", axAttrString, ""},
+	axAttrValuemin:        {"valuemin", axAttrString, ""},
+	axAttrValuetext:       {"valuetext", axAttrString, ""},
+}
+
+// axAttrIndex maps a property name, lower-cased as puppeteer does, to its slot.
+var axAttrIndex = func() map[string]int {
+	m := make(map[string]int, axNumAttrs)
+	for i, a := range axAttrInfo {
+		m[a.name] = i
+	}
+	return m
+}()
+
+func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]axValue) []byte {
+	n := &t.nodes[o.node]
+	src := n.src
+	for range o.depth {
+		b = append(b, ' ', ' ')
+	}
+	b = append(b, "uid="...)
+	b = uid.append(b)
+	if n.role != "" && n.role != "StaticText" {
+		b = append(b, ' ')
+		if n.role == "none" {
+			b = append(b, "ignored"...)
+		} else {
+			b = append(b, n.role...)
+		}
+	}
+	var name axValue
+	if src.Name != nil {
+		name = axDecode(src.Name.Value)
+	}
+	if axTruthy(name) {
+		b = append(b, ' ')
+		b = appendAXQuoted(b, name.text())
+	}
+
+	*attrs = [axNumAttrs]axValue{}
+	for _, p := range src.Properties {
+		if p == nil {
+			continue
+		}
+		if i, ok := axAttrIndex[strings.ToLower(string(p.Name))]; ok {
+			attrs[i] = axValue{kind: axNull}
+			if p.Value != nil {
+				attrs[i] = axPresent(axDecode(p.Value.Value))
+			}
+		}
+	}
+	if src.Value != nil {
+		attrs[axAttrValue] = axPresent(axDecode(src.Value.Value))
+	}
+	if src.Description != nil {
+		attrs[axAttrDescription] = axPresent(axDecode(src.Description.Value))
+	}
+	isOption := n.role == "option"
+	if isOption && axTruthy(name) {
+		// chrome-devtools-mcp sets an option's value to its text and
+		// then doesn't print it.
+		attrs[axAttrValue] = axValue{}
+	}
+	for i := range axNumAttrs {
+		v := attrs[i]
+		if v.kind == axUndefined {
+			continue
+		}
+		info := &axAttrInfo[i]
+		switch info.kind {
+		case axAttrBool:
+			if i == axAttrFocused && n.role == "RootWebArea" {
+				continue
+			}
+			v = axValue{kind: axBool, b: axTruthy(v)}
+		case axAttrTristate:
+			switch {
+			case v.kind == axStr && v.s == "mixed":
+			case v.kind == axStr && v.s == "true", v.kind == axBool && v.b:
+				v = axValue{kind: axBool, b: true}
+			default:
+				v = axValue{kind: axBool}
+			}
+		case axAttrToken:
+			if !axTruthy(v) || v.kind == axStr && v.s == "false" {
+				continue
+			}
+		}
+		if info.capability != "" && !(isOption && i == axAttrSelected) {
+			b = append(b, ' ')
+			b = append(b, info.capability...)
+		}
+		switch v.kind {
+		case axBool:
+			if v.b {
+				b = append(b, ' ')
+				b = append(b, info.name...)
+			}
+		case axStr, axNum:
+			b = append(b, ' ')
+			b = append(b, info.name...)
+			b = append(b, '=')
+			b = appendAXQuoted(b, v.text())
+		}
+	}
+	return append(b, '\n')
+}
+
+// appendAXQuoted appends s in double quotes. chrome-devtools-mcp prints names
+// and values raw, so a quote in a name or a newline in a textarea's value
+// breaks its one-node-a-line format; we escape them as JSON does, which
+// leaves every quoted string a valid JSON string literal. Non-ASCII text is
+// kept as is.
+func appendAXQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, `\u00`...)
+				b = append(b, axHexDigits[c>>4], axHexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029' || r == '\u0085':
+			// Line separators that some readers break lines at.
+			b = append(b, s[start:i]...)
+			b = fmt.Appendf(b, `\u%04x`, r)
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const axHexDigits = "0123456789abcdef"
+
+// stripJSSpace removes what JavaScript's /\s/ matches.
+func stripJSSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680',
+			'\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff':
+			return -1
+		}
+		if r >= '\u2000' && r <= '\u200a' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// axValue is an AX value as JavaScript would see it, since the rules we
+// follow test values for truthiness.
+type axValue struct {
+	kind axKind
+	s    string // a string, or a number's JSON text
+	b    bool
+}
+
+type axKind uint8
+
+const (
+	axUndefined axKind = iota
+	axNull
+	axBool
+	axNum
+	axStr
+	axOther // object or array
+)
+
+func axDecode(raw jsonv2.Value) axValue {
+	if len(raw) == 0 {
+		return axValue{}
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && !slices.Contains(raw[1:len(raw)-1], '\\') {
+			return axValue{kind: axStr, s: string(raw[1 : len(raw)-1])}
+		}
+		var s string
+		if err := jsonv2.Unmarshal(raw, &s); err != nil {
+			return axValue{kind: axOther}
+		}
+		return axValue{kind: axStr, s: s}
+	case c == 't':
+		return axValue{kind: axBool, b: true}
+	case c == 'f':
+		return axValue{kind: axBool}
+	case c == 'n':
+		return axValue{kind: axNull}
+	case c == '-' || c >= '0' && c <= '9':
+		return axValue{kind: axNum, s: string(raw)}
+	default:
+		return axValue{kind: axOther}
+	}
+}
+
+// axPresent marks a value as given, even when it has no content: a boolean
+// state that is present prints its capability word.
+func axPresent(v axValue) axValue {
+	if v.kind == axUndefined {
+		v.kind = axNull
+	}
+	return v
+}
+
+func axTruthy(v axValue) bool {
+	switch v.kind {
+	case axBool:
+		return v.b
+	case axStr:
+		return v.s != ""
+	case axNum:
+		f, err := strconv.ParseFloat(v.s, 64)
+		return err != nil || f != 0
+	case axOther:
+		return true
+	}
+	return false
+}
+
+// axValueString is a role or name value as a string ("" when it isn't one).
+func axValueString(raw jsonv2.Value) string {
+	v := axDecode(raw)
+	if v.kind == axStr || v.kind == axNum {
+		return v.text()
+	}
+	return ""
+}
+
+// text is the value as JavaScript's template strings print it.
+func (v axValue) text() string {
+	switch v.kind {
+	case axStr:
+		return v.s
+	case axNum:
+		return axJSNumber(v.s)
+	case axBool:
+		return strconv.FormatBool(v.b)
+	}
+	return ""
+}
+
+// axJSNumber formats a JSON number as JavaScript's Number#toString does.
+func axJSNumber(lit string) string {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return lit
+	}
+	if f == 0 {
+		return "0"
+	}
+	if a := math.Abs(f); a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-07, 1.5e+21
+	mant, exp, _ := strings.Cut(s, "e")
+	sign := exp[0]
+	exp = strings.TrimLeft(exp[1:], "0")
+	return mant + "e" + string(sign) + exp
+}

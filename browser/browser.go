@@ -1,0 +1,474 @@
+// Package browser owns one Chrome: it launches it or attaches to a running
+// one, tracks its tabs as Pages with small ids, and fences stale events with
+// generations. It knows nothing of MCP or of locks.
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// startTimeout bounds a launch or an attach, so a Chrome that hangs at start
+// gives an error instead of a hung tool call.
+const startTimeout = 45 * time.Second
+
+// Browser is one Chrome and its pages. It starts Chrome on the first call that
+// needs it; concurrent first calls share one launch. A Browser is safe for
+// concurrent use. It does not serialise work on a page: callers lock.
+type Browser struct {
+	cfg Config
+	log *slog.Logger
+
+	// onClose is called once for each page that goes away.
+	onClose func(*Page)
+
+	mu       sync.Mutex
+	launch   *launch // the current or last successful start; nil before
+	byTarget map[target.ID]*Page
+	byID     map[int]*Page
+	nextID   int
+	selected int
+	closed   bool
+}
+
+// launch is one start of Chrome, shared by the calls that wait for it.
+type launch struct {
+	done chan struct{} // closed when the start ends
+	err  error         // why it failed; read after done
+
+	rootCtx    context.Context // the browser's chromedp context
+	cancel     context.CancelFunc
+	out        *tailBuffer
+	dead       chan struct{} // closed when Chrome went away
+	devtoolsWS string        // the websocket address of an attached browser
+}
+
+// New returns a Browser for cfg. It does not start Chrome.
+func New(cfg Config) *Browser {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1}
+}
+
+// OnPageClosed sets a func called once, from any goroutine, for each page that
+// closes or crashes away. Set it before the first Start.
+func (b *Browser) OnPageClosed(fn func(*Page)) { b.onClose = fn }
+
+// Start launches or attaches to Chrome unless that is done, and waits for it.
+// A failed start is tried again by the next call; a Chrome that went away is
+// started anew. ctx bounds only this caller's wait, not the launch.
+func (b *Browser) Start(ctx context.Context) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: the server is shutting down", ErrStart)
+	}
+	l := b.launch
+	if l == nil || l.failed() || l.gone() {
+		l = &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tailBuffer{}}
+		b.launch = l
+		go b.start(l)
+	}
+	b.mu.Unlock()
+	select {
+	case <-l.done:
+		return l.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *launch) failed() bool {
+	select {
+	case <-l.done:
+		return l.err != nil
+	default:
+		return false
+	}
+}
+
+func (l *launch) gone() bool {
+	select {
+	case <-l.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// start runs one launch to its end and records the outcome in l.
+func (b *Browser) start(l *launch) {
+	defer close(l.done)
+	allocCtx, allocCancel, err := b.allocator(l.out)
+	if err != nil {
+		l.err = err
+		return
+	}
+	var ctxOpts []chromedp.ContextOption
+	if b.cfg.Attaches() {
+		ctxOpts = append(ctxOpts, chromedp.WithDetachOnCancel())
+	}
+	rootCtx, rootCancel := chromedp.NewContext(allocCtx, ctxOpts...)
+	l.rootCtx = rootCtx
+	l.cancel = func() { rootCancel(); allocCancel() }
+
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(rootCtx) }()
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case err = <-started:
+	case <-timer.C:
+		err = fmt.Errorf("no answer after %s", startTimeout)
+	}
+	if err == nil {
+		err = b.adoptExisting(l)
+	}
+	if err != nil {
+		l.cancel()
+		l.err = b.startError(err, l.out)
+		return
+	}
+	go func() {
+		<-rootCtx.Done()
+		close(l.dead)
+		b.browserGone(l)
+	}()
+}
+
+// allocator returns the chromedp allocator context for the config.
+func (b *Browser) allocator(out *tailBuffer) (context.Context, context.CancelFunc, error) {
+	if b.cfg.Attaches() {
+		u, err := b.cfg.attachURL()
+		if err != nil {
+			return nil, nil, err
+		}
+		ctx, cancel := remote.NewAllocator(context.Background(), u)
+		return ctx, cancel, nil
+	}
+	opts, err := b.cfg.allocatorOptions(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	return ctx, cancel, nil
+}
+
+// startError explains a failed start with what was tried and what Chrome said.
+func (b *Browser) startError(err error, out *tailBuffer) error {
+	if errors.Is(err, ErrStart) {
+		return err
+	}
+	var what string
+	if b.cfg.Attaches() {
+		u, _ := b.cfg.attachURL()
+		what = "attaching to " + u
+	} else {
+		path, _ := b.cfg.ResolveExecPath()
+		what = "launching " + path
+	}
+	msg := fmt.Sprintf("%v: %s: %v", ErrStart, what, err)
+	if tail := out.String(); tail != "" {
+		msg += "\nChrome said:\n" + tail
+	}
+	return &startError{msg: msg, err: err}
+}
+
+type startError struct {
+	msg string
+	err error
+}
+
+func (e *startError) Error() string   { return e.msg }
+func (e *startError) Unwrap() []error { return []error{ErrStart, e.err} }
+
+// adoptExisting registers the tabs Chrome has now and starts watching for new
+// and closed ones.
+func (b *Browser) adoptExisting(l *launch) error {
+	root := chromedp.FromContext(l.rootCtx)
+	first := b.register(l, root.Target.TargetID, "")
+	first.adoptRoot(l.rootCtx)
+	if err := chromedp.ListenBrowser(l.rootCtx, func(ev any) { b.onBrowserEvent(l, ev) }); err != nil {
+		return err
+	}
+	if _, err := chromedp.CallBrowser(l.rootCtx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		return err
+	}
+	infos, err := chromedp.Targets(l.rootCtx)
+	if err != nil {
+		return err
+	}
+	for _, info := range infos {
+		if info.Type == "page" {
+			b.register(l, info.TargetID, info.URL).setInfo(info.URL, info.Title)
+		}
+	}
+	return nil
+}
+
+// onBrowserEvent runs in chromedp's browser loop: it must return fast and send
+// no command.
+func (b *Browser) onBrowserEvent(l *launch, ev any) {
+	switch ev := ev.(type) {
+	case *target.EventTargetCreated:
+		if ev.TargetInfo.Type == "page" {
+			b.register(l, ev.TargetInfo.TargetID, ev.TargetInfo.URL)
+		}
+	case *target.EventTargetInfoChanged:
+		if p := b.pageByTarget(ev.TargetInfo.TargetID); p != nil {
+			p.setInfo(ev.TargetInfo.URL, ev.TargetInfo.Title)
+		}
+	case *target.EventTargetDestroyed:
+		if p := b.pageByTarget(ev.TargetID); p != nil {
+			b.pageGone(p)
+		}
+	case *target.EventTargetCrashed:
+		if p := b.pageByTarget(ev.TargetID); p != nil {
+			b.log.Warn("page crashed", "page", p.ID, "status", ev.Status, "code", ev.ErrorCode)
+			p.crashed()
+		}
+	}
+}
+
+// register returns the page of a target, making one with the next id if the
+// target is new. It is idempotent, so the event and the creator may race.
+func (b *Browser) register(l *launch, id target.ID, url string) *Page {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.byTarget[id]; ok {
+		return p
+	}
+	p := newPage(b, l, b.nextID, id, url)
+	b.nextID++
+	b.byTarget[id] = p
+	b.byID[p.ID] = p
+	if b.selected == 0 {
+		b.selected = p.ID
+	}
+	return p
+}
+
+func (b *Browser) pageByTarget(id target.ID) *Page {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byTarget[id]
+}
+
+// pageGone forgets a page that closed, moves the selection off it, and tells
+// the OnPageClosed func. It is idempotent.
+func (b *Browser) pageGone(p *Page) {
+	b.mu.Lock()
+	if b.byTarget[p.TargetID] != p {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.byTarget, p.TargetID)
+	if b.selected == p.ID {
+		b.selected = 0
+		for _, q := range b.sortedLocked() {
+			b.selected = q.ID // the newest open page
+		}
+	}
+	b.mu.Unlock()
+	p.markClosed()
+	if b.onClose != nil {
+		b.onClose(p)
+	}
+}
+
+// browserGone closes every page of a Chrome that went away.
+func (b *Browser) browserGone(l *launch) {
+	b.mu.Lock()
+	var gone []*Page
+	for _, p := range b.byTarget {
+		if p.launch == l {
+			gone = append(gone, p)
+		}
+	}
+	closing := b.closed
+	b.mu.Unlock()
+	if !closing {
+		b.log.Warn("chrome went away; the next call starts it again", "pages", len(gone), "output", l.out.String())
+	}
+	for _, p := range gone {
+		b.pageGone(p)
+	}
+}
+
+func (b *Browser) sortedLocked() []*Page {
+	ps := make([]*Page, 0, len(b.byTarget))
+	for _, p := range b.byTarget {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(x, y *Page) int { return x.ID - y.ID })
+	return ps
+}
+
+// Pages returns the open pages in id order. It does not start Chrome.
+func (b *Browser) Pages() []*Page {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sortedLocked()
+}
+
+// Page returns the open page with the id. It does not start Chrome.
+func (b *Browser) Page(id int) (*Page, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.byID[id]
+	switch {
+	case !ok:
+		return nil, &NoPageError{ID: id}
+	case p.Closed():
+		return nil, &PageClosedError{ID: id}
+	}
+	return p, nil
+}
+
+// Selected returns the selected page, starting Chrome if needed.
+func (b *Browser) Selected(ctx context.Context) (*Page, error) {
+	if err := b.Start(ctx); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	id := b.selected
+	b.mu.Unlock()
+	if id == 0 {
+		return nil, fmt.Errorf("%w: no page is open; call new_page", ErrNoPage)
+	}
+	return b.Page(id)
+}
+
+// SelectedID returns the id of the selected page, 0 when none is.
+func (b *Browser) SelectedID() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.selected
+}
+
+// Select makes the page the one that calls without a pageId act on. It does
+// not bring the tab to the front.
+func (b *Browser) Select(id int) (*Page, error) {
+	p, err := b.Page(id)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.selected = id
+	b.mu.Unlock()
+	return p, nil
+}
+
+// NewPage opens a tab on about:blank and selects it. It does not navigate.
+func (b *Browser) NewPage(ctx context.Context, background bool) (*Page, error) {
+	if err := b.Start(ctx); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	res, err := chromedp.CallBrowser(l.rootCtx, target.CreateTarget, target.CreateTargetParams{
+		URL:        "about:blank",
+		NewWindow:  new(true), // a tab hidden behind another gets no animation frames
+		Background: new(background),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open a new tab: %w", err)
+	}
+	p := b.register(l, res.TargetID, "about:blank")
+	p.owned = true
+	if err := p.attach(ctx); err != nil {
+		return nil, err
+	}
+	if !background {
+		b.mu.Lock()
+		b.selected = p.ID
+		b.mu.Unlock()
+	}
+	return p, nil
+}
+
+// ClosePage closes the tab and waits until Chrome says it is gone. It refuses
+// to close the last open page.
+func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
+	b.mu.Lock()
+	n := len(b.byTarget)
+	b.mu.Unlock()
+	if p.Closed() {
+		return &PageClosedError{ID: p.ID}
+	}
+	if n <= 1 {
+		return ErrLastPage
+	}
+	if _, err := chromedp.CallBrowser(p.launch.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil && !p.Closed() {
+		return fmt.Errorf("close page %d: %w", p.ID, err)
+	}
+	select {
+	case <-p.closed:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(5 * time.Second):
+		// Chrome closed the tab but sent no event: forget it anyway.
+		b.pageGone(p)
+	}
+	return nil
+}
+
+// CommandLine returns the command line Chrome runs with.
+func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
+	if err := b.Start(ctx); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	res, err := chromedp.CallBrowser(l.rootCtx, browser.GetBrowserCommandLine, cdp.Empty{})
+	return res.Arguments, err
+}
+
+// Close closes the pages pagemux opened and Chrome if pagemux launched it; an
+// attached browser is only detached from. It waits for Chrome to exit, so a
+// temporary profile is removed before Close returns.
+func (b *Browser) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	l := b.launch
+	var owned []*Page
+	for _, p := range b.byTarget {
+		if p.owned {
+			owned = append(owned, p)
+		}
+	}
+	b.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	<-l.done
+	if l.err != nil {
+		return nil
+	}
+	if b.cfg.Attaches() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, p := range owned {
+			_, _ = chromedp.CallBrowser(l.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+		}
+		_ = ctx
+	}
+	l.cancel()
+	return nil
+}

@@ -1,0 +1,192 @@
+package browser
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Config says which Chrome to launch, or which running one to attach to.
+// The zero value launches a headless Chrome found on PATH with a temporary
+// profile.
+type Config struct {
+	// ExecPath is the Chrome binary. Empty means $CHROME_PATH, else the first
+	// of ExecCandidates found on PATH.
+	ExecPath string
+	// Headful shows a window; the default is headless.
+	Headful bool
+	// UserDataDir keeps the profile there. Empty means a temporary profile,
+	// removed when the browser closes.
+	UserDataDir string
+	// ViewportWidth and ViewportHeight set the window size when both are set.
+	ViewportWidth, ViewportHeight int
+
+	// BrowserURL (http://127.0.0.1:9222) or WSEndpoint (ws://…) attach to a
+	// running Chrome instead of launching one. pagemux never closes a browser
+	// that it did not start.
+	BrowserURL, WSEndpoint string
+
+	// RendererProcessLimit caps the renderer processes (0: Chrome's default).
+	RendererProcessLimit int
+	// ProcessPerSite shares one renderer between the tabs of a site.
+	ProcessPerSite bool
+	// DisableSharedWorkers turns shared workers off.
+	DisableSharedWorkers bool
+	// ChromeArgs are extra command-line flags, such as "--lang=de".
+	ChromeArgs []string
+
+	// Logger receives what Chrome and pagemux have to say; nil discards it.
+	Logger *slog.Logger
+}
+
+// ExecCandidates are the names looked up on PATH when no path is given.
+var ExecCandidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// Attaches reports whether the config attaches to a running browser.
+func (c Config) Attaches() bool { return c.BrowserURL != "" || c.WSEndpoint != "" }
+
+// ResolveExecPath returns the Chrome binary to launch. It does not check that
+// the binary runs; Start does.
+func (c Config) ResolveExecPath() (string, error) {
+	if c.ExecPath != "" {
+		return c.ExecPath, nil
+	}
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		return p, nil
+	}
+	for _, name := range ExecCandidates {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no Chrome found: looked for %s on PATH and $CHROME_PATH is unset; "+
+		"install one (Debian: apt-get install -y chromium, or run ./scripts/setup) or pass --executable-path",
+		ErrStart, strings.Join(ExecCandidates, ", "))
+}
+
+// chromeFlag is one command-line flag, value nil for a bare switch.
+type chromeFlag struct {
+	name  string
+	value any
+}
+
+// flags returns the pagemux flags beyond chromedp's defaults, in the order
+// they are given to Chrome.
+func (c Config) flags() ([]chromeFlag, error) {
+	fs := []chromeFlag{
+		// Without these Chrome keeps trying hosts that a sandbox cannot reach.
+		{"disable-component-update", true},
+		{"disable-domain-reliability", true},
+		{"disable-quic", true},
+		{"no-default-browser-check", true},
+		{"hide-scrollbars", true},
+		{"mute-audio", true},
+	}
+	if c.Headful {
+		fs = append(fs, chromeFlag{"headless", false})
+	}
+	if c.RendererProcessLimit > 0 {
+		fs = append(fs, chromeFlag{"renderer-process-limit", strconv.Itoa(c.RendererProcessLimit)})
+	}
+	if c.ProcessPerSite {
+		fs = append(fs, chromeFlag{"process-per-site", true})
+	}
+	if c.DisableSharedWorkers {
+		fs = append(fs, chromeFlag{"disable-shared-workers", true})
+	}
+	if c.ViewportWidth > 0 && c.ViewportHeight > 0 {
+		fs = append(fs, chromeFlag{"window-size", fmt.Sprintf("%d,%d", c.ViewportWidth, c.ViewportHeight)})
+	}
+	for _, a := range c.ChromeArgs {
+		f, err := parseChromeArg(a)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, f)
+	}
+	return fs, nil
+}
+
+// parseChromeArg turns "--name=value" or "--name" into a flag.
+func parseChromeArg(a string) (chromeFlag, error) {
+	s, ok := strings.CutPrefix(a, "--")
+	if !ok || s == "" || strings.HasPrefix(s, "remote-debugging-") {
+		return chromeFlag{}, fmt.Errorf("--chrome-arg %q: want --name or --name=value, and not a remote-debugging flag (pagemux owns the DevTools connection)", a)
+	}
+	if name, value, ok := strings.Cut(s, "="); ok {
+		return chromeFlag{name, value}, nil
+	}
+	return chromeFlag{s, true}, nil
+}
+
+// allocatorOptions builds the chromedp options that launch Chrome.
+func (c Config) allocatorOptions(out *tailBuffer) ([]chromedp.ExecAllocatorOption, error) {
+	path, err := c.ResolveExecPath()
+	if err != nil {
+		return nil, err
+	}
+	fs, err := c.flags()
+	if err != nil {
+		return nil, err
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out))
+	for _, f := range fs {
+		opts = append(opts, chromedp.Flag(f.name, f.value))
+	}
+	if c.UserDataDir != "" {
+		opts = append(opts, chromedp.UserDataDir(c.UserDataDir))
+	}
+	if os.Getuid() == 0 {
+		// Chrome refuses to run as root with its sandbox on.
+		opts = append(opts, chromedp.NoSandbox)
+		if c.Logger != nil {
+			c.Logger.Warn("running as root: Chrome starts with --no-sandbox; run pagemux as a normal user to keep Chrome's sandbox")
+		}
+	}
+	return opts, nil
+}
+
+// attachURL returns the address to attach to, checked.
+func (c Config) attachURL() (string, error) {
+	if c.WSEndpoint != "" {
+		if !strings.HasPrefix(c.WSEndpoint, "ws://") && !strings.HasPrefix(c.WSEndpoint, "wss://") {
+			return "", fmt.Errorf("--ws-endpoint %q: want ws://HOST:PORT/devtools/browser/ID", c.WSEndpoint)
+		}
+		return c.WSEndpoint, nil
+	}
+	if !strings.HasPrefix(c.BrowserURL, "http://") && !strings.HasPrefix(c.BrowserURL, "https://") {
+		return "", fmt.Errorf("--browser-url %q: want http://HOST:PORT, as Chrome's --remote-debugging-port serves it", c.BrowserURL)
+	}
+	return c.BrowserURL, nil
+}
+
+// tailBuffer keeps the last bytes Chrome printed, for error messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 4 << 10
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailSize {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+// String returns the last lines printed.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

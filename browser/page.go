@@ -1,0 +1,269 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// Page is one tab. Its ID is small, given in order of discovery and never
+// reused. Its Generation grows on every main-frame navigation and on close,
+// so work that started in an older generation can tell that its result is
+// void. A Page does not order the calls made on it: callers hold its lock.
+type Page struct {
+	ID       int
+	TargetID target.ID
+	UIDs     *UIDs
+
+	b      *Browser
+	launch *launch
+	owned  bool // pagemux opened it, so pagemux may close it on exit
+
+	gen    atomic.Uint64
+	closed chan struct{}
+
+	attachOnce sync.Once
+	attached   chan struct{} // closed when attach ended; attachErr says how
+	attachErr  error
+	ctx        context.Context // the tab's chromedp context, set by attach
+	cancel     context.CancelFunc
+
+	mu       sync.Mutex
+	url      string
+	title    string
+	dialog   *page.EventJavascriptDialogOpening
+	nav      navState
+	changed  chan struct{} // closed and replaced on every change of nav or dialog
+	isCrash  bool
+}
+
+// navState follows the main frame's loading, from the ordered event stream.
+type navState struct {
+	requested uint64 // navigations requested by the page, ever
+	started   uint64 // loads of a new document started, ever
+	loading   bool   // the main frame is loading a new document
+	loads     uint64 // load events, ever
+}
+
+func newPage(b *Browser, l *launch, id int, tid target.ID, url string) *Page {
+	return &Page{
+		ID: id, TargetID: tid, UIDs: NewUIDs(),
+		b: b, launch: l, url: url,
+		closed: make(chan struct{}), attached: make(chan struct{}), changed: make(chan struct{}),
+	}
+}
+
+// adoptRoot makes the browser's first tab this page's tab.
+func (p *Page) adoptRoot(ctx context.Context) {
+	p.attachOnce.Do(func() {
+		p.ctx = ctx
+		p.cancel = func() {} // cancelling the root context would end the browser
+		p.attachErr = chromedp.Listen(ctx, p.onEvent)
+		close(p.attached)
+	})
+}
+
+// attach connects to the tab once; later calls wait for that first attach.
+func (p *Page) attach(ctx context.Context) error {
+	p.attachOnce.Do(func() {
+		opts := []chromedp.ContextOption{chromedp.WithTargetID(p.TargetID), chromedp.WithListener(p.onEvent)}
+		if p.b.cfg.Attaches() && !p.owned {
+			opts = append(opts, chromedp.WithDetachOnCancel())
+		}
+		p.ctx, p.cancel = chromedp.NewContext(p.launch.rootCtx, opts...)
+		go func() {
+			// The first Do binds the tab to p.ctx, so it must not carry the
+			// caller's deadline; the caller waits below instead.
+			p.attachErr = chromedp.Do(p.ctx)
+			close(p.attached)
+		}()
+	})
+	select {
+	case <-p.attached:
+	case <-p.closed:
+		return &PageClosedError{ID: p.ID}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if p.attachErr != nil {
+		if p.Closed() {
+			return &PageClosedError{ID: p.ID}
+		}
+		return fmt.Errorf("attach to page %d: %w", p.ID, p.attachErr)
+	}
+	return nil
+}
+
+// onEvent runs in the tab's event loop, in the order Chrome sent the events:
+// it must return fast and send no command.
+func (p *Page) onEvent(ev any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev := ev.(type) {
+	case *page.EventFrameNavigated:
+		if ev.Frame.ParentID != "" {
+			return
+		}
+		p.url = ev.Frame.URL
+		p.gen.Add(1)
+		p.UIDs.Reset()
+	case *page.EventNavigatedWithinDocument:
+		if ev.FrameID == p.mainFrameLocked() {
+			p.url = ev.URL
+		}
+		return
+	case *page.EventFrameRequestedNavigation:
+		if !p.isMainLocked(ev.FrameID) {
+			return
+		}
+		p.nav.requested++
+	case *page.EventFrameStartedLoading:
+		if !p.isMainLocked(ev.FrameID) {
+			return
+		}
+		p.nav.started++
+		p.nav.loading = true
+	case *page.EventFrameStoppedLoading:
+		if !p.isMainLocked(ev.FrameID) {
+			return
+		}
+		p.nav.loading = false
+	case *page.EventLoadEventFired:
+		p.nav.loads++
+	case *page.EventJavascriptDialogOpening:
+		p.dialog = ev
+	case *page.EventJavascriptDialogClosed:
+		p.dialog = nil
+	case *inspector.EventTargetCrashed:
+		p.isCrash = true
+	default:
+		return
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// The main frame's id is the target id for a page target.
+func (p *Page) mainFrameLocked() cdp.FrameID       { return cdp.FrameID(p.TargetID) }
+func (p *Page) isMainLocked(id cdp.FrameID) bool { return id == p.mainFrameLocked() }
+
+func (p *Page) setInfo(url, title string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.url, p.title = url, title
+}
+
+func (p *Page) crashed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.isCrash = true
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// markClosed bumps the generation and wakes every waiter. It is idempotent.
+func (p *Page) markClosed() {
+	p.mu.Lock()
+	select {
+	case <-p.closed:
+		p.mu.Unlock()
+		return
+	default:
+	}
+	p.gen.Add(1)
+	close(p.closed)
+	close(p.changed)
+	p.changed = make(chan struct{})
+	cancel := p.cancel
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// Closed reports whether the page went away.
+func (p *Page) Closed() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done is closed when the page goes away.
+func (p *Page) Done() <-chan struct{} { return p.closed }
+
+// Generation is the page's current generation. Compare two readings to learn
+// whether the document changed or the page closed in between.
+func (p *Page) Generation() uint64 { return p.gen.Load() }
+
+// URL returns the URL of the main frame as last reported.
+func (p *Page) URL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.url
+}
+
+// Title returns the title as last reported by Chrome.
+func (p *Page) Title() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.title
+}
+
+// Dialog returns the open JavaScript dialog, or nil.
+func (p *Page) Dialog() *page.EventJavascriptDialogOpening {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dialog
+}
+
+// state returns a copy of the navigation state and the channel closed on its
+// next change.
+func (p *Page) state() (navState, *page.EventJavascriptDialogOpening, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.nav, p.dialog, p.changed
+}
+
+// Context returns a context for chromedp calls on the tab that ends when ctx
+// ends or the page goes away. The tab must be attached: call Ready first.
+// Cancelling it never closes the tab.
+func (p *Page) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancelCause(p.ctx)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	stopClosed := context.AfterFunc(closedContext{p.closed}, func() { cancel(&PageClosedError{ID: p.ID}) })
+	return cctx, func() { stop(); stopClosed(); cancel(context.Canceled) }
+}
+
+// Ready attaches to the tab if needed and fails for a closed page.
+func (p *Page) Ready(ctx context.Context) error {
+	if p.Closed() {
+		return &PageClosedError{ID: p.ID}
+	}
+	return p.attach(ctx)
+}
+
+// closedContext is a context that is done when ch closes, for AfterFunc.
+type closedContext struct{ ch <-chan struct{} }
+
+func (c closedContext) Deadline() (deadline time.Time, ok bool) { return }
+func (c closedContext) Done() <-chan struct{}                       { return c.ch }
+func (c closedContext) Err() error {
+	select {
+	case <-c.ch:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+func (c closedContext) Value(any) any { return nil }

@@ -1,0 +1,210 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+)
+
+// Timeouts of the waits after an action. Navigations get the caller's
+// timeout; these bound the rest, so an action never hangs on a busy page.
+const (
+	// quietWindow is how long the DOM must see no mutation to count as
+	// settled. Short, because every action pays it once.
+	quietWindow = 50 * time.Millisecond
+	// settleMax bounds the wait for a DOM that keeps changing (an animation,
+	// a clock): the action then returns with the DOM as it is.
+	settleMax = 2 * time.Second
+	// navStartGrace is how long a requested navigation may take to start
+	// loading before the wait gives up on it (it may have been cancelled).
+	navStartGrace = 1 * time.Second
+	// DefaultNavigationTimeout bounds a navigation that has no timeout of its
+	// own.
+	DefaultNavigationTimeout = 30 * time.Second
+)
+
+// DialogOpenedError says an action opened a JavaScript dialog, which now
+// blocks the page until handle_dialog answers it. The action itself may not
+// have finished.
+type DialogOpenedError struct{ Dialog *page.EventJavascriptDialogOpening }
+
+func (e *DialogOpenedError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", ErrDialogOpen, e.Dialog.Type, e.Dialog.Message)
+}
+
+// Unwrap makes errors.Is(err, ErrDialogOpen) hold.
+func (e *DialogOpenedError) Unwrap() error { return ErrDialogOpen }
+
+// await runs fn on the tab and returns its error, or returns early with a
+// DialogOpenedError when a dialog opens meanwhile, or with the page's closed
+// error. fn's context is cancelled when await returns, which does not undo
+// what Chrome already started.
+func (p *Page) await(ctx context.Context, fn func(ctx context.Context) error) error {
+	cctx, cancel := p.Context(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- fn(cctx) }()
+	for {
+		_, dlg, changed := p.state()
+		if dlg != nil {
+			return &DialogOpenedError{Dialog: dlg}
+		}
+		select {
+		case err := <-errc:
+			return p.explain(ctx, err)
+		case <-changed:
+		case <-p.closed:
+			return &PageClosedError{ID: p.ID}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// explain turns the errors of a call whose tab closed or whose caller gave up
+// into the errors the caller expects.
+func (p *Page) explain(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case p.Closed():
+		return &PageClosedError{ID: p.ID}
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return err
+}
+
+// Act runs an action that may start a navigation or open a dialog, then waits
+// for that navigation and for the DOM to settle, so that what the caller reads
+// next shows the action's result. A dialog ends the wait with a
+// DialogOpenedError.
+func (p *Page) Act(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
+	if err := p.Ready(ctx); err != nil {
+		return err
+	}
+	if dlg := p.Dialog(); dlg != nil {
+		return &DialogOpenedError{Dialog: dlg}
+	}
+	before, _, _ := p.state()
+	if err := p.await(ctx, fn); err != nil {
+		return err
+	}
+	return p.settle(ctx, before, timeout)
+}
+
+// settle waits for a navigation started since before, then for a quiet DOM.
+func (p *Page) settle(ctx context.Context, before navState, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultNavigationTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for range 5 { // each round follows one more navigation: redirects by script
+		if err := p.waitNavigation(ctx, before, deadline); err != nil {
+			return err
+		}
+		now, _, _ := p.state()
+		err := p.await(ctx, p.quiet)
+		after, _, _ := p.state()
+		if err == nil && after.started == now.started {
+			return nil
+		}
+		if err != nil && !isNavigatedAway(err) {
+			return err
+		}
+		before = now
+	}
+	return nil
+}
+
+// waitNavigation waits until no main-frame navigation begun after before is
+// pending.
+func (p *Page) waitNavigation(ctx context.Context, before navState, deadline time.Time) error {
+	grace := time.Now().Add(navStartGrace)
+	for {
+		st, dlg, changed := p.state()
+		if dlg != nil {
+			return &DialogOpenedError{Dialog: dlg}
+		}
+		requested := st.requested > before.requested && st.started == before.started
+		if !st.loading && (!requested || time.Now().After(grace)) {
+			return nil
+		}
+		until := deadline
+		if !st.loading && grace.Before(until) {
+			until = grace
+		}
+		wait := time.Until(until)
+		if wait <= 0 {
+			if st.loading {
+				return ErrNavigationTimeout
+			}
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-p.closed:
+			t.Stop()
+			return &PageClosedError{ID: p.ID}
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// quietJS resolves when the document saw no DOM mutation for quiet ms, or
+// after max ms at the latest.
+const quietJS = `(quiet, max) => new Promise(resolve => {
+  let timer;
+  const done = () => { obs.disconnect(); clearTimeout(timer); clearTimeout(cap); resolve(true); };
+  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
+  obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(done, quiet);
+  const cap = setTimeout(done, max);
+})`
+
+// quiet waits until the DOM of the current document stops changing.
+func (p *Page) quiet(ctx context.Context) error {
+	_, err := p.callFunction(ctx, quietJS, "", quietWindow.Milliseconds(), settleMax.Milliseconds())
+	return err
+}
+
+// isNavigatedAway reports an error of a script whose document went away.
+func isNavigatedAway(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Cannot find context with specified id") ||
+		strings.Contains(s, "Inspected target navigated or closed") ||
+		strings.Contains(s, "Promise was collected")
+}
+
+// ScriptError is an exception thrown by page script. Its message is what the
+// DevTools console would print first, such as "Error: kaboom".
+type ScriptError struct{ Message string }
+
+func (e *ScriptError) Error() string { return e.Message }
+
+func exceptionError(d *runtime.ExceptionDetails) error {
+	msg := d.Text
+	if d.Exception != nil && d.Exception.Description != "" {
+		msg = d.Exception.Description
+		if i := strings.Index(msg, "\n    at "); i >= 0 {
+			msg = msg[:i]
+		}
+	} else if d.Exception != nil && len(d.Exception.Value) > 0 {
+		msg = "Uncaught " + string(d.Exception.Value)
+	}
+	return &ScriptError{Message: msg}
+}
+

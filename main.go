@@ -1,0 +1,190 @@
+// Command pagemux is an MCP server that drives a real headless Chrome over the
+// DevTools protocol, with per-page FIFO locks so that agents working on
+// different tabs do not wait for each other.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/tools"
+)
+
+// config is everything the flags say.
+type config struct {
+	browser  browser.Config
+	isolated bool
+	lockMode string
+	lockWait time.Duration
+	maxQueue int
+	logLevel string
+	logFile  string
+	version  bool
+}
+
+// repeated is a flag that may be given many times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("pagemux", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	headless := true
+	viewport := ""
+	var chromeArgs repeated
+	fs.StringVar(&c.browser.ExecPath, "executable-path", "", "Chrome binary (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
+	fs.BoolVar(&headless, "headless", true, "run Chrome without a window")
+	fs.BoolVar(&c.isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
+	fs.StringVar(&c.browser.UserDataDir, "user-data-dir", "", "keep Chrome's profile in `DIR` (implies --isolated=false)")
+	fs.StringVar(&viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
+	fs.StringVar(&c.browser.BrowserURL, "browser-url", "", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one")
+	fs.StringVar(&c.browser.WSEndpoint, "ws-endpoint", "", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…)")
+	fs.IntVar(&c.browser.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
+	fs.BoolVar(&c.browser.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
+	fs.BoolVar(&c.browser.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
+	fs.Var(&chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
+	fs.StringVar(&c.lockMode, "lock-mode", "global", "`global`: one FIFO lock for every call; page: one FIFO lock per page, so tabs work in parallel")
+	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
+	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFile, "log-file", "", "append logs to `FILE` instead of stderr")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `pagemux %s: an MCP server (stdio) that drives a real Chrome, compatible with chrome-devtools-mcp.
+
+Usage: pagemux [flags]
+
+It speaks MCP on stdin/stdout; configure it in your MCP client, e.g.
+  {"mcpServers": {"pagemux": {"command": "/path/to/bin/pagemux", "args": ["--lock-mode=page"]}}}
+
+Flags:
+`, tools.Version)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))
+	}
+	c.browser.Headful = !headless
+	c.browser.ChromeArgs = chromeArgs
+	if viewport != "" {
+		w, h, ok := strings.Cut(viewport, "x")
+		wi, err1 := strconv.Atoi(w)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 {
+			return nil, fmt.Errorf("--viewport %q: want WIDTHxHEIGHT, such as 1280x720", viewport)
+		}
+		c.browser.ViewportWidth, c.browser.ViewportHeight = wi, hi
+	}
+	if c.browser.BrowserURL != "" && c.browser.WSEndpoint != "" {
+		return nil, errors.New("give --browser-url or --ws-endpoint, not both")
+	}
+	if !c.isolated && c.browser.UserDataDir == "" && !c.browser.Attaches() {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("--isolated=false needs a cache directory: %w; give --user-data-dir", err)
+		}
+		c.browser.UserDataDir = filepath.Join(dir, "pagemux", "chrome-profile")
+	}
+	if c.maxQueue < 0 {
+		return nil, fmt.Errorf("--max-queue %d: want 0 (unbounded) or more", c.maxQueue)
+	}
+	return c, nil
+}
+
+func newLogger(c *config, stderr io.Writer) (*slog.Logger, func(), error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", c.logLevel)
+	}
+	w, closeLog := stderr, func() {}
+	if c.logFile != "" {
+		f, err := os.OpenFile(c.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w, closeLog = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeLog, nil
+}
+
+// run serves MCP on stdin and stdout until stdin ends or ctx is done.
+func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) error {
+	log, closeLog, err := newLogger(c, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	mode, err := pagelock.ParseMode(c.lockMode)
+	if err != nil {
+		return fmt.Errorf("--lock-mode: %w", err)
+	}
+	c.browser.Logger = log
+	b := browser.New(c.browser)
+	defer b.Close()
+	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue})
+	srv := tools.New(b, locks, log)
+	if isTerminal(stdin) {
+		fmt.Fprintln(stderr, "pagemux speaks MCP on stdin/stdout: start it from an MCP client, not a terminal.\n"+
+			`Client config: {"mcpServers": {"pagemux": {"command": "`+executable()+`", "args": ["--lock-mode=page"]}}}`+"\n"+
+			"See pagemux --help for the flags. Waiting for MCP messages on stdin (Ctrl-D to quit).")
+	}
+	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "max_queue", c.maxQueue)
+	return srv.ServeStdio(ctx, stdin, stdout)
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func executable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "pagemux"
+	}
+	return p
+}
+
+func main() {
+	c, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pagemux:", err)
+		os.Exit(2)
+	}
+	if c.version {
+		fmt.Println("pagemux", tools.Version)
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "pagemux:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,190 @@
+package pagelock
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// fifo is one lock that serves its waiters strictly in order of arrival, with
+// the bookkeeping Stats reports.
+//
+// It is written here rather than built on semaphore.Weighted because the
+// queue has to be visible under the same mutex as the holder: MaxQueue must
+// count the real queue, Stats must show the real queue depth and holder, and a
+// release must name the next holder in the same step that wakes it. The
+// semaphore keeps its queue private, so those would race with it.
+//
+// Invariant: a waiter is queued only while the lock is held, because a
+// release hands the lock straight to the first waiter. So a free lock has an
+// empty queue, and tryLock taking a free lock never jumps the queue.
+type fifo struct {
+	name   Key
+	closed atomic.Bool // PerPage mode: Close dropped this lock from its Locker
+
+	mu         sync.Mutex
+	held       bool
+	owner      string    // the holder's owner name; "" when free
+	since      time.Time // when the holder got the lock
+	head, tail *waiter   // the queue, first arrival at head
+	queued     int
+	st         counters
+}
+
+// counters are the running totals of one lock, guarded by fifo.mu.
+type counters struct {
+	acquired, timeouts, busy, cancelled uint64
+	waitTotal, holdTotal, maxWait       time.Duration
+}
+
+// closedFifo marks a closed key in Locker.locks. It is never locked.
+var closedFifo = &fifo{name: "closed"}
+
+// tryLock takes f for owner if f is free, without waiting.
+func (f *fifo) tryLock(owner string) bool {
+	now := time.Now()
+	f.mu.Lock()
+	free := !f.held
+	if free {
+		f.grant(owner, now)
+		f.st.acquired++
+	}
+	f.mu.Unlock()
+	return free
+}
+
+// enqueue takes f for w if it is free; otherwise it queues w at the back and
+// w must wait for w.ready. It fails with *BusyError, queuing nothing, when
+// maxQueue waiters are already queued; key is the name to report.
+func (f *fifo) enqueue(w *waiter, maxQueue int, key Key) (got bool, err error) {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.held {
+		f.grant(w.owner, now)
+		f.st.acquired++
+		return true, nil
+	}
+	if maxQueue > 0 && f.queued >= maxQueue {
+		f.st.busy++
+		return false, &BusyError{Key: key, Queued: f.queued, Max: maxQueue}
+	}
+	w.granted = false
+	w.since = now
+	f.push(w)
+	return false, nil
+}
+
+// gotHandoff records, once a queued waiter has read w.ready, how long it
+// waited, and returns that wait.
+func (f *fifo) gotHandoff(w *waiter) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	waited := f.since.Sub(w.since) // f.since is when f was handed to w
+	f.st.acquired++
+	f.st.waitTotal += waited
+	f.st.maxWait = max(f.st.maxWait, waited)
+	return waited
+}
+
+// unlock releases f, handing it to the first waiter if there is one.
+func (f *fifo) unlock() {
+	now := time.Now()
+	f.mu.Lock()
+	f.st.holdTotal += now.Sub(f.since)
+	f.handoff(now)
+	f.mu.Unlock()
+}
+
+// abandon takes w out of the queue after its wait ended without the lock at
+// now, counting why (whyCancelled, whyTimeout, or neither). If f was handed
+// to w in the meantime, w passes it on, so the lock is never stranded. It
+// returns the holder w gave up on, or "" when w was itself that holder.
+func (f *fifo) abandon(w *waiter, why reason, now time.Time) (holder string, heldFor time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch why {
+	case whyCancelled:
+		f.st.cancelled++
+	case whyTimeout:
+		f.st.timeouts++
+	}
+	if w.granted {
+		f.handoff(now) // w never used the lock: no hold time to count
+		return "", 0
+	}
+	f.remove(w)
+	return f.owner, now.Sub(f.since)
+}
+
+// stats returns f's figures at now.
+func (f *fifo) stats(now time.Time) KeyStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := KeyStats{
+		Key:       f.name,
+		Holder:    f.owner,
+		Queued:    f.queued,
+		Acquired:  f.st.acquired,
+		Timeouts:  f.st.timeouts,
+		Busy:      f.st.busy,
+		Cancelled: f.st.cancelled,
+		WaitTotal: f.st.waitTotal,
+		HoldTotal: f.st.holdTotal,
+		MaxWait:   f.st.maxWait,
+	}
+	if f.held {
+		s.HeldFor = now.Sub(f.since)
+	}
+	return s
+}
+
+// grant makes owner the holder from now. f.mu must be held.
+func (f *fifo) grant(owner string, now time.Time) {
+	f.held = true
+	f.owner = owner
+	f.since = now
+}
+
+// handoff passes f from its holder to the first waiter, or frees it. f.mu
+// must be held.
+func (f *fifo) handoff(now time.Time) {
+	w := f.head
+	if w == nil {
+		f.held = false
+		f.owner = ""
+		return
+	}
+	f.remove(w)
+	f.grant(w.owner, now)
+	w.granted = true
+	w.ready <- struct{}{} // never blocks: one slot, one grant per queuing
+}
+
+// push appends w to the queue. f.mu must be held.
+func (f *fifo) push(w *waiter) {
+	w.prev, w.next = f.tail, nil
+	if f.tail == nil {
+		f.head = w
+	} else {
+		f.tail.next = w
+	}
+	f.tail = w
+	f.queued++
+}
+
+// remove unlinks w from the queue. f.mu must be held.
+func (f *fifo) remove(w *waiter) {
+	if w.prev == nil {
+		f.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		f.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	f.queued--
+}

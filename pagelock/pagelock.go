@@ -1,0 +1,166 @@
+// Package pagelock serialises browser tool calls with FIFO locks.
+//
+// A Locker runs in one of two modes. In Global mode every call takes the same
+// lock, so one tool call at a time touches the browser. In PerPage mode each
+// page, and each browser-wide resource such as tracing or a Lighthouse audit,
+// has its own lock, so calls on different pages run side by side. Either way
+// waiters are served strictly in the order they arrived.
+//
+// The package knows nothing of Chrome or MCP: keys are plain names and owners
+// are plain strings, so it can be tested and benchmarked alone.
+package pagelock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Mode says how keys map to locks. The zero value is Global.
+type Mode int
+
+const (
+	// Global maps every key to one FIFO lock: one call at a time, browser-wide.
+	Global Mode = iota
+	// PerPage gives each key its own FIFO lock, so calls on different keys
+	// do not wait for each other.
+	PerPage
+)
+
+// modeNames are the names ParseMode accepts and String returns.
+var modeNames = [...]string{Global: "global", PerPage: "page"}
+
+// ParseMode returns the Mode named s: "global" or "page". It does not trim
+// spaces or fold case; the error lists the valid names.
+func ParseMode(s string) (Mode, error) {
+	for m, name := range modeNames {
+		if s == name {
+			return Mode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown lock mode %q: valid modes are %q and %q",
+		s, modeNames[Global], modeNames[PerPage])
+}
+
+// String returns the name ParseMode accepts for m: "global" or "page". For a
+// value that is not a Mode it returns "Mode(n)", which ParseMode rejects.
+func (m Mode) String() string {
+	if m >= 0 && int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Key names one lockable thing: a page (see PageKey) or a browser-wide
+// resource (Tracing, Audit). A Key is only a name: making one takes no lock
+// and allocates no lock; the Locker makes a lock on first use.
+type Key string
+
+const (
+	// Tracing is the browser-wide tracing resource: Chrome runs one trace at
+	// a time, whatever page it records.
+	Tracing Key = "tracing"
+	// Audit is the browser-wide Lighthouse resource: one audit per browser.
+	Audit Key = "audit"
+
+	// globalKey is the Key Stats reports for the one lock of Global mode.
+	globalKey Key = "global"
+
+	pagePrefix = "page/"
+)
+
+// PageKey returns the Key of the page with the given id, such as "page/3". It
+// does not check that such a page exists.
+func PageKey(id int) Key { return Key(pagePrefix + strconv.Itoa(id)) }
+
+// String returns k as error messages name it: "page 3", "the tracing
+// resource", "the audit resource". It is for people, not for parsing.
+func (k Key) String() string {
+	if id, ok := strings.CutPrefix(string(k), pagePrefix); ok {
+		return "page " + id
+	}
+	if k == globalKey {
+		return "the global lock"
+	}
+	return "the " + string(k) + " resource"
+}
+
+// Options configure a Locker. The zero value is Global mode, no timeout and
+// no queue bound.
+type Options struct {
+	// Mode says how keys map to locks.
+	Mode Mode
+	// Timeout bounds the total time one Acquire waits in queues; past it
+	// Acquire fails with *TimeoutError. Zero waits until ctx ends. It does
+	// not bound how long a Guard is held.
+	Timeout time.Duration
+	// MaxQueue bounds the waiters queued on one lock; an Acquire that would
+	// queue past it fails at once with *BusyError. Zero means unbounded.
+	MaxQueue int
+}
+
+// Locker hands out FIFO locks by Key. It is safe for concurrent use. It does
+// not know what a key protects, and it never takes a lock by itself: a lock is
+// held only by a Guard that Acquire returned.
+type Locker struct {
+	mode     Mode
+	timeout  time.Duration
+	maxQueue int
+	global   *fifo // the one lock of Global mode; nil in PerPage mode
+
+	// locks maps a Key to its *fifo in PerPage mode and, in both modes, a
+	// closed Key to closedFifo. A sync.Map so that calls on distinct pages
+	// look their lock up without contending.
+	locks sync.Map
+
+	mu      sync.Mutex           // serialises lock creation, Close and waiter registration
+	waiting map[*waiter]struct{} // the Acquire calls now queued, for Close to wake
+}
+
+// New returns a Locker configured by opts. Negative Timeout and MaxQueue count
+// as zero. It panics if opts.Mode is neither Global nor PerPage, a programming
+// error that ParseMode prevents. It takes no lock and starts no goroutine.
+func New(opts Options) *Locker {
+	if opts.Mode != Global && opts.Mode != PerPage {
+		panic("pagelock: invalid mode " + opts.Mode.String())
+	}
+	l := &Locker{
+		mode:     opts.Mode,
+		timeout:  max(opts.Timeout, 0),
+		maxQueue: max(opts.MaxQueue, 0),
+		waiting:  make(map[*waiter]struct{}),
+	}
+	if l.mode == Global {
+		l.global = &fifo{name: globalKey}
+	}
+	return l
+}
+
+// Mode returns the mode l was made with. It cannot change.
+func (l *Locker) Mode() Mode { return l.mode }
+
+// ownerKey is the context key of the owner name.
+type ownerKey struct{}
+
+// unnamed is the holder recorded for a call whose ctx names no owner, so that
+// Stats can tell a held lock ("unnamed") from a free one ("").
+const unnamed = "unnamed"
+
+// WithOwner returns a copy of ctx that names the work about to lock, such as
+// the MCP tool name "click". Acquire records it as the holder, for Stats and
+// for the errors of calls waiting behind it. It does not lock anything. An
+// empty owner, or none, is recorded as "unnamed".
+func WithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// ownerOf returns the owner WithOwner put in ctx, or unnamed.
+func ownerOf(ctx context.Context) string {
+	if owner, _ := ctx.Value(ownerKey{}).(string); owner != "" {
+		return owner
+	}
+	return unnamed
+}

@@ -1,0 +1,135 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pagemux/pagemux/browser"
+)
+
+type uidArgs struct {
+	pageArg
+	UID             string `json:"uid" jsonschema:"The uid of an element on the page from the page content snapshot"`
+	IncludeSnapshot bool   `json:"includeSnapshot,omitempty" jsonschema:"Whether to include a snapshot in the response. Default is false."`
+}
+
+type clickArgs struct {
+	uidArgs
+	DblClick bool `json:"dblClick,omitempty" jsonschema:"Set to true for double clicks. Default is false."`
+}
+
+// acted finishes an action: a dialog it opened is a success that the result
+// reports; any other error fails the call.
+func acted(c *call, err error, snapshot bool, format string, args ...any) error {
+	if err != nil && !isDialog(err) {
+		return err
+	}
+	c.resp.say(format, args...)
+	if snapshot {
+		c.resp.includeSnapshot(false)
+	}
+	return nil
+}
+
+func (s *Server) click() tool {
+	return newTool("click", "Clicks on the provided element", false, pageScope,
+		func(ctx context.Context, c *call, a *clickArgs) error {
+			err := c.page.Click(ctx, a.UID, a.DblClick)
+			if a.DblClick {
+				return acted(c, err, a.IncludeSnapshot, "Successfully double clicked on the element")
+			}
+			return acted(c, err, a.IncludeSnapshot, "Successfully clicked on the element")
+		})
+}
+
+func (s *Server) hover() tool {
+	return newTool("hover", "Hover over the provided element", false, pageScope,
+		func(ctx context.Context, c *call, a *uidArgs) error {
+			return acted(c, c.page.Hover(ctx, a.UID), a.IncludeSnapshot, "Successfully hovered over the element")
+		})
+}
+
+type fillArgs struct {
+	uidArgs
+	Value string `json:"value" jsonschema:"The value to fill in"`
+}
+
+func (s *Server) fill() tool {
+	return newTool("fill", "Type text into a input, text area or select an option from a <select> element.", false, pageScope,
+		func(ctx context.Context, c *call, a *fillArgs) error {
+			return acted(c, c.page.Fill(ctx, a.UID, a.Value), a.IncludeSnapshot, "Successfully filled out the element")
+		})
+}
+
+type typeTextArgs struct {
+	pageArg
+	Text      string `json:"text" jsonschema:"The text to type"`
+	SubmitKey string `json:"submitKey,omitempty" jsonschema:"Optional key to press after typing. E.g., \"Enter\", \"Tab\", \"Escape\""`
+}
+
+func (s *Server) typeText() tool {
+	return newTool("type_text", "Type text using keyboard into a previously focused input", false, pageScope,
+		func(ctx context.Context, c *call, a *typeTextArgs) error {
+			var submit *browser.Key
+			if a.SubmitKey != "" {
+				k, err := browser.ParseKey(a.SubmitKey)
+				if err != nil {
+					return &argError{err.Error()}
+				}
+				submit = &k
+			}
+			msg := "Typed text \"%s\""
+			if submit != nil {
+				msg += fmt.Sprintf(" and pressed %s", a.SubmitKey)
+			}
+			return acted(c, c.page.TypeText(ctx, a.Text, submit), false, msg, a.Text)
+		})
+}
+
+type pressKeyArgs struct {
+	pageArg
+	Key             string `json:"key" jsonschema:"A key or a combination (e.g., \"Enter\", \"Control+A\", \"Control++\", \"Control+Shift+R\"). Modifiers: Control, Shift, Alt, Meta"`
+	IncludeSnapshot bool   `json:"includeSnapshot,omitempty" jsonschema:"Whether to include a snapshot in the response. Default is false."`
+}
+
+func (s *Server) pressKey() tool {
+	return newTool("press_key", "Press a key or key combination. Use this when other input methods like fill() cannot be used (e.g., keyboard shortcuts, navigation keys, or special key combinations).", false, pageScope,
+		func(ctx context.Context, c *call, a *pressKeyArgs) error {
+			k, err := browser.ParseKey(a.Key)
+			if err != nil {
+				return &argError{err.Error()}
+			}
+			return acted(c, c.page.PressKey(ctx, k), a.IncludeSnapshot, "Successfully pressed key: %s", a.Key)
+		})
+}
+
+type dialogArgs struct {
+	pageArg
+	Action     string `json:"action" jsonschema:"Whether to dismiss or accept the dialog"`
+	PromptText string `json:"promptText,omitempty" jsonschema:"Optional prompt text to enter into the dialog."`
+}
+
+func (s *Server) handleDialog() tool {
+	return newTool("handle_dialog", "If a browser dialog was opened, use this command to handle it", false, pageScope,
+		func(ctx context.Context, c *call, a *dialogArgs) error {
+			var accept bool
+			switch a.Action {
+			case "accept":
+				accept = true
+			case "dismiss":
+			default:
+				return &argError{fmt.Sprintf("invalid action %q: want accept or dismiss", a.Action)}
+			}
+			_, err := c.page.HandleDialog(ctx, accept, a.PromptText)
+			if err != nil && !isDialog(err) {
+				return err
+			}
+			if accept {
+				c.resp.say("Successfully accepted the dialog")
+			} else {
+				c.resp.say("Successfully dismissed the dialog")
+			}
+			c.resp.includePages()
+			return nil
+		})
+}

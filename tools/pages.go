@@ -1,0 +1,159 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+type noArgs struct{}
+
+func (s *Server) listPages() tool {
+	return newTool("list_pages", "Get a list of pages open in the browser.", true, browserScope,
+		func(ctx context.Context, c *call, _ *noArgs) error {
+			c.resp.includePages()
+			return nil
+		})
+}
+
+type newPageArgs struct {
+	URL        string `json:"url" jsonschema:"URL to load in a new page."`
+	Background bool   `json:"background,omitempty" jsonschema:"Whether to open the page in the background without bringing it to the front. Default is false (foreground)."`
+	Timeout    *int   `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+}
+
+func (s *Server) newPage() tool {
+	return newTool("new_page", "Creates a new page", false, browserScope,
+		func(ctx context.Context, c *call, a *newPageArgs) error {
+			p, err := s.browser.NewPage(ctx, a.Background)
+			if err != nil {
+				return err
+			}
+			// Others can see the page from now on: hold its lock while it loads.
+			release, err := s.lockPage(ctx, "new_page", p)
+			if err != nil {
+				return err
+			}
+			defer release()
+			if err := p.Navigate(ctx, a.URL, ms(a.Timeout, browser.DefaultNavigationTimeout)); err != nil && !isDialog(err) {
+				return fmt.Errorf("opened page %d, but %w", p.ID, err)
+			}
+			c.page = p
+			c.resp.includePages()
+			return nil
+		})
+}
+
+// lockPage takes the lock of a page that a browser-scope tool works on. In
+// global mode the call holds the one lock already.
+func (s *Server) lockPage(ctx context.Context, owner string, p *browser.Page) (func(), error) {
+	if s.locks.Mode() == pagelock.Global {
+		return func() {}, nil
+	}
+	g, err := s.locks.Acquire(pagelock.WithOwner(ctx, owner), pagelock.PageKey(p.ID))
+	if err != nil {
+		return nil, err
+	}
+	return g.Release, nil
+}
+
+type selectPageArgs struct {
+	PageID       int  `json:"pageId" jsonschema:"The ID of the page to select. Call list_pages to get available pages."`
+	BringToFront bool `json:"bringToFront,omitempty" jsonschema:"Whether to focus the page and bring it to the top."`
+}
+
+func (s *Server) selectPage() tool {
+	return newTool("select_page", "Select a page as a context for future tool calls.", false, browserScope,
+		func(ctx context.Context, c *call, a *selectPageArgs) error {
+			p, err := s.browser.Select(a.PageID)
+			if err != nil {
+				return err
+			}
+			if a.BringToFront {
+				if err := p.Ready(ctx); err != nil {
+					return err
+				}
+				pctx, cancel := p.Context(ctx)
+				defer cancel()
+				if _, err := chromedp.Call(pctx, page.BringToFront, struct{}{}); err != nil {
+					return fmt.Errorf("bring page %d to front: %w", p.ID, err)
+				}
+			}
+			c.resp.includePages()
+			return nil
+		})
+}
+
+type closePageArgs struct {
+	PageID int `json:"pageId" jsonschema:"The ID of the page to close. Call list_pages to list pages."`
+}
+
+func (s *Server) closePage() tool {
+	return newTool("close_page", "Closes the page by its index. The last open page cannot be closed.", false, pageScope,
+		func(ctx context.Context, c *call, a *closePageArgs) error {
+			err := s.browser.ClosePage(ctx, c.page)
+			if errors.Is(err, browser.ErrLastPage) {
+				c.resp.say("%s", browser.ErrLastPage.Error())
+				err = nil
+			}
+			c.resp.includePages()
+			return err
+		})
+}
+
+type navigateArgs struct {
+	PageID      *int   `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
+	Type        string `json:"type,omitempty" jsonschema:"Navigate the page by URL, back or forward in history, or reload."`
+	URL         string `json:"url,omitempty" jsonschema:"Target URL (only type=url)"`
+	IgnoreCache bool   `json:"ignoreCache,omitempty" jsonschema:"Whether to ignore cache on reload."`
+	Timeout     *int   `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+}
+
+func (s *Server) navigatePage() tool {
+	t := newTool("navigate_page", "Navigates the currently selected page to a URL.", false, pageScope,
+		func(ctx context.Context, c *call, a *navigateArgs) error {
+			timeout := ms(a.Timeout, browser.DefaultNavigationTimeout)
+			typ := a.Type
+			if typ == "" {
+				typ = "url"
+				if a.URL == "" {
+					return &argError{"navigate_page needs a url, or a type of back, forward or reload"}
+				}
+			}
+			var err error
+			switch typ {
+			case "url":
+				if a.URL == "" {
+					return &argError{`navigate_page with type "url" needs a url`}
+				}
+				err = c.page.Navigate(ctx, a.URL, timeout)
+				c.resp.say("Successfully navigated to %s.", a.URL)
+			case "back":
+				err = c.page.History(ctx, -1, timeout)
+				c.resp.say("Successfully navigated back to %s.", c.page.URL())
+			case "forward":
+				err = c.page.History(ctx, +1, timeout)
+				c.resp.say("Successfully navigated forward to %s.", c.page.URL())
+			case "reload":
+				err = c.page.Reload(ctx, a.IgnoreCache, timeout)
+				c.resp.say("Successfully reloaded the page.")
+			default:
+				return &argError{fmt.Sprintf("invalid type %q: want url, back, forward or reload", typ)}
+			}
+			if err != nil && !isDialog(err) {
+				return err
+			}
+			c.resp.includePages()
+			return nil
+		})
+	return t
+}
+
+// isDialog reports an action that opened a dialog: a success, reported with
+// the dialog.
+func isDialog(err error) bool { return errors.Is(err, browser.ErrDialogOpen) }

@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
+)
+
+// response collects what a tool says. The Guard middleware turns it into one
+// text item, sections in chrome-devtools-mcp's order, then the images.
+type response struct {
+	lines        []string
+	withPages    bool
+	withSnapshot bool
+	verbose      bool
+	images       []mcp.Content
+}
+
+// say adds a line of text.
+func (r *response) say(format string, args ...any) { r.lines = append(r.lines, fmt.Sprintf(format, args...)) }
+
+// includePages appends the page list.
+func (r *response) includePages() { r.withPages = true }
+
+// includeSnapshot appends a fresh snapshot of the page.
+func (r *response) includeSnapshot(verbose bool) {
+	r.withSnapshot = true
+	r.verbose = r.verbose || verbose
+}
+
+// image attaches an image item.
+func (r *response) image(data []byte, mime string) {
+	r.images = append(r.images, mcp.NewImageContent(base64.StdEncoding.EncodeToString(data), mime))
+}
+
+// formatPages is the "## Pages" section.
+func formatPages(pages []*browser.Page, selected int) string {
+	var b strings.Builder
+	b.WriteString("## Pages")
+	for _, p := range pages {
+		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p))
+		if p.ID == selected {
+			b.WriteString(" [selected]")
+		}
+	}
+	return b.String()
+}
+
+// pageLabel is "Title (url)", or the url alone for a page without a title.
+func pageLabel(p *browser.Page) string {
+	url, title := p.URL(), p.Title()
+	if title == "" || title == url || strings.TrimPrefix(url, "http://") == title || strings.TrimPrefix(url, "https://") == title {
+		return url
+	}
+	return fmt.Sprintf("%s (%s)", title, url)
+}
+
+// formatDialog is the section for a dialog that blocks the page.
+func formatDialog(typ, message string) string {
+	return fmt.Sprintf("# Open dialog\n%s: %s.\nCall handle_dialog to handle it before continuing.", typ, message)
+}

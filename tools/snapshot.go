@@ -1,0 +1,52 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+type pageArg struct {
+	PageID *int `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
+}
+
+type snapshotArgs struct {
+	pageArg
+	Verbose bool `json:"verbose,omitempty" jsonschema:"Whether to include all possible information available in the full a11y tree. Default is false."`
+}
+
+func (s *Server) takeSnapshot() tool {
+	return newTool("take_snapshot", "Take a text snapshot of the currently selected page based on the a11y tree. The snapshot lists page elements along with a unique identifier (uid). Always use the latest snapshot. Prefer taking a snapshot over taking a screenshot.", true, pageScope,
+		func(ctx context.Context, c *call, a *snapshotArgs) error {
+			if err := c.page.Ready(ctx); err != nil {
+				return err
+			}
+			c.resp.includeSnapshot(a.Verbose)
+			return nil
+		})
+}
+
+// defaultWaitTimeout is wait_for's timeout when none is given.
+const defaultWaitTimeout = 5 * time.Second
+
+type waitForArgs struct {
+	pageArg
+	Text    []string `json:"text" jsonschema:"Non-empty list of texts. Resolves when any value appears on the page."`
+	Timeout *int     `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+}
+
+func (s *Server) waitFor() tool {
+	return newTool("wait_for", "Wait for the specified text to appear on the selected page.", true, pageScope,
+		func(ctx context.Context, c *call, a *waitForArgs) error {
+			if len(a.Text) == 0 {
+				return &argError{"wait_for needs at least one text to wait for"}
+			}
+			if _, err := c.page.WaitForText(ctx, a.Text, ms(a.Timeout, defaultWaitTimeout)); err != nil {
+				return err
+			}
+			quoted, _ := json.Marshal(a.Text)
+			c.resp.say("Element matching one of %s found.", quoted)
+			c.resp.includeSnapshot(false)
+			return nil
+		})
+}

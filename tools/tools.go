@@ -1,0 +1,171 @@
+// Package tools is pagemux's MCP surface: the chrome-devtools-mcp compatible
+// tools, each wrapped in a Guard that holds the right locks for the call.
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// Version is the server version reported to clients.
+var Version = "0.1.0"
+
+//go:embed instructions.md
+var instructions string
+
+// Server is the MCP server over one browser and one set of locks.
+type Server struct {
+	browser *browser.Browser
+	locks   *pagelock.Locker
+	log     *slog.Logger
+	mcp     *server.MCPServer
+}
+
+// New registers every tool on a new MCP server. It does not start Chrome: the
+// first call that needs it does.
+func New(b *browser.Browser, locks *pagelock.Locker, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{browser: b, locks: locks, log: log}
+	s.mcp = server.NewMCPServer("pagemux", Version,
+		server.WithToolCapabilities(false),
+		server.WithInputSchemaValidation(),
+		server.WithInstructions(instructions),
+	)
+	b.OnPageClosed(func(p *browser.Page) { locks.Close(pagelock.PageKey(p.ID)) })
+	for _, t := range s.tools() {
+		s.mcp.AddTool(t.def, s.guard(t))
+	}
+	return s
+}
+
+// MCP returns the MCP server, for in-process clients and other transports.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Tools returns the definitions of every tool, in registration order.
+func (s *Server) Tools() []mcp.Tool {
+	var defs []mcp.Tool
+	for _, t := range s.tools() {
+		defs = append(defs, t.def)
+	}
+	return defs
+}
+
+// ServeStdio speaks MCP on in and out until in ends or ctx is done.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	stdio := server.NewStdioServer(s.mcp)
+	// mcp-go runs tool calls on 5 workers and reads stdin inline once its
+	// queue is full. Calls wait on page locks, so raise both: calls queued on
+	// a busy page must not delay a call on a free page, nor the reading of a
+	// cancellation.
+	server.WithWorkerPoolSize(100)(stdio)
+	server.WithQueueSize(10000)(stdio)
+	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
+	return stdio.Listen(ctx, in, out)
+}
+
+// scope says which lock a tool takes in page mode.
+type scope int
+
+const (
+	// browserScope tools never wait behind a busy page in page mode.
+	browserScope scope = iota
+	// pageScope tools take the lock of the page they act on.
+	pageScope
+)
+
+// tool is one definition and its handler, before the Guard wraps it.
+type tool struct {
+	def    mcp.Tool
+	scope  scope
+	handle func(ctx context.Context, c *call) error
+}
+
+// call is one tool call as the handler sees it.
+type call struct {
+	req  mcp.CallToolRequest
+	page *browser.Page // the page acted on; nil for browser-scope tools
+	resp *response
+}
+
+// bind decodes the call's arguments into args, with an error an agent can act on.
+func (c *call) bind(args any) error {
+	raw, err := json.Marshal(c.req.GetRawArguments())
+	if err != nil {
+		return err
+	}
+	if string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if err := json.Unmarshal(raw, args); err != nil {
+		return &argError{fmt.Sprintf("invalid arguments for %s: %v", c.req.Params.Name, err)}
+	}
+	return nil
+}
+
+// argError is bad input from the agent.
+type argError struct{ msg string }
+
+func (e *argError) Error() string { return e.msg }
+
+// newTool builds a tool whose handler decodes its arguments into A.
+func newTool[A any](name, description string, readOnly bool, sc scope, handle func(ctx context.Context, c *call, args *A) error) tool {
+	def := mcp.NewTool(name,
+		mcp.WithDescription(description),
+		mcp.WithInputSchema[A](),
+		mcp.WithReadOnlyHintAnnotation(readOnly),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(true),
+	)
+	return tool{def: def, scope: sc, handle: func(ctx context.Context, c *call) error {
+		args := new(A)
+		if err := c.bind(args); err != nil {
+			return err
+		}
+		return handle(ctx, c, args)
+	}}
+}
+
+// tools lists every tool. Keep the groups in TOOLS.md's order.
+func (s *Server) tools() []tool {
+	return []tool{
+		// Pages: pages.go
+		s.listPages(),
+		s.newPage(),
+		s.selectPage(),
+		s.closePage(),
+		s.navigatePage(),
+		// Reading the page: snapshot.go
+		s.waitFor(),
+		s.takeSnapshot(),
+		// Input: input.go
+		s.click(),
+		s.hover(),
+		s.fill(),
+		s.typeText(),
+		s.pressKey(),
+		s.handleDialog(),
+		// Script and pixels: script.go, screenshot.go
+		s.evaluateScript(),
+		s.takeScreenshot(),
+	}
+}
+
+// ms turns a timeout argument in milliseconds into a duration, def if unset.
+func ms(v *int, def time.Duration) time.Duration {
+	if v == nil || *v <= 0 {
+		return def
+	}
+	return time.Duration(*v) * time.Millisecond
+}
