@@ -25,7 +25,9 @@ type NavigationError struct {
 	Text string
 }
 
-func (e *NavigationError) Error() string { return fmt.Sprintf("navigating to %s failed: %s", e.URL, e.Text) }
+func (e *NavigationError) Error() string {
+	return fmt.Sprintf("navigating to %s failed: %s", e.URL, e.Text)
+}
 
 // Navigate loads url in the main frame and waits for it to load and settle.
 func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration) error {
@@ -292,7 +294,7 @@ func (p *Page) Hover(ctx context.Context, uid string) error {
 // directly; for text it focuses the field and selects its content, so the
 // typing that follows replaces it. It returns "done" or "type".
 const prepareFillJS = `function(value) {
-  const el = this;
+  const el = this.nodeType === Node.ELEMENT_NODE ? this : this.parentElement;
   const fire = () => { el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); };
   if (el instanceof HTMLSelectElement) {
     const opts = [...el.options];

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/accessibility"
@@ -70,8 +72,6 @@ func (k uidKey) append(b []byte) []byte {
 	return strconv.AppendInt(b, int64(k.n), 10)
 }
 
-func (k uidKey) String() string { return string(k.append(nil)) }
-
 // parseUID parses "<seq>_<n>": decimal digits only, seq from 1.
 func parseUID(s string) (uidKey, bool) {
 	a, b, ok := strings.Cut(s, "_")
@@ -97,12 +97,18 @@ func parseUIDDigits(s string) (int, bool) {
 	return n, true
 }
 
-// axRef names one DOM node: backend node ids are unique only within one
-// renderer process, so the frame of the document disambiguates nodes of
-// out-of-process iframes.
+// axRef names the DOM node of an AX node. Backend node ids are unique only
+// within one renderer process, so the frame of the document tells nodes of
+// out-of-process iframes apart. An AX node without a DOM node of its own
+// (InlineTextBox, the text of a CSS ::before) is named by its nearest
+// ancestor that has one and its rank among such nodes below it, so that it
+// too keeps its uid and resolves to something an agent can act on.
+// chrome-devtools-mcp gives all of them one shared uid that resolves to
+// nothing.
 type axRef struct {
 	frame   cdp.FrameID
 	backend cdp.BackendNodeID
+	rank    int32 // 0 for a node with a DOM node of its own
 }
 
 type uidEntry struct {
@@ -121,10 +127,6 @@ type UIDs struct {
 	minted   []int // minted[seq-1]: how many uids that snapshot handed out
 	byNode   map[axRef]*uidEntry
 	byUID    map[uidKey]axRef
-	// transient holds the uids of the latest snapshot's nodes that have no
-	// DOM node of their own (InlineTextBox): each snapshot numbers them anew
-	// and they resolve to the nearest ancestor that has one.
-	transient map[uidKey]axRef
 }
 
 // NewUIDs returns an empty registry whose first snapshot is number 1.
@@ -181,7 +183,6 @@ func (u *UIDs) Reset() {
 	u.resetSeq = u.seq
 	u.byNode = map[axRef]*uidEntry{}
 	u.byUID = map[uidKey]axRef{}
-	u.transient = nil
 }
 
 // Lookup resolves a uid of the current document to its DOM node. The error
@@ -205,10 +206,7 @@ func (u *UIDs) LookupFrame(uid string) (cdp.FrameID, cdp.BackendNodeID, error) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if ref, ok := u.byUID[k]; ok {
-		return ref.frame, ref.backend, nil
-	}
-	if ref, ok := u.transient[k]; ok {
+	if ref, ok := u.byUID[k]; ok && ref.backend != 0 {
 		return ref.frame, ref.backend, nil
 	}
 	if k.seq <= u.resetSeq && k.n < u.minted[k.seq-1] {
@@ -224,22 +222,8 @@ func (u *UIDs) assign(t *axTree) (int, []uidKey) {
 	defer u.mu.Unlock()
 	u.seq++
 	seq, n := u.seq, 0
-	u.transient = nil
 	for i, o := range t.out {
-		ref, ok := t.ref(o.node)
-		if !ok {
-			// chrome-devtools-mcp gives all such nodes one shared uid that
-			// resolves to nothing; a fresh uid each is more honest.
-			uids[i] = uidKey{seq, n}
-			n++
-			if anc, ok := t.ancestorRef(o.node); ok {
-				if u.transient == nil {
-					u.transient = map[uidKey]axRef{}
-				}
-				u.transient[uids[i]] = anc
-			}
-			continue
-		}
+		ref := t.ref(o.node)
 		if e := u.byNode[ref]; e != nil {
 			e.lastSeen = seq
 			uids[i] = e.uid
@@ -304,9 +288,11 @@ type axNode struct {
 	src      *accessibility.Node
 	role     string
 	children []int32
-	parent   int32 // -1 for a document root
 	doc      int32 // index into axTree.docs
-	flags    uint16
+	// owner and rank name a node without a DOM node of its own: the
+	// nearest ancestor with one (-1 if none) and its rank below it.
+	owner, rank int32
+	flags       uint16
 	// focusableChild caches hasFocusableChild: 0 unknown, 1 no, 2 yes.
 	focusableChild int8
 	frame          int32 // root node of the child frame's document, or -1
@@ -326,23 +312,19 @@ type axTree struct {
 	docs  []cdp.FrameID // frame of each document, from its root node
 	out   []axOut
 	seen  []bool // scratch for cycle detection
+	roles map[string]string
 }
 
-func (t *axTree) ref(i int32) (axRef, bool) {
+func (t *axTree) ref(i int32) axRef {
 	n := &t.nodes[i]
-	if n.src.BackendDOMNodeID == 0 {
-		return axRef{}, false
-	}
-	return axRef{t.docs[n.doc], n.src.BackendDOMNodeID}, true
-}
-
-func (t *axTree) ancestorRef(i int32) (axRef, bool) {
-	for i = t.nodes[i].parent; i >= 0; i = t.nodes[i].parent {
-		if ref, ok := t.ref(i); ok {
-			return ref, true
+	ref := axRef{frame: t.docs[n.doc], backend: n.src.BackendDOMNodeID}
+	if ref.backend == 0 {
+		ref.rank = n.rank
+		if n.owner >= 0 {
+			ref.backend = t.nodes[n.owner].src.BackendDOMNodeID
 		}
 	}
-	return axRef{}, false
+	return ref
 }
 
 // buildAXTree parses every document and lists the nodes to show.
@@ -371,8 +353,13 @@ func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
 	}
 	seen[f] = true
 	doc := int32(len(t.docs))
-	t.docs = append(t.docs, f.Nodes[0].FrameID)
+	var frame cdp.FrameID
+	if f.Nodes[0] != nil {
+		frame = f.Nodes[0].FrameID
+	}
+	t.docs = append(t.docs, frame)
 	base := int32(len(t.nodes))
+	t.nodes = slices.Grow(t.nodes, len(f.Nodes))
 	index := make(map[accessibility.NodeID]int32, len(f.Nodes))
 	for i, src := range f.Nodes {
 		if src == nil {
@@ -381,7 +368,7 @@ func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
 		if _, dup := index[src.NodeID]; !dup {
 			index[src.NodeID] = base + int32(i)
 		}
-		t.nodes = append(t.nodes, parseAXNode(src, doc))
+		t.nodes = append(t.nodes, t.parseNode(src, doc))
 	}
 	// One backing array for all children lists of this document.
 	total := 0
@@ -399,42 +386,83 @@ func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
 		for _, id := range src.ChildIDs {
 			if c, ok := index[id]; ok {
 				kids = append(kids, c)
-				if t.nodes[c].parent < 0 && c != base {
-					t.nodes[c].parent = base + int32(i)
-				}
 			}
 		}
 		t.nodes[base+int32(i)].children = kids[start:len(kids):len(kids)]
 	}
-	end := int32(len(t.nodes))
-	for backend, child := range f.Frames {
-		if backend == 0 {
+	t.rankNodesWithoutDOM(base)
+	if len(f.Frames) == 0 {
+		return base
+	}
+	// Each child frame goes under the first node of its owner element.
+	attached := make(map[cdp.BackendNodeID]bool, len(f.Frames))
+	for i, end := base, int32(len(t.nodes)); i < end; i++ {
+		backend := t.nodes[i].src.BackendDOMNodeID
+		child, ok := f.Frames[backend]
+		if !ok || backend == 0 || attached[backend] {
 			continue
 		}
-		owner := t.findBackend(base, end, backend)
-		if owner < 0 || t.nodes[owner].frame >= 0 {
-			continue
-		}
+		attached[backend] = true
 		// addDoc grows t.nodes: take its result before indexing.
 		r := t.addDoc(child, seen)
-		t.nodes[owner].frame = r
+		t.nodes[i].frame = r
 	}
 	return base
 }
 
-func (t *axTree) findBackend(from, to int32, backend cdp.BackendNodeID) int32 {
-	for i := from; i < to; i++ {
-		if t.nodes[i].src.BackendDOMNodeID == backend {
-			return i
+// rankNodesWithoutDOM sets owner and rank of the nodes below root that have
+// no DOM node of their own, numbering them in document order below their
+// owner, from 1. It walks the whole document, shown or not, so that a
+// node's rank doesn't depend on verbose.
+func (t *axTree) rankNodesWithoutDOM(root int32) {
+	type item struct{ i, owner int32 }
+	size := int32(len(t.nodes)) - root
+	seen := make([]bool, size)
+	ranks := make([]int32, size+1) // by owner-root+1: owner -1 is 0
+	seen[0] = true
+	stack := []item{{root, -1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := &t.nodes[it.i]
+		owner := it.i
+		if n.src.BackendDOMNodeID == 0 {
+			r := &ranks[it.owner-root+1]
+			*r++
+			n.owner, n.rank, owner = it.owner, *r, it.owner
+		}
+		for _, c := range slices.Backward(n.children) {
+			if !seen[c-root] {
+				seen[c-root] = true
+				stack = append(stack, item{c, owner})
+			}
 		}
 	}
-	return -1
 }
 
-func parseAXNode(src *accessibility.Node, doc int32) axNode {
-	n := axNode{src: src, parent: -1, doc: doc, frame: -1, role: "Unknown"}
+// role returns the role as a string, shared between the nodes that have it:
+// a page has few roles and many nodes.
+func (t *axTree) role(raw jsonv2.Value) string {
+	v := axDecode(raw)
+	if v.kind != axStr && v.kind != axNum {
+		return ""
+	}
+	text := v.text()
+	if r, ok := t.roles[string(text)]; ok {
+		return r
+	}
+	if t.roles == nil {
+		t.roles = map[string]string{}
+	}
+	r := string(text)
+	t.roles[r] = r
+	return r
+}
+
+func (t *axTree) parseNode(src *accessibility.Node, doc int32) axNode {
+	n := axNode{src: src, doc: doc, frame: -1, owner: -1, role: "Unknown"}
 	if src.Role != nil {
-		n.role = axValueString(src.Role.Value)
+		n.role = t.role(src.Role.Value)
 	}
 	if src.Ignored {
 		n.flags |= axfIgnored
@@ -463,7 +491,7 @@ func parseAXNode(src *accessibility.Node, doc int32) axNode {
 		switch p.Name {
 		case "editable":
 			set(axfEditable, true)
-			set(axfRichlyEditable, v.kind == axStr && v.s == "richtext")
+			set(axfRichlyEditable, v.is("richtext"))
 		case "focusable":
 			set(axfFocusable, axTruthy(v))
 		case "hidden":
@@ -471,7 +499,7 @@ func parseAXNode(src *accessibility.Node, doc int32) axNode {
 		case "busy":
 			set(axfBusy, axTruthy(v))
 		case "live":
-			set(axfLive, axTruthy(v) && !(v.kind == axStr && v.s == "off"))
+			set(axfLive, axTruthy(v) && !v.is("off"))
 		case "modal":
 			set(axfModal, axTruthy(v))
 		case "roledescription":
@@ -654,16 +682,16 @@ func (t *axTree) markRedundantText(skip []bool) {
 			next[i], first[p] = first[p], int32(i)
 		}
 	}
-	var text strings.Builder
+	var text []byte
 	for p := range t.out {
 		if first[p] < 0 {
 			continue
 		}
 		name, ok := t.nodeName(t.out[p].node)
-		if !ok || name == "" {
+		if !ok || len(name) == 0 {
 			continue
 		}
-		text.Reset()
+		text = text[:0]
 		redundant := true
 		for c := first[p]; c >= 0; c = next[c] {
 			if t.nodes[t.out[c].node].role != "StaticText" || first[c] >= 0 {
@@ -671,9 +699,9 @@ func (t *axTree) markRedundantText(skip []bool) {
 				break
 			}
 			s, _ := t.nodeName(t.out[c].node)
-			text.WriteString(s)
+			text = append(text, s...)
 		}
-		if redundant && stripJSSpace(text.String()) == stripJSSpace(name) {
+		if redundant && equalIgnoringJSSpace(text, name) {
 			for c := first[p]; c >= 0; c = next[c] {
 				skip[c] = true
 			}
@@ -682,10 +710,10 @@ func (t *axTree) markRedundantText(skip []bool) {
 }
 
 // nodeName is the node's name, ok when it has one that is a string.
-func (t *axTree) nodeName(i int32) (string, bool) {
+func (t *axTree) nodeName(i int32) ([]byte, bool) {
 	src := t.nodes[i].src
 	if src.Name == nil {
-		return "", false
+		return nil, false
 	}
 	v := axDecode(src.Name.Value)
 	return v.s, v.kind == axStr
@@ -775,14 +803,77 @@ var axAttrInfo = [axNumAttrs]struct {
 	axAttrValuetext:       {"valuetext", axAttrString, ""},
 }
 
-// axAttrIndex maps a property name, lower-cased as puppeteer does, to its slot.
-var axAttrIndex = func() map[string]int {
-	m := make(map[string]int, axNumAttrs)
-	for i, a := range axAttrInfo {
-		m[a.name] = i
+// axAttrSlot returns the slot of a property name, lower-cased as puppeteer
+// does, or -1 for a property that isn't printed.
+func axAttrSlot(name string) int {
+	switch name {
+	case "atomic":
+		return axAttrAtomic
+	case "autocomplete":
+		return axAttrAutocomplete
+	case "busy":
+		return axAttrBusy
+	case "checked":
+		return axAttrChecked
+	case "description":
+		return axAttrDescription
+	case "details":
+		return axAttrDetails
+	case "disabled":
+		return axAttrDisabled
+	case "errormessage":
+		return axAttrErrormessage
+	case "expanded":
+		return axAttrExpanded
+	case "focused":
+		return axAttrFocused
+	case "haspopup", "hasPopup":
+		return axAttrHaspopup
+	case "invalid":
+		return axAttrInvalid
+	case "keyshortcuts":
+		return axAttrKeyshortcuts
+	case "level":
+		return axAttrLevel
+	case "live":
+		return axAttrLive
+	case "modal":
+		return axAttrModal
+	case "multiline":
+		return axAttrMultiline
+	case "multiselectable":
+		return axAttrMultiselectable
+	case "orientation":
+		return axAttrOrientation
+	case "pressed":
+		return axAttrPressed
+	case "readonly":
+		return axAttrReadonly
+	case "relevant":
+		return axAttrRelevant
+	case "required":
+		return axAttrRequired
+	case "roledescription":
+		return axAttrRoledescription
+	case "selected":
+		return axAttrSelected
+	case "url":
+		return axAttrURL
+	case "value":
+		return axAttrValue
+	case "valuemax":
+		return axAttrValuemax
+	case "valuemin":
+		return axAttrValuemin
+	case "valuetext":
+		return axAttrValuetext
 	}
-	return m
-}()
+	// Chrome spells them as above; anything else is lower-cased first.
+	if lower := strings.ToLower(name); lower != name {
+		return axAttrSlot(lower)
+	}
+	return -1
+}
 
 func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]axValue) []byte {
 	n := &t.nodes[o.node]
@@ -804,40 +895,44 @@ func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]ax
 	if src.Name != nil {
 		name = axDecode(src.Name.Value)
 	}
-	if axTruthy(name) {
+	if (name.kind == axStr || name.kind == axNum) && axTruthy(name) {
 		b = append(b, ' ')
 		b = appendAXQuoted(b, name.text())
 	}
 
-	*attrs = [axNumAttrs]axValue{}
+	// set has a bit for each slot of attrs that holds a value; a later
+	// property of the same name wins, as in puppeteer's Map.
+	var set uint32
+	put := func(i int, v *accessibility.Value) {
+		set |= 1 << i
+		attrs[i] = axValue{kind: axNull}
+		if v != nil {
+			attrs[i] = axPresent(axDecode(v.Value))
+		}
+	}
 	for _, p := range src.Properties {
 		if p == nil {
 			continue
 		}
-		if i, ok := axAttrIndex[strings.ToLower(string(p.Name))]; ok {
-			attrs[i] = axValue{kind: axNull}
-			if p.Value != nil {
-				attrs[i] = axPresent(axDecode(p.Value.Value))
-			}
+		if i := axAttrSlot(string(p.Name)); i >= 0 {
+			put(i, p.Value)
 		}
 	}
 	if src.Value != nil {
-		attrs[axAttrValue] = axPresent(axDecode(src.Value.Value))
+		put(axAttrValue, src.Value)
 	}
 	if src.Description != nil {
-		attrs[axAttrDescription] = axPresent(axDecode(src.Description.Value))
+		put(axAttrDescription, src.Description)
 	}
 	isOption := n.role == "option"
 	if isOption && axTruthy(name) {
 		// chrome-devtools-mcp sets an option's value to its text and
 		// then doesn't print it.
-		attrs[axAttrValue] = axValue{}
+		set &^= 1 << axAttrValue
 	}
-	for i := range axNumAttrs {
+	for ; set != 0; set &= set - 1 {
+		i := bits.TrailingZeros32(set)
 		v := attrs[i]
-		if v.kind == axUndefined {
-			continue
-		}
 		info := &axAttrInfo[i]
 		switch info.kind {
 		case axAttrBool:
@@ -847,14 +942,14 @@ func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]ax
 			v = axValue{kind: axBool, b: axTruthy(v)}
 		case axAttrTristate:
 			switch {
-			case v.kind == axStr && v.s == "mixed":
-			case v.kind == axStr && v.s == "true", v.kind == axBool && v.b:
+			case v.is("mixed"):
+			case v.is("true"), v.kind == axBool && v.b:
 				v = axValue{kind: axBool, b: true}
 			default:
 				v = axValue{kind: axBool}
 			}
 		case axAttrToken:
-			if !axTruthy(v) || v.kind == axStr && v.s == "false" {
+			if !axTruthy(v) || v.is("false") {
 				continue
 			}
 		}
@@ -883,7 +978,7 @@ func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]ax
 // breaks its one-node-a-line format; we escape them as JSON does, which
 // leaves every quoted string a valid JSON string literal. Non-ASCII text is
 // kept as is.
-func appendAXQuoted(b []byte, s string) []byte {
+func appendAXQuoted(b []byte, s []byte) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -911,7 +1006,7 @@ func appendAXQuoted(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRune(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
@@ -933,26 +1028,49 @@ func appendAXQuoted(b []byte, s string) []byte {
 
 const axHexDigits = "0123456789abcdef"
 
-// stripJSSpace removes what JavaScript's /\s/ matches.
-func stripJSSpace(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680',
-			'\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff':
-			return -1
+// equalIgnoringJSSpace compares a and b with what JavaScript's /\s/ matches
+// removed from both.
+func equalIgnoringJSSpace(a, b []byte) bool {
+	for {
+		a, b = skipJSSpace(a), skipJSSpace(b)
+		if len(a) == 0 || len(b) == 0 {
+			return len(a) == len(b)
 		}
-		if r >= '\u2000' && r <= '\u200a' {
-			return -1
+		ra, na := utf8.DecodeRune(a)
+		rb, nb := utf8.DecodeRune(b)
+		if ra != rb || na != nb {
+			return false
 		}
-		return r
-	}, s)
+		a, b = a[na:], b[nb:]
+	}
+}
+
+func skipJSSpace(s []byte) []byte {
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		if !isJSSpace(r) {
+			break
+		}
+		s = s[n:]
+	}
+	return s
+}
+
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680',
+		'\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff':
+		return true
+	}
+	return r >= '\u2000' && r <= '\u200a'
 }
 
 // axValue is an AX value as JavaScript would see it, since the rules we
-// follow test values for truthiness.
+// follow test values for truthiness. It points into the raw JSON when it
+// can, so reading a tree allocates little.
 type axValue struct {
 	kind axKind
-	s    string // a string, or a number's JSON text
+	s    []byte // a string's content, or a number's JSON text
 	b    bool
 }
 
@@ -974,13 +1092,12 @@ func axDecode(raw jsonv2.Value) axValue {
 	switch c := raw[0]; {
 	case c == '"':
 		if len(raw) >= 2 && raw[len(raw)-1] == '"' && !slices.Contains(raw[1:len(raw)-1], '\\') {
-			return axValue{kind: axStr, s: string(raw[1 : len(raw)-1])}
+			return axValue{kind: axStr, s: raw[1 : len(raw)-1]}
 		}
-		var s string
-		if err := jsonv2.Unmarshal(raw, &s); err != nil {
-			return axValue{kind: axOther}
+		if s, ok := axUnquote(raw); ok {
+			return axValue{kind: axStr, s: s}
 		}
-		return axValue{kind: axStr, s: s}
+		return axValue{kind: axOther}
 	case c == 't':
 		return axValue{kind: axBool, b: true}
 	case c == 'f':
@@ -988,11 +1105,87 @@ func axDecode(raw jsonv2.Value) axValue {
 	case c == 'n':
 		return axValue{kind: axNull}
 	case c == '-' || c >= '0' && c <= '9':
-		return axValue{kind: axNum, s: string(raw)}
+		return axValue{kind: axNum, s: raw}
 	default:
 		return axValue{kind: axOther}
 	}
 }
+
+// axUnquote decodes a JSON string with escapes. It is much cheaper than
+// the JSON package for the short strings of a tree.
+func axUnquote(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	in := raw[1 : len(raw)-1]
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i++; i == len(in) {
+			return nil, false
+		}
+		switch in[i] {
+		case '"', '\\', '/':
+			out = append(out, in[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := axHex4(in[i+1:])
+			if !ok {
+				return nil, false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if r2, ok := axHex4(in[min(i+3, len(in)):]); ok && i+2 < len(in) && in[i+1] == '\\' && in[i+2] == 'u' {
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						r = d
+						i += 6
+					}
+				}
+			}
+			out = utf8.AppendRune(out, r) // a lone surrogate becomes U+FFFD
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func axHex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// is reports whether v is the string want.
+func (v axValue) is(want string) bool { return v.kind == axStr && string(v.s) == want }
 
 // axPresent marks a value as given, even when it has no content: a boolean
 // state that is present prints its capability word.
@@ -1008,53 +1201,62 @@ func axTruthy(v axValue) bool {
 	case axBool:
 		return v.b
 	case axStr:
-		return v.s != ""
+		return len(v.s) != 0
 	case axNum:
-		f, err := strconv.ParseFloat(v.s, 64)
-		return err != nil || f != 0
+		// Zero whatever its spelling: no digit but 0 before the exponent.
+		for _, c := range v.s {
+			if c == 'e' || c == 'E' {
+				break
+			}
+			if c >= '1' && c <= '9' {
+				return true
+			}
+		}
+		return false
 	case axOther:
 		return true
 	}
 	return false
 }
 
-// axValueString is a role or name value as a string ("" when it isn't one).
-func axValueString(raw jsonv2.Value) string {
-	v := axDecode(raw)
-	if v.kind == axStr || v.kind == axNum {
-		return v.text()
-	}
-	return ""
-}
-
 // text is the value as JavaScript's template strings print it.
-func (v axValue) text() string {
+func (v axValue) text() []byte {
 	switch v.kind {
 	case axStr:
 		return v.s
 	case axNum:
 		return axJSNumber(v.s)
 	case axBool:
-		return strconv.FormatBool(v.b)
+		return strconv.AppendBool(nil, v.b)
 	}
-	return ""
+	return nil
 }
 
 // axJSNumber formats a JSON number as JavaScript's Number#toString does.
-func axJSNumber(lit string) string {
-	f, err := strconv.ParseFloat(lit, 64)
+func axJSNumber(lit []byte) []byte {
+	plain := len(lit) > 0 && len(lit) < 16
+	for i, c := range lit {
+		if !(c >= '0' && c <= '9' || c == '-' && i == 0) {
+			plain = false
+			break
+		}
+	}
+	if plain && (lit[0] != '-' || string(lit) != "-0") {
+		return lit // an integer JavaScript prints the same way
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
 		return lit
 	}
 	if f == 0 {
-		return "0"
+		return []byte("0")
 	}
 	if a := math.Abs(f); a >= 1e-6 && a < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
+		return strconv.AppendFloat(nil, f, 'f', -1, 64)
 	}
 	s := strconv.FormatFloat(f, 'e', -1, 64) // 1e-07, 1.5e+21
 	mant, exp, _ := strings.Cut(s, "e")
 	sign := exp[0]
 	exp = strings.TrimLeft(exp[1:], "0")
-	return mant + "e" + string(sign) + exp
+	return []byte(mant + "e" + string(sign) + exp)
 }

@@ -234,7 +234,9 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 		}
 	case *target.EventTargetDestroyed:
 		if p := b.pageByTarget(ev.TargetID); p != nil {
-			b.pageGone(p)
+			// Not here: closing the tab's context talks to the browser, and
+			// this loop is what reads the browser's answers.
+			go b.pageGone(p)
 		}
 	case *target.EventTargetCrashed:
 		if p := b.pageByTarget(ev.TargetID); p != nil {

@@ -36,13 +36,13 @@ type Page struct {
 	ctx        context.Context // the tab's chromedp context, set by attach
 	cancel     context.CancelFunc
 
-	mu       sync.Mutex
-	url      string
-	title    string
-	dialog   *page.EventJavascriptDialogOpening
-	nav      navState
-	changed  chan struct{} // closed and replaced on every change of nav or dialog
-	isCrash  bool
+	mu      sync.Mutex
+	url     string
+	title   string
+	dialog  *page.EventJavascriptDialogOpening
+	nav     navState
+	changed chan struct{} // closed and replaced on every change of nav or dialog
+	isCrash bool
 }
 
 // navState follows the main frame's loading, from the ordered event stream.
@@ -152,7 +152,7 @@ func (p *Page) onEvent(ev any) {
 }
 
 // The main frame's id is the target id for a page target.
-func (p *Page) mainFrameLocked() cdp.FrameID       { return cdp.FrameID(p.TargetID) }
+func (p *Page) mainFrameLocked() cdp.FrameID     { return cdp.FrameID(p.TargetID) }
 func (p *Page) isMainLocked(id cdp.FrameID) bool { return id == p.mainFrameLocked() }
 
 func (p *Page) setInfo(url, title string) {
@@ -257,7 +257,7 @@ func (p *Page) Ready(ctx context.Context) error {
 type closedContext struct{ ch <-chan struct{} }
 
 func (c closedContext) Deadline() (deadline time.Time, ok bool) { return }
-func (c closedContext) Done() <-chan struct{}                       { return c.ch }
+func (c closedContext) Done() <-chan struct{}                   { return c.ch }
 func (c closedContext) Err() error {
 	select {
 	case <-c.ch:

@@ -30,7 +30,9 @@ const (
 // DialogOpenedError says an action opened a JavaScript dialog, which now
 // blocks the page until handle_dialog answers it. The action itself may not
 // have finished.
-type DialogOpenedError struct{ Dialog *page.EventJavascriptDialogOpening }
+type DialogOpenedError struct {
+	Dialog *page.EventJavascriptDialogOpening
+}
 
 func (e *DialogOpenedError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", ErrDialogOpen, e.Dialog.Type, e.Dialog.Message)
@@ -207,4 +209,3 @@ func exceptionError(d *runtime.ExceptionDetails) error {
 	}
 	return &ScriptError{Message: msg}
 }
-

@@ -24,7 +24,7 @@ type waiter struct {
 	keys   []Key         // all the call's keys, for Close to match
 	ready  chan struct{} // one slot: a lock was handed to this waiter
 	timer  *time.Timer   // Options.Timeout for the whole call; nil if none
-	start  time.Time     // when the call first queued; the timer counts from here
+	start  instant       // when the call first queued; the timer counts from here
 	waited time.Duration // the waits finished so far
 
 	// Guarded by Locker.mu; closedKey is read only after cancel is closed.
@@ -34,7 +34,7 @@ type waiter struct {
 
 	// Guarded by the mu of the fifo the waiter is queued on.
 	granted    bool
-	since      time.Time // when it joined that queue
+	since      instant // when it joined that queue
 	prev, next *waiter
 }
 
@@ -47,8 +47,9 @@ type waiter struct {
 // Acquire fails with *ClosedError if a key is closed, *BusyError if a queue is
 // full, *TimeoutError after Options.Timeout, and with an error wrapping
 // ctx.Err() when ctx ends first. A failed call holds nothing: locks it took on
-// the way are released. Acquire does not retry, and it does not allocate a
-// context or a timer unless it has to wait.
+// the way are released. The holder is recorded under the name WithOwner put
+// in ctx. Acquire does not retry, and unless it has to wait it allocates
+// nothing but the Guard.
 func (l *Locker) Acquire(ctx context.Context, keys ...Key) (*Guard, error) {
 	g, err := l.newGuard(keys)
 	if err != nil || len(g.keys) == 0 {
@@ -96,13 +97,13 @@ func (l *Locker) wait(w *waiter, f *fifo, key Key) error {
 		w.waited += f.gotHandoff(w)
 		return nil
 	case <-w.cancel:
-		f.abandon(w, whyClosed, time.Now())
+		f.abandon(w, whyClosed, monoNow())
 		return &ClosedError{Key: w.closedKey}
 	case <-w.ctx.Done():
-		f.abandon(w, whyCancelled, time.Now())
+		f.abandon(w, whyCancelled, monoNow())
 		return cancelError(w.ctx, key)
 	case <-w.timeout():
-		now := time.Now()
+		now := monoNow()
 		holder, heldFor := f.abandon(w, whyTimeout, now)
 		return &TimeoutError{Key: key, Waited: now.Sub(w.start), Holder: holder, HeldFor: heldFor}
 	}
@@ -135,7 +136,7 @@ func (l *Locker) register(ctx context.Context, keys []Key, owner string) (*waite
 		}
 	}
 	l.waiting[w] = struct{}{}
-	w.start = time.Now()
+	w.start = monoNow()
 	if l.timeout > 0 {
 		w.timer = time.NewTimer(l.timeout)
 	}

@@ -38,6 +38,8 @@ type TimeoutError struct {
 	HeldFor time.Duration // how long Holder had held it
 }
 
+// Error says how long the call waited, for which key, behind whom, and what
+// to do next. It does not list the other waiters.
 func (e *TimeoutError) Error() string {
 	msg := fmt.Sprintf("timed out after %v waiting for %s", e.Waited.Round(time.Millisecond), e.Key)
 	if e.Holder == "" {
@@ -58,6 +60,8 @@ type BusyError struct {
 	Max    int // Options.MaxQueue
 }
 
+// Error says which key is busy, how many calls queue for it, and what to do
+// next.
 func (e *BusyError) Error() string {
 	calls := "calls"
 	if e.Queued == 1 {
@@ -76,6 +80,8 @@ type ClosedError struct {
 	Key Key
 }
 
+// Error says which key is closed: "page 3 is closed". It does not say what to
+// do next, which depends on the caller (for a page: pick another).
 func (e *ClosedError) Error() string { return e.Key.String() + " is closed" }
 
 // Unwrap makes errors.Is(err, ErrClosed) hold.

@@ -24,9 +24,9 @@ type fifo struct {
 
 	mu         sync.Mutex
 	held       bool
-	owner      string    // the holder's owner name; "" when free
-	since      time.Time // when the holder got the lock
-	head, tail *waiter   // the queue, first arrival at head
+	owner      string  // the holder's owner name; "" when free
+	since      instant // when the holder got the lock
+	head, tail *waiter // the queue, first arrival at head
 	queued     int
 	st         counters
 }
@@ -42,7 +42,7 @@ var closedFifo = &fifo{name: "closed"}
 
 // tryLock takes f for owner if f is free, without waiting.
 func (f *fifo) tryLock(owner string) bool {
-	now := time.Now()
+	now := monoNow()
 	f.mu.Lock()
 	free := !f.held
 	if free {
@@ -57,7 +57,7 @@ func (f *fifo) tryLock(owner string) bool {
 // w must wait for w.ready. It fails with *BusyError, queuing nothing, when
 // maxQueue waiters are already queued; key is the name to report.
 func (f *fifo) enqueue(w *waiter, maxQueue int, key Key) (got bool, err error) {
-	now := time.Now()
+	now := monoNow()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.held {
@@ -89,7 +89,7 @@ func (f *fifo) gotHandoff(w *waiter) time.Duration {
 
 // unlock releases f, handing it to the first waiter if there is one.
 func (f *fifo) unlock() {
-	now := time.Now()
+	now := monoNow()
 	f.mu.Lock()
 	f.st.holdTotal += now.Sub(f.since)
 	f.handoff(now)
@@ -100,7 +100,7 @@ func (f *fifo) unlock() {
 // now, counting why (whyCancelled, whyTimeout, or neither). If f was handed
 // to w in the meantime, w passes it on, so the lock is never stranded. It
 // returns the holder w gave up on, or "" when w was itself that holder.
-func (f *fifo) abandon(w *waiter, why reason, now time.Time) (holder string, heldFor time.Duration) {
+func (f *fifo) abandon(w *waiter, why reason, now instant) (holder string, heldFor time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch why {
@@ -118,7 +118,7 @@ func (f *fifo) abandon(w *waiter, why reason, now time.Time) (holder string, hel
 }
 
 // stats returns f's figures at now.
-func (f *fifo) stats(now time.Time) KeyStats {
+func (f *fifo) stats(now instant) KeyStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := KeyStats{
@@ -140,7 +140,7 @@ func (f *fifo) stats(now time.Time) KeyStats {
 }
 
 // grant makes owner the holder from now. f.mu must be held.
-func (f *fifo) grant(owner string, now time.Time) {
+func (f *fifo) grant(owner string, now instant) {
 	f.held = true
 	f.owner = owner
 	f.since = now
@@ -148,7 +148,7 @@ func (f *fifo) grant(owner string, now time.Time) {
 
 // handoff passes f from its holder to the first waiter, or frees it. f.mu
 // must be held.
-func (f *fifo) handoff(now time.Time) {
+func (f *fifo) handoff(now instant) {
 	w := f.head
 	if w == nil {
 		f.held = false
@@ -188,3 +188,20 @@ func (f *fifo) remove(w *waiter) {
 	w.prev, w.next = nil, nil
 	f.queued--
 }
+
+// instant is a reading of the monotonic clock, as an offset from epoch. The
+// locks keep time this way because time.Since reads only the monotonic clock,
+// where time.Now reads the wall clock too: on the fast path that halves the
+// cost of keeping time. An instant does not say what time of day it is.
+type instant time.Duration
+
+// epoch is the origin of instants.
+var epoch = time.Now()
+
+// monoNow returns the current instant.
+func monoNow() instant { return instant(time.Since(epoch)) }
+
+// Sub returns i-j, or zero if j is later. The locks read the clock before
+// taking their mutex, to keep it short, so two readings can land in the
+// other order, though by no more than one wait for that mutex.
+func (i instant) Sub(j instant) time.Duration { return time.Duration(max(i-j, 0)) }

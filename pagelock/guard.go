@@ -7,8 +7,8 @@ import (
 )
 
 // Guard holds the locks of one successful Acquire until Release. It does not
-// expire and cannot be renewed or handed on: it holds until released, however
-// long that is, so every path of the holder must call Release.
+// expire and cannot be renewed: it holds until released, however long that
+// is, so every path of the holder must call Release.
 type Guard struct {
 	keys     []Key   // sorted, without duplicates
 	fifos    []*fifo // the locks held, in keys order; one in Global mode

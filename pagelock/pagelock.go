@@ -102,9 +102,10 @@ type Options struct {
 	MaxQueue int
 }
 
-// Locker hands out FIFO locks by Key. It is safe for concurrent use. It does
-// not know what a key protects, and it never takes a lock by itself: a lock is
-// held only by a Guard that Acquire returned.
+// Locker hands out FIFO locks by Key. Make one with New; the zero value is
+// not ready for use. It is safe for concurrent use. It does not know what a
+// key protects, and it never takes a lock by itself: a lock is held only by a
+// Guard that Acquire returned.
 type Locker struct {
 	mode     Mode
 	timeout  time.Duration

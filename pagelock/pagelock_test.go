@@ -396,7 +396,7 @@ func TestStressMultiKey(t *testing.T) {
 			for worker := range 8 {
 				g.Go(func() error {
 					rng := rand.New(rand.NewPCG(uint64(worker), 1))
-					for range 300 {
+					for range 1000 {
 						keys := make([]Key, 1+rng.IntN(4))
 						for i := range keys {
 							keys[i] = pool[rng.IntN(len(pool))]
@@ -768,5 +768,80 @@ func TestStatsGlobal(t *testing.T) {
 	g.Release()
 	if s := l.Stats()[0]; s.Holder != "" || s.HeldFor != 0 || s.HoldTotal <= 0 {
 		t.Errorf("after release: %+v", s)
+	}
+}
+
+// TestGiveBack drives one lock through the race the other tests can only hope
+// to hit: the lock is handed to a waiter whose wait has just ended. The
+// waiter must pass the lock on, to the next waiter or to nobody.
+func TestGiveBack(t *testing.T) {
+	tests := []struct {
+		why           reason
+		next          bool
+		wantCancelled uint64
+		wantTimeouts  uint64
+	}{
+		{whyCancelled, false, 1, 0},
+		{whyTimeout, false, 0, 1},
+		{whyClosed, false, 0, 0},
+		{whyCancelled, true, 1, 0},
+	}
+	for _, tt := range tests {
+		f := &fifo{name: PageKey(1)}
+		f.tryLock("holder")
+		late := &waiter{owner: "late", ready: make(chan struct{}, 1)}
+		next := &waiter{owner: "next", ready: make(chan struct{}, 1)}
+		f.enqueue(late, 0, f.name)
+		if tt.next {
+			f.enqueue(next, 0, f.name)
+		}
+		f.unlock() // hands f to late
+		if holder, _ := f.abandon(late, tt.why, monoNow()); holder != "" {
+			t.Errorf("abandon after a handoff reports holder %q, want none", holder)
+		}
+		held, owner, queued := state(f)
+		wantOwner := map[bool]string{false: "", true: "next"}[tt.next]
+		if held != tt.next || owner != wantOwner || queued != 0 {
+			t.Errorf("why %d, next %t: held %t by %q, %d queued; want held %t by %q", tt.why, tt.next, held, owner, queued, tt.next, wantOwner)
+		}
+		if s := f.stats(monoNow()); s.Cancelled != tt.wantCancelled || s.Timeouts != tt.wantTimeouts {
+			t.Errorf("why %d: Cancelled %d, Timeouts %d", tt.why, s.Cancelled, s.Timeouts)
+		}
+	}
+}
+
+// TestCloseBeforeAcquireReturns closes a key after its lock was taken but
+// before Acquire returned: the call must give the lock back and fail, and a
+// call that closes before it queues must not queue.
+func TestCloseBeforeAcquireReturns(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			l := New(Options{Mode: m})
+			g, err := l.newGuard([]Key{PageKey(1)})
+			if err != nil || !g.fifos[0].tryLock("late") {
+				t.Fatalf("could not take page/1: %v", err)
+			}
+			l.Close(PageKey(1))
+			if _, err := l.checkOpen(g); !errors.Is(err, ErrClosed) {
+				t.Errorf("checkOpen after Close: %v; want ErrClosed", err)
+			}
+			if held, _, _ := state(g.fifos[0]); held {
+				t.Error("the lock of a call that failed stays held")
+			}
+			if _, err := l.register(t.Context(), []Key{PageKey(1)}, "late"); !errors.Is(err, ErrClosed) {
+				t.Errorf("register after Close: %v; want ErrClosed", err)
+			}
+			if len(l.waiting) != 0 {
+				t.Errorf("%d waiters registered for a closed key", len(l.waiting))
+			}
+		})
+	}
+}
+
+func TestSentinelText(t *testing.T) {
+	for _, e := range []Error{ErrTimeout, ErrBusy, ErrClosed} {
+		if e.Error() != string(e) || e.Error() != strings.ToLower(e.Error()) {
+			t.Errorf("sentinel %q is not its lowercase text", string(e))
+		}
 	}
 }

@@ -36,7 +36,7 @@ type KeyStats struct {
 // "global", in Global mode; one per live key in PerPage mode, where closed
 // keys drop out with their locks. It does not reset anything.
 func (l *Locker) Stats() []KeyStats {
-	now := time.Now()
+	now := monoNow()
 	if l.mode == Global {
 		return []KeyStats{l.global.stats(now)}
 	}

@@ -20,7 +20,9 @@ type response struct {
 }
 
 // say adds a line of text.
-func (r *response) say(format string, args ...any) { r.lines = append(r.lines, fmt.Sprintf(format, args...)) }
+func (r *response) say(format string, args ...any) {
+	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+}
 
 // includePages appends the page list.
 func (r *response) includePages() { r.withPages = true }
