@@ -474,3 +474,33 @@ func (b *Browser) Close() error {
 	l.cancel()
 	return nil
 }
+
+// Refresh reads the URLs and titles of the pages from Chrome, so that a page
+// list shows what loaded a moment ago. It asks the browser process, never a
+// page, so a busy page does not delay it.
+func (b *Browser) Refresh(ctx context.Context) {
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	if l == nil || l.failed() || l.gone() {
+		return
+	}
+	select {
+	case <-l.done:
+	default:
+		return
+	}
+	cctx, cancel := context.WithTimeout(l.rootCtx, 2*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	res, err := chromedp.CallBrowser(cctx, target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		return
+	}
+	for _, info := range res.TargetInfos {
+		if p := b.pageByTarget(info.TargetID); p != nil {
+			p.setInfo(info.URL, info.Title)
+		}
+	}
+}

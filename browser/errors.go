@@ -16,7 +16,7 @@ const (
 	// ErrNoPage means a page id that was never handed out.
 	ErrNoPage Error = "no such page"
 	// ErrLastPage means an attempt to close the only open page.
-	ErrLastPage Error = "the last open page cannot be closed. It is fine to keep it open."
+	ErrLastPage Error = "the last open page cannot be closed"
 	// ErrDialogOpen means a JavaScript dialog blocks the page.
 	ErrDialogOpen Error = "a dialog is open"
 	// ErrNoDialog means handle_dialog was called with no dialog open.

@@ -116,6 +116,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		}
 	}
 	if r.withPages {
+		s.browser.Refresh(ctx)
 		parts = append(parts, formatPages(s.browser.Pages(), s.browser.SelectedID()))
 	}
 	if w := g.Waited(); w > waitNoticeAfter && c.page != nil {

@@ -98,7 +98,7 @@ func (s *Server) closePage() tool {
 		func(ctx context.Context, c *call, a *closePageArgs) error {
 			err := s.browser.ClosePage(ctx, c.page)
 			if errors.Is(err, browser.ErrLastPage) {
-				c.resp.say("%s", browser.ErrLastPage.Error())
+				c.resp.say("The last open page cannot be closed. It is fine to keep it open.")
 				err = nil
 			}
 			c.resp.includePages()

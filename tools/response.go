@@ -51,11 +51,18 @@ func formatPages(pages []*browser.Page, selected int) string {
 	return b.String()
 }
 
-// pageLabel is "Title (url)", or the url alone for a page without a title.
+// maxTitle is the longest title a page list shows whole.
+const maxTitle = 50
+
+// pageLabel is "Title (url)", or the url alone for a page whose title is
+// Chrome's stand-in (the url itself, or its host).
 func pageLabel(p *browser.Page) string {
 	url, title := p.URL(), p.Title()
-	if title == "" || title == url || strings.TrimPrefix(url, "http://") == title || strings.TrimPrefix(url, "https://") == title {
+	if title == "" || strings.Contains(url, title) {
 		return url
+	}
+	if r := []rune(title); len(r) > maxTitle {
+		title = string(r[:maxTitle-3]) + "..."
 	}
 	return fmt.Sprintf("%s (%s)", title, url)
 }

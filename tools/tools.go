@@ -6,9 +6,12 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -40,7 +43,6 @@ func New(b *browser.Browser, locks *pagelock.Locker, log *slog.Logger) *Server {
 	s := &Server{browser: b, locks: locks, log: log}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),
-		server.WithInputSchemaValidation(),
 		server.WithInstructions(instructions),
 	)
 	b.OnPageClosed(func(p *browser.Page) { locks.Close(pagelock.PageKey(p.ID)) })
@@ -99,19 +101,58 @@ type call struct {
 	resp *response
 }
 
-// bind decodes the call's arguments into args, with an error an agent can act on.
-func (c *call) bind(args any) error {
+// bind checks the call's arguments against the tool's required ones and
+// decodes them into args, with errors an agent can act on.
+func (c *call) bind(required []string, args any) error {
+	name := c.req.Params.Name
 	raw, err := json.Marshal(c.req.GetRawArguments())
 	if err != nil {
 		return err
 	}
-	if string(raw) == "null" {
-		raw = []byte("{}")
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &present); err != nil {
+		return &argError{fmt.Sprintf("invalid arguments for %s: want a JSON object", name)}
+	}
+	for _, r := range required {
+		if _, ok := present[r]; !ok {
+			return &argError{fmt.Sprintf("missing required argument %q for %s; see the tool's input schema", r, name)}
+		}
 	}
 	if err := json.Unmarshal(raw, args); err != nil {
-		return &argError{fmt.Sprintf("invalid arguments for %s: %v", c.req.Params.Name, err)}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field[strings.LastIndex(te.Field, ".")+1:] // without embedded structs
+			return &argError{fmt.Sprintf("invalid argument %q for %s: want %s, got %s", field, name, jsonKind(te.Type), te.Value)}
+		}
+		return &argError{fmt.Sprintf("invalid arguments for %s: %v", name, err)}
 	}
 	return nil
+}
+
+// jsonKind names a Go type as JSON Schema would.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(jsonKind(t.Elem()), "a "), "an ") + "s"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}
+
+// requiredArgs reads the required property names from a tool's schema.
+func requiredArgs(def mcp.Tool) []string {
+	var schema struct {
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(def.RawInputSchema, &schema)
+	return schema.Required
 }
 
 // argError is bad input from the agent.
@@ -128,9 +169,10 @@ func newTool[A any](name, description string, readOnly bool, sc scope, handle fu
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(true),
 	)
+	required := requiredArgs(def)
 	return tool{def: def, scope: sc, handle: func(ctx context.Context, c *call) error {
 		args := new(A)
-		if err := c.bind(args); err != nil {
+		if err := c.bind(required, args); err != nil {
 			return err
 		}
 		return handle(ctx, c, args)

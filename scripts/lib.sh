@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# Helpers shared by scripts/setup, run, test, bench and .ci/run. Source it; don't run it.
+#
+# Everything here logs to stderr, never stdout: scripts/run hands stdout to
+# bin/pagemux as the MCP stream, and a stray line there breaks the client.
+
+# PAGEMUX_ROOT is the repository root, found from this file's own location so the
+# scripts work from any directory and through a symlink.
+PAGEMUX_ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
+export PAGEMUX_ROOT
+
+# chrome_candidates mirrors browser.ExecCandidates (browser/config.go); keep them in step.
+chrome_candidates=(chromium chromium-browser google-chrome google-chrome-stable)
+
+# log prints one line, prefixed with the calling script's name, to stderr.
+log() {
+	printf '%s: %s\n' "${PAGEMUX_SCRIPT:-$(basename "$0")}" "$*" >&2
+}
+
+# die logs its message and exits 1.
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# ensure_go puts Go on PATH, adding /usr/local/go/bin when `go` isn't found.
+# It doesn't install Go: that's a toolchain download, which setup never does.
+ensure_go() {
+	command -v go >/dev/null 2>&1 && return 0
+	if [[ -x /usr/local/go/bin/go ]]; then
+		export PATH="/usr/local/go/bin:$PATH"
+		return 0
+	fi
+	die "go not found on PATH nor at /usr/local/go/bin/go; install Go $(go_wanted) and put its bin/ on PATH"
+}
+
+# go_wanted prints the Go version go.mod asks for.
+go_wanted() {
+	sed -n 's/^go \([0-9.]*\).*/\1/p' "$PAGEMUX_ROOT/go.mod"
+}
+
+# find_chrome prints the Chrome binary the browser package would pick
+# ($CHROME_PATH, else the first candidate on PATH) and fails if there is none.
+find_chrome() {
+	if [[ -n "${CHROME_PATH:-}" ]]; then
+		[[ -x "$CHROME_PATH" ]] || return 1
+		printf '%s\n' "$CHROME_PATH"
+		return 0
+	fi
+	local name
+	for name in "${chrome_candidates[@]}"; do
+		if command -v "$name" 2>/dev/null; then
+			return 0
+		fi
+	done
+	return 1
+}
+
+# chrome_version prints what the Chrome binary says its version is. Debian's
+# chromium wrapper may complain on stderr about /dev/shm; that isn't ours to show.
+chrome_version() {
+	"$1" --version 2>/dev/null || echo "unknown (\`$1 --version\` failed)"
+}
+
+# as_root runs a command as root: directly when we are root, through sudo when it
+# exists, and fails with a clear message otherwise.
+as_root() {
+	if [[ "$(id -u)" -eq 0 ]]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "need root for: $*; run it as root, or install the package yourself"
+	fi
+}
+
+# apt_install installs Debian packages non-interactively, updating the lists first
+# (once per script run). Its output goes to stderr.
+apt_install() {
+	command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* yourself"
+	if [[ -z "${apt_updated:-}" ]]; then
+		log "apt-get update"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
+		apt_updated=1
+	fi
+	log "apt-get install -y $*"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" </dev/null >&2
+}

@@ -1,0 +1,280 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// The tests drive a real Chrome over real MCP (the stdio transport over pipes).
+// Each lock mode has one shared server and browser, started on first use;
+// each test opens its own pages and names them by pageId.
+
+var (
+	testSite *httptest.Server
+	sharedMu sync.Mutex
+	shared   = map[pagelock.Mode]*testEnv{}
+)
+
+func TestMain(m *testing.M) {
+	if _, err := (browser.Config{}).ResolveExecPath(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: the tools tests need Chrome:", err)
+		os.Exit(1)
+	}
+	testSite = httptest.NewServer(siteHandler())
+	before := profileDirs()
+	code := m.Run()
+	for _, e := range shared {
+		e.close()
+	}
+	testSite.Close()
+	if leaked := newDirs(before, profileDirs()); len(leaked) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles left behind:", leaked)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// siteHandler serves testdata plus a JSON endpoint and a slow page.
+func siteHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServer(http.Dir("../testdata")))
+	mux.HandleFunc("/api/data", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		d, _ := strconv.Atoi(r.URL.Query().Get("ms"))
+		select {
+		case <-time.After(time.Duration(d) * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "<!doctype html><title>Slow</title><p>slow page after %d ms</p>", d)
+	})
+	return mux
+}
+
+func profileDirs() map[string]bool {
+	m := map[string]bool{}
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "chromedp-runner*"))
+	for _, d := range matches {
+		m[d] = true
+	}
+	return m
+}
+
+func newDirs(before, after map[string]bool) []string {
+	var out []string
+	for d := range after {
+		if !before[d] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// testEnv is one pagemux server, with its browser, and an MCP client on it.
+type testEnv struct {
+	srv    *Server
+	b      *browser.Browser
+	client *client.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// sharedEnv returns the server of a lock mode shared by the tests.
+func sharedEnv(t *testing.T, mode pagelock.Mode) *testEnv {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if e, ok := shared[mode]; ok {
+		return e
+	}
+	e := startEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64})
+	shared[mode] = e
+	return e
+}
+
+// newEnv starts a server and browser of the test's own, closed when it ends.
+func newEnv(t *testing.T, opts pagelock.Options) *testEnv {
+	t.Helper()
+	e := startEnv(t, opts)
+	t.Cleanup(e.close)
+	return e
+}
+
+func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
+	srv := New(b, pagelock.New(opts), log)
+	ctx, cancel := context.WithCancel(context.Background())
+	clientRead, serverWrite := io.Pipe()
+	serverRead, clientWrite := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.ServeStdio(ctx, serverRead, serverWrite)
+		serverWrite.Close()
+	}()
+	c := client.NewClient(transport.NewIO(clientRead, clientWrite, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "pagemux-test", Version: "1"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+}
+
+func (e *testEnv) close() {
+	e.client.Close()
+	e.cancel()
+	<-e.done
+	e.b.Close()
+}
+
+// result is a tool result as the tests read it.
+type result struct {
+	text    string
+	isError bool
+	images  []mcp.ImageContent
+}
+
+// callCtx calls a tool and returns its result; a protocol error fails the test.
+func (e *testEnv) callCtx(ctx context.Context, t *testing.T, name string, args map[string]any) result {
+	t.Helper()
+	res, err := e.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	var r result
+	r.isError = res.IsError
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case mcp.TextContent:
+			r.text += c.Text
+		case mcp.ImageContent:
+			r.images = append(r.images, c)
+		}
+	}
+	return r
+}
+
+func (e *testEnv) call(t *testing.T, name string, args map[string]any) result {
+	t.Helper()
+	return e.callCtx(t.Context(), t, name, args)
+}
+
+// ok calls a tool that must succeed and returns its text.
+func (e *testEnv) ok(t *testing.T, name string, args map[string]any) string {
+	t.Helper()
+	r := e.call(t, name, args)
+	if r.isError {
+		t.Fatalf("%s %v failed: %s", name, args, r.text)
+	}
+	return r.text
+}
+
+// fails calls a tool that must fail and returns its error text.
+func (e *testEnv) fails(t *testing.T, name string, args map[string]any) string {
+	t.Helper()
+	r := e.call(t, name, args)
+	if !r.isError {
+		t.Fatalf("%s %v succeeded, want an error: %s", name, args, r.text)
+	}
+	return r.text
+}
+
+var pageLine = regexp.MustCompile(`(?m)^(\d+): .*\[selected\]$`)
+
+// openPage opens path of the test site in a new page, closed at the end of
+// the test, and returns its id.
+func (e *testEnv) openPage(t *testing.T, path string) int {
+	t.Helper()
+	text := e.ok(t, "new_page", map[string]any{"url": testSite.URL + path, "background": true})
+	id := 0
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, testSite.URL+path) {
+			n, _ := strconv.Atoi(line[:strings.Index(line, ":")])
+			id = max(id, n)
+		}
+	}
+	if id == 0 {
+		t.Fatalf("new_page %s: no page with that URL in:\n%s", path, text)
+	}
+	t.Cleanup(func() {
+		e.client.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "close_page", Arguments: map[string]any{"pageId": id}}})
+	})
+	return id
+}
+
+// uid finds the uid of the first snapshot line that contains needle.
+func (e *testEnv) uid(t *testing.T, page int, needle string) string {
+	t.Helper()
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": page})
+	return uidIn(t, snap, needle)
+}
+
+func uidIn(t *testing.T, snap, needle string) string {
+	t.Helper()
+	for _, line := range strings.Split(snap, "\n") {
+		if strings.Contains(line, needle) {
+			f := strings.Fields(line)
+			if len(f) > 0 && strings.HasPrefix(f[0], "uid=") {
+				return strings.TrimPrefix(f[0], "uid=")
+			}
+		}
+	}
+	t.Fatalf("no line with %q in the snapshot:\n%s", needle, snap)
+	return ""
+}
+
+// eval runs a script on a page and returns the JSON it returned.
+func (e *testEnv) eval(t *testing.T, page int, fn string) string {
+	t.Helper()
+	args := map[string]any{"function": fn}
+	if page != 0 {
+		args["pageId"] = page // else the selected page
+	}
+	text := e.ok(t, "evaluate_script", args)
+	_, body, ok := strings.Cut(text, "```json\n")
+	if !ok {
+		t.Fatalf("evaluate_script answer has no json block:\n%s", text)
+	}
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
+}
+
+func mustContain(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Fatalf("want %q in:\n%s", w, got)
+		}
+	}
+}
