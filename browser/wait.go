@@ -35,11 +35,13 @@ type DialogOpenedError struct {
 }
 
 func (e *DialogOpenedError) Error() string {
-	return fmt.Sprintf("%s: %s: %s", ErrDialogOpen, e.Dialog.Type, e.Dialog.Message)
+	return fmt.Sprintf("the action opened a dialog (%s: %q); call handle_dialog to accept or dismiss it", e.Dialog.Type, e.Dialog.Message)
 }
 
-// Unwrap makes errors.Is(err, ErrDialogOpen) hold.
-func (e *DialogOpenedError) Unwrap() error { return ErrDialogOpen }
+// blockedError is the error of a call made while a dialog blocks the page.
+func blockedError(d *page.EventJavascriptDialogOpening) error {
+	return fmt.Errorf("%w (%s: %q); call handle_dialog to accept or dismiss it first", ErrDialogOpen, d.Type, d.Message)
+}
 
 // await runs fn on the tab and returns its error, or returns early with a
 // DialogOpenedError when a dialog opens meanwhile, or with the page's closed
@@ -90,7 +92,7 @@ func (p *Page) Act(ctx context.Context, timeout time.Duration, fn func(ctx conte
 		return err
 	}
 	if dlg := p.Dialog(); dlg != nil {
-		return &DialogOpenedError{Dialog: dlg}
+		return blockedError(dlg)
 	}
 	before, _, _ := p.state()
 	if err := p.await(ctx, fn); err != nil {

@@ -111,7 +111,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			if err != nil {
 				parts = append(parts, "Could not take a snapshot: "+err.Error())
 			} else {
-				parts = append(parts, "## Latest page snapshot\n"+snap.Text)
+				parts = append(parts, "## Latest page snapshot\n"+strings.TrimSuffix(snap.Text, "\n"))
 			}
 		}
 	}

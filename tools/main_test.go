@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,9 +29,10 @@ import (
 // each test opens its own pages and names them by pageId.
 
 var (
-	testSite *httptest.Server
-	sharedMu sync.Mutex
-	shared   = map[pagelock.Mode]*testEnv{}
+	testSite  *httptest.Server
+	sharedMu  sync.Mutex
+	openCount atomic.Int64
+	shared    = map[pagelock.Mode]*testEnv{}
 )
 
 func TestMain(m *testing.M) {
@@ -217,10 +219,16 @@ var pageLine = regexp.MustCompile(`(?m)^(\d+): .*\[selected\]$`)
 // the test, and returns its id.
 func (e *testEnv) openPage(t *testing.T, path string) int {
 	t.Helper()
-	text := e.ok(t, "new_page", map[string]any{"url": testSite.URL + path, "background": true})
+	// A URL no other page has, to find the new page in the list.
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	url := fmt.Sprintf("%s%s%sopen=%d", testSite.URL, path, sep, openCount.Add(1))
+	text := e.ok(t, "new_page", map[string]any{"url": url, "background": true})
 	id := 0
 	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, testSite.URL+path) {
+		if strings.Contains(line, "("+url+")") || strings.HasSuffix(line, " "+url) {
 			n, _ := strconv.Atoi(line[:strings.Index(line, ":")])
 			id = max(id, n)
 		}

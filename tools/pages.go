@@ -156,4 +156,7 @@ func (s *Server) navigatePage() tool {
 
 // isDialog reports an action that opened a dialog: a success, reported with
 // the dialog.
-func isDialog(err error) bool { return errors.Is(err, browser.ErrDialogOpen) }
+func isDialog(err error) bool {
+	var d *browser.DialogOpenedError
+	return errors.As(err, &d)
+}

@@ -1,0 +1,130 @@
+package tools
+
+import (
+	"testing"
+
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+func TestClickFillSubmit(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	mustContain(t, e.ok(t, "fill", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Name"`), "value": "Ada"}), "Successfully filled out the element")
+	// Filling again replaces the value.
+	e.ok(t, "fill", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Name"`), "value": "Ada Lovelace"})
+	// A select takes an option by value or by its label.
+	e.ok(t, "fill", map[string]any{"pageId": id, "uid": uidIn(t, snap, `combobox "Color"`), "value": "Blue sky"})
+	text := e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Submit"`), "includeSnapshot": true})
+	mustContain(t, text, "Successfully clicked on the element", "## Latest page snapshot", "submitted Ada Lovelace blue")
+	mustContain(t, e.fails(t, "fill", map[string]any{"pageId": id, "uid": uidIn(t, snap, `combobox "Color"`), "value": "purple"}), `no option "purple"`)
+
+	e.ok(t, "fill", map[string]any{"pageId": id, "uid": uidIn(t, snap, `checkbox "Agree"`), "value": "true"})
+	if got := e.eval(t, id, "() => document.getElementById('agree').checked"); got != "true" {
+		t.Fatalf("checkbox checked = %s", got)
+	}
+}
+
+func TestClickSettles(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	// A fetch started by the click has changed the DOM when click returns.
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Fetch"`)})
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"fetched true"` {
+		t.Fatalf("after click the DOM shows %s, want the fetched result", got)
+	}
+	// A navigation by script is waited for.
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Go by script"`)})
+	if got := e.eval(t, id, "() => document.title"); got != `"Page Two"` {
+		t.Fatalf("after a click that navigates the title is %s", got)
+	}
+	// uids of the old document are void now.
+	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Submit"`)}), "from before the page navigated")
+}
+
+func TestDoubleClickAndHover(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	mustContain(t, e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Double me"`), "dblClick": true}), "Successfully double clicked")
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"double clicked"` {
+		t.Fatalf("out = %s", got)
+	}
+	mustContain(t, e.ok(t, "hover", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Hover me"`)}), "Successfully hovered over the element")
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"hovered"` {
+		t.Fatalf("out = %s", got)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Keys"`)})
+	mustContain(t, e.ok(t, "press_key", map[string]any{"pageId": id, "key": "Control+Shift+Y"}), "Successfully pressed key: Control+Shift+Y")
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"key Control+Shift+Y"` {
+		t.Fatalf("out = %s", got)
+	}
+	e.ok(t, "type_text", map[string]any{"pageId": id, "text": "hi there"})
+	if got := e.eval(t, id, "() => document.getElementById('keys').value"); got != `"hi there"` {
+		t.Fatalf("typed value = %s", got)
+	}
+	mustContain(t, e.fails(t, "press_key", map[string]any{"pageId": id, "key": "Hyper+Q"}), `"Hyper" is not a modifier`)
+	mustContain(t, e.fails(t, "press_key", map[string]any{"pageId": id, "key": "Frobnicate"}), `unknown key "Frobnicate"`)
+
+	// Type into the name field and submit the form with Enter.
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Name"`)})
+	e.ok(t, "type_text", map[string]any{"pageId": id, "text": "Bo", "submitKey": "Enter"})
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"submitted Bo red"` {
+		t.Fatalf("out = %s", got)
+	}
+}
+
+func TestDialogs(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+
+	text := e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Alert"`)})
+	mustContain(t, text, "Successfully clicked on the element", "# Open dialog\nalert: boom.\nCall handle_dialog to handle it before continuing.")
+	// Other calls on the page report the dialog, and do not hang.
+	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id}), "# Open dialog\nalert: boom.")
+	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Submit"`)}), "a dialog is open")
+	mustContain(t, e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}), "Successfully accepted the dialog")
+	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}), "no open dialog")
+
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Confirm"`)})
+	mustContain(t, e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "dismiss"}), "Successfully dismissed the dialog")
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"confirm false"` {
+		t.Fatalf("out = %s", got)
+	}
+
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Prompt"`)})
+	e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept", "promptText": "Grace"})
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"prompt Grace"` {
+		t.Fatalf("out = %s", got)
+	}
+	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "maybe"}), `invalid action "maybe"`)
+
+	// A dialog opened by a script is reported the same way.
+	text = e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => { alert('from script'); return 1 }"})
+	mustContain(t, text, "alert: from script.")
+	e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"})
+}
+
+func TestBadUID(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.Global)
+	id := e.openPage(t, "/form.html")
+	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": "99_99"}), "no element with uid 99_99", "take a new snapshot")
+	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": "nonsense"}), "take a new snapshot")
+	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id}), `missing required argument "uid"`)
+	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": 7}), `invalid argument "uid" for click: want a string, got number`)
+	mustContain(t, e.fails(t, "fill", map[string]any{"pageId": id, "uid": e.uid(t, id, `button "Submit"`), "value": "x"}), "not a text field")
+}
