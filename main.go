@@ -59,7 +59,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.browser.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&c.browser.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
 	fs.Var(&chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
-	fs.StringVar(&c.lockMode, "lock-mode", "global", "`global`: one FIFO lock for every call; page: one FIFO lock per page, so tabs work in parallel")
+	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -75,7 +75,7 @@ It speaks MCP on stdin/stdout; configure it in your MCP client, e.g.
 
 Flags:
 `, tools.Version)
-		fs.PrintDefaults()
+		printFlags(fs, stderr)
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -108,6 +108,22 @@ Flags:
 		return nil, fmt.Errorf("--max-queue %d: want 0 (unbounded) or more", c.maxQueue)
 	}
 	return c, nil
+}
+
+// printFlags lists the flags GNU style, with two dashes, as the README does.
+func printFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n      %s%s\n", line, usage, def)
+	})
 }
 
 func newLogger(c *config, stderr io.Writer) (*slog.Logger, func(), error) {

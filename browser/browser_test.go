@@ -1,0 +1,269 @@
+package browser
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	before := profileDirs()
+	code := m.Run()
+	for d := range profileDirs() {
+		if !before[d] {
+			fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profile left behind:", d)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func profileDirs() map[string]bool {
+	m := map[string]bool{}
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "chromedp-runner*"))
+	for _, d := range matches {
+		m[d] = true
+	}
+	return m
+}
+
+func needChrome(t *testing.T) string {
+	t.Helper()
+	path, err := Config{}.ResolveExecPath()
+	if err != nil {
+		t.Fatalf("these tests need Chrome: %v", err)
+	}
+	return path
+}
+
+func startBrowser(t *testing.T, cfg Config) *Browser {
+	t.Helper()
+	needChrome(t)
+	b := New(cfg)
+	t.Cleanup(func() { b.Close() })
+	if err := b.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The process flags reach Chrome's command line.
+func TestCommandLineFlags(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{
+		RendererProcessLimit: 2, ProcessPerSite: true, DisableSharedWorkers: true,
+		ViewportWidth: 800, ViewportHeight: 600, ChromeArgs: []string{"--lang=de", "--disable-gpu"},
+	})
+	args, err := b.CommandLine(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(args, " ")
+	for _, want := range []string{"--renderer-process-limit=2", "--process-per-site", "--disable-shared-workers", "--window-size=800,600", "--lang=de", "--disable-gpu", "--headless"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("command line lacks %s: %s", want, line)
+		}
+	}
+}
+
+// Concurrent first calls share one launch.
+func TestConcurrentStart(t *testing.T) {
+	t.Parallel()
+	needChrome(t)
+	b := New(Config{})
+	defer b.Close()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { errs[i] = b.Start(t.Context()) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(b.Pages()); n != 1 {
+		t.Fatalf("%d pages after concurrent starts, want the one of a single launch", n)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fake-chrome")
+	os.WriteFile(script, []byte("#!/bin/sh\necho 'fake chrome: cannot open display' >&2\nexit 3\n"), 0o755)
+	tests := []struct {
+		name  string
+		cfg   Config
+		wants []string
+	}{
+		{"missing binary", Config{ExecPath: filepath.Join(dir, "nope")}, []string{"chrome could not start", filepath.Join(dir, "nope")}},
+		{"binary fails", Config{ExecPath: script}, []string{"chrome could not start", script, "cannot open display"}},
+		{"bad chrome arg", Config{ChromeArgs: []string{"lang=de"}}, []string{`--chrome-arg "lang=de"`}},
+		{"bad attach url", Config{BrowserURL: "127.0.0.1:9222"}, []string{"want http://HOST:PORT"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(tt.cfg)
+			defer b.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			err := b.Start(ctx)
+			if err == nil {
+				t.Fatal("started")
+			}
+			for _, w := range tt.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			// A failed start is tried again, and fails again.
+			if err := b.Start(ctx); err == nil {
+				t.Error("the second start worked")
+			}
+		})
+	}
+}
+
+// A page that closes itself, and a page opened by a page, are tracked.
+func TestPagesTrackedFromEvents(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	closed := make(chan int, 4)
+	b.OnPageClosed(func(p *Page) { closed <- p.ID })
+	first := b.Pages()[0]
+	if err := first.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Evaluate(t.Context(), "() => { window.open('about:blank#popup'); return 1 }"); err != nil {
+		t.Fatal(err)
+	}
+	var popup *Page
+	deadline := time.Now().Add(10 * time.Second)
+	for popup == nil && time.Now().Before(deadline) {
+		for _, p := range b.Pages() {
+			if p.ID != first.ID {
+				popup = p
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if popup == nil {
+		t.Fatal("the page opened by window.open was not tracked")
+	}
+	gen := popup.Generation()
+	if _, err := popup.Evaluate(t.Context(), "() => { window.close(); return 1 }"); err != nil && !errors.Is(err, ErrPageClosed) {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-closed:
+		if id != popup.ID {
+			t.Fatalf("page %d reported closed, want %d", id, popup.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a page that closed itself was not reported")
+	}
+	if !popup.Closed() || popup.Generation() == gen {
+		t.Fatal("closed page kept its generation")
+	}
+	if _, err := b.Page(popup.ID); !errors.Is(err, ErrPageClosed) {
+		t.Fatalf("Page of a closed page: %v", err)
+	}
+}
+
+// Attaching to a running Chrome never closes it.
+func TestAttachLeavesBrowserRunning(t *testing.T) {
+	t.Parallel()
+	path := needChrome(t)
+	dir := t.TempDir()
+	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+		"--user-data-dir="+dir, "about:blank")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() { cmd.Process.Kill(); <-exited }()
+	port := devToolsPort(t, dir)
+
+	b := New(Config{BrowserURL: "http://127.0.0.1:" + port})
+	if err := b.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Pages()) == 0 {
+		t.Fatal("no pages found in the running browser")
+	}
+	p, err := b.NewPage(t.Context(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Navigate(t.Context(), "about:blank#attached", 0); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	select {
+	case <-exited:
+		t.Fatal("closing pagemux closed a browser it did not start")
+	case <-time.After(time.Second):
+	}
+}
+
+// devToolsPort reads the port Chrome chose from its profile.
+func devToolsPort(t *testing.T, dir string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		f, err := os.Open(filepath.Join(dir, "DevToolsActivePort"))
+		if err == nil {
+			s := bufio.NewScanner(f)
+			s.Scan()
+			f.Close()
+			if port := strings.TrimSpace(s.Text()); port != "" {
+				return port
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("Chrome wrote no DevToolsActivePort")
+	return ""
+}
+
+func TestParseKey(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Key
+		err  string
+	}{
+		{"Enter", Key{Name: "Enter"}, ""},
+		{"a", Key{Name: "a"}, ""},
+		{"Control+Shift+R", Key{Name: "R", Modifiers: []string{"Control", "Shift"}}, ""},
+		{"Ctrl+a", Key{Name: "a", Modifiers: []string{"Control"}}, ""},
+		{"Control++", Key{Name: "+", Modifiers: []string{"Control"}}, ""},
+		{"Esc", Key{Name: "Escape"}, ""},
+		{"Hyper+x", Key{}, "not a modifier"},
+		{"Bogus", Key{}, "unknown key"},
+		{"", Key{}, "unknown key"},
+	}
+	for _, tt := range tests {
+		got, err := ParseKey(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseKey(%q) error = %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("ParseKey(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		err  string
+		chk  func(*config) string
+	}{
+		{nil, "", func(c *config) string {
+			if c.lockMode != "global" || c.lockWait != 2*time.Minute || c.maxQueue != 64 || c.browser.Headful || !c.isolated {
+				return fmt.Sprintf("defaults: %+v", c)
+			}
+			return ""
+		}},
+		{[]string{"--lock-mode=page", "--viewport", "1280x720", "--chrome-arg=--lang=de", "--chrome-arg", "--mute-audio", "--headless=false"}, "", func(c *config) string {
+			if c.lockMode != "page" || c.browser.ViewportWidth != 1280 || c.browser.ViewportHeight != 720 || len(c.browser.ChromeArgs) != 2 || !c.browser.Headful {
+				return fmt.Sprintf("parsed: %+v", c)
+			}
+			return ""
+		}},
+		{[]string{"--viewport=wide"}, "want WIDTHxHEIGHT", nil},
+		{[]string{"--browser-url=http://127.0.0.1:9222", "--ws-endpoint=ws://x"}, "not both", nil},
+		{[]string{"--max-queue=-1"}, "--max-queue", nil},
+		{[]string{"stray"}, "unexpected argument", nil},
+	}
+	for _, tt := range tests {
+		c, err := parseFlags(tt.args, &bytes.Buffer{})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v: error %v, want %q", tt.args, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tt.args, err)
+			continue
+		}
+		if msg := tt.chk(c); msg != "" {
+			t.Errorf("%v: %s", tt.args, msg)
+		}
+	}
+}
+
+// The real binary serves MCP over stdio, as an MCP client starts it.
+func TestStdioBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pagemux")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
+	}))
+	defer site.Close()
+	for _, mode := range []string{"global", "page"} {
+		t.Run(mode, func(t *testing.T) {
+			c, err := client.NewStdioMCPClient(bin, nil, "--lock-mode="+mode, "--log-level=warn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			init, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+				ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "t", Version: "1"},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if init.ServerInfo.Name != "pagemux" {
+				t.Fatalf("server name %q", init.ServerInfo.Name)
+			}
+			list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Tools) < 15 {
+				t.Fatalf("%d tools", len(list.Tools))
+			}
+			call := func(name string, args map[string]any) string {
+				t.Helper()
+				res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := res.Content[0].(mcp.TextContent).Text
+				if res.IsError {
+					t.Fatalf("%s: %s", name, text)
+				}
+				return text
+			}
+			call("navigate_page", map[string]any{"url": site.URL})
+			snap := call("take_snapshot", nil)
+			uid := strings.TrimPrefix(strings.Fields(lineWith(snap, `button "Press"`))[0], "uid=")
+			call("click", map[string]any{"uid": uid})
+			if got := call("evaluate_script", map[string]any{"function": "() => document.querySelector('button').textContent"}); !strings.Contains(got, `"clicked"`) {
+				t.Fatalf("after click: %s", got)
+			}
+		})
+	}
+}
+
+func lineWith(text, needle string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, needle) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// --help and --version answer on the right stream.
+func TestHelpAndVersion(t *testing.T) {
+	var stderr bytes.Buffer
+	if _, err := parseFlags([]string{"--help"}, &stderr); err == nil {
+		t.Fatal("--help gave no ErrHelp")
+	}
+	for _, want := range []string{"--lock-mode", "--lock-timeout", "--max-queue", "--executable-path", "--browser-url", "--renderer-process-limit", `"command"`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("--help lacks %s", want)
+		}
+	}
+}
