@@ -84,12 +84,12 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration) er
 // "() => document.title", awaits a promise it returns, and returns the JSON of
 // the value. An exception is a *ScriptError. It does not settle the page: the
 // caller decides.
-func (p *Page) Evaluate(ctx context.Context, function string) (json.RawMessage, error) {
+func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnswer) (json.RawMessage, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
 	var out json.RawMessage
-	err := p.await(ctx, func(ctx context.Context) error {
+	err := p.awaitAnswering(ctx, answer, func(ctx context.Context) error {
 		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
 			Expression:    "(" + function + "\n)()",
 			ReturnByValue: new(true),

@@ -40,7 +40,9 @@ type Browser struct {
 	byID     map[int]*Page
 	nextID   int
 	selected int
-	closed   bool
+	// selectionMoved says the selected page closed since TakeSelectionNote.
+	selectionMoved bool
+	closed         bool
 }
 
 // launch is one start of Chrome, shared by the calls that wait for it.
@@ -281,8 +283,9 @@ func (b *Browser) pageGone(p *Page) {
 	delete(b.byTarget, p.TargetID)
 	if b.selected == p.ID {
 		b.selected = 0
-		for _, q := range b.sortedLocked() {
-			b.selected = q.ID // the newest open page
+		if open := b.sortedLocked(); len(open) > 0 {
+			b.selected = open[0].ID
+			b.selectionMoved = true
 		}
 	}
 	b.mu.Unlock()
@@ -355,6 +358,15 @@ func (b *Browser) Selected(ctx context.Context) (*Page, error) {
 	return b.Page(id)
 }
 
+// TakeSelectionNote reports, once, that the selected page closed and the
+// selection moved to another page.
+func (b *Browser) TakeSelectionNote() (moved bool, now int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	moved, b.selectionMoved = b.selectionMoved, false
+	return moved, b.selected
+}
+
 // SelectedID returns the id of the selected page, 0 when none is.
 func (b *Browser) SelectedID() int {
 	b.mu.Lock()
@@ -371,11 +383,13 @@ func (b *Browser) Select(id int) (*Page, error) {
 	}
 	b.mu.Lock()
 	b.selected = id
+	b.selectionMoved = false
 	b.mu.Unlock()
 	return p, nil
 }
 
-// NewPage opens a tab on about:blank and selects it. It does not navigate.
+// NewPage opens a tab on about:blank and selects it; background keeps it
+// from the front. It does not navigate.
 func (b *Browser) NewPage(ctx context.Context, background bool) (*Page, error) {
 	if err := b.Start(ctx); err != nil {
 		return nil, err
@@ -396,11 +410,11 @@ func (b *Browser) NewPage(ctx context.Context, background bool) (*Page, error) {
 	if err := p.attach(ctx); err != nil {
 		return nil, err
 	}
-	if !background {
-		b.mu.Lock()
-		b.selected = p.ID
-		b.mu.Unlock()
-	}
+	// Like chrome-devtools-mcp, a background page is selected too:
+	// background only keeps it from the front.
+	b.mu.Lock()
+	b.selected = p.ID
+	b.mu.Unlock()
 	return p, nil
 }
 

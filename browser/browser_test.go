@@ -144,7 +144,7 @@ func TestPagesTrackedFromEvents(t *testing.T) {
 	if err := first.Ready(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := first.Evaluate(t.Context(), "() => { window.open('about:blank#popup'); return 1 }"); err != nil {
+	if _, err := first.Evaluate(t.Context(), "() => { window.open('about:blank#popup'); return 1 }", nil); err != nil {
 		t.Fatal(err)
 	}
 	var popup *Page
@@ -161,7 +161,7 @@ func TestPagesTrackedFromEvents(t *testing.T) {
 		t.Fatal("the page opened by window.open was not tracked")
 	}
 	gen := popup.Generation()
-	if _, err := popup.Evaluate(t.Context(), "() => { window.close(); return 1 }"); err != nil && !errors.Is(err, ErrPageClosed) {
+	if _, err := popup.Evaluate(t.Context(), "() => { window.close(); return 1 }", nil); err != nil && !errors.Is(err, ErrPageClosed) {
 		t.Fatal(err)
 	}
 	select {
@@ -184,7 +184,12 @@ func TestPagesTrackedFromEvents(t *testing.T) {
 func TestAttachLeavesBrowserRunning(t *testing.T) {
 	t.Parallel()
 	path := needChrome(t)
-	dir := t.TempDir()
+	// Not t.TempDir: Chrome's helpers may still write there after the kill.
+	dir, err := os.MkdirTemp("", "pagemux-attach-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removeAllRetry(dir)
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--user-data-dir="+dir, "about:blank")
@@ -215,6 +220,15 @@ func TestAttachLeavesBrowserRunning(t *testing.T) {
 	case <-exited:
 		t.Fatal("closing pagemux closed a browser it did not start")
 	case <-time.After(time.Second):
+	}
+}
+
+func removeAllRetry(dir string) {
+	for range 50 {
+		if os.RemoveAll(dir) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -18,9 +18,9 @@ const (
 	// ErrLastPage means an attempt to close the only open page.
 	ErrLastPage Error = "the last open page cannot be closed"
 	// ErrDialogOpen means a JavaScript dialog blocks the page.
-	ErrDialogOpen Error = "a dialog is open"
+	ErrDialogOpen Error = "A dialog is open"
 	// ErrNoDialog means handle_dialog was called with no dialog open.
-	ErrNoDialog Error = "no open dialog found"
+	ErrNoDialog Error = "No open dialog found"
 	// ErrNavigationTimeout means the page still loads when the wait ends.
 	ErrNavigationTimeout Error = "navigation timed out: the page is still loading; wait_for the content you need or navigate again with a longer timeout"
 	// ErrStart means Chrome could not be started or attached.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 )
 
 // Timeouts of the waits after an action. Navigations get the caller's
@@ -40,7 +41,7 @@ func (e *DialogOpenedError) Error() string {
 
 // blockedError is the error of a call made while a dialog blocks the page.
 func blockedError(d *page.EventJavascriptDialogOpening) error {
-	return fmt.Errorf("%w (%s: %q); call handle_dialog to accept or dismiss it first", ErrDialogOpen, d.Type, d.Message)
+	return fmt.Errorf("%w (%s: %s). Call handle_dialog to accept or dismiss it first", ErrDialogOpen, d.Type, d.Message)
 }
 
 // await runs fn on the tab and returns its error, or returns early with a
@@ -48,14 +49,31 @@ func blockedError(d *page.EventJavascriptDialogOpening) error {
 // error. fn's context is cancelled when await returns, which does not undo
 // what Chrome already started.
 func (p *Page) await(ctx context.Context, fn func(ctx context.Context) error) error {
+	return p.awaitAnswering(ctx, nil, fn)
+}
+
+// DialogAnswer says how to answer a dialog without asking the agent.
+type DialogAnswer struct {
+	Accept     bool
+	PromptText string
+}
+
+// awaitAnswering is await that answers every dialog with answer, when it is
+// set, and goes on waiting for fn.
+func (p *Page) awaitAnswering(ctx context.Context, answer *DialogAnswer, fn func(ctx context.Context) error) error {
 	cctx, cancel := p.Context(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- fn(cctx) }()
 	for {
 		_, dlg, changed := p.state()
-		if dlg != nil {
+		if dlg != nil && answer == nil {
 			return &DialogOpenedError{Dialog: dlg}
+		}
+		if dlg != nil {
+			if _, err := chromedp.Call(cctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: answer.Accept, PromptText: answer.PromptText}); err != nil {
+				return p.explain(ctx, err)
+			}
 		}
 		select {
 		case err := <-errc:
@@ -206,6 +224,7 @@ func exceptionError(d *runtime.ExceptionDetails) error {
 		if i := strings.Index(msg, "\n    at "); i >= 0 {
 			msg = msg[:i]
 		}
+		msg = strings.TrimPrefix(msg, "Error: ")
 	} else if d.Exception != nil && len(d.Exception.Value) > 0 {
 		msg = "Uncaught " + string(d.Exception.Value)
 	}

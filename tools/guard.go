@@ -51,7 +51,15 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 		if page != nil && page.Closed() {
 			return toolError(&browser.PageClosedError{ID: page.ID}), nil
 		}
+		if page != nil && !t.answersDialogs {
+			if dlg := page.Dialog(); dlg != nil {
+				return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message))), nil
+			}
+		}
 		c := &call{req: req, page: page, resp: &response{}}
+		if page != nil {
+			c.startURL = page.URL()
+		}
 		if err := t.handle(ctx, c); err != nil {
 			return toolError(err), nil
 		}
@@ -103,6 +111,11 @@ func pageIDArg(req mcp.CallToolRequest) (int, error) {
 func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.CallToolResult {
 	r := c.resp
 	parts := []string{strings.Join(r.lines, "\n")}
+	if c.page != nil && r.reportNavigation && !c.page.Closed() {
+		if url := c.page.URL(); url != c.startURL {
+			parts = append(parts, fmt.Sprintf("Page navigated to %s.", url))
+		}
+	}
 	if c.page != nil && !c.page.Closed() {
 		if dlg := c.page.Dialog(); dlg != nil {
 			parts = append(parts, formatDialog(string(dlg.Type), dlg.Message))
@@ -117,6 +130,9 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 	}
 	if r.withPages {
 		s.browser.Refresh(ctx)
+		if moved, now := s.browser.TakeSelectionNote(); moved {
+			parts = append(parts, fmt.Sprintf("Note: the previously selected page was closed. Page %d is now selected.", now))
+		}
 		parts = append(parts, formatPages(s.browser.Pages(), s.browser.SelectedID()))
 	}
 	if w := g.Waited(); w > waitNoticeAfter && c.page != nil {
@@ -137,13 +153,14 @@ func toolError(err error) *mcp.CallToolResult {
 	return mcp.NewToolResultError(errorText(err))
 }
 
-// errorText is the message of an error as an agent reads it.
+// errorText is the message of an error as an agent reads it, with the
+// "Error: " that chrome-devtools-mcp puts before its errors.
 func errorText(err error) string {
 	switch {
 	case errors.Is(err, context.Canceled):
-		return "the call was cancelled"
+		return "Error: the call was cancelled"
 	case errors.Is(err, context.DeadlineExceeded):
-		return "the call ran out of time"
+		return "Error: the call ran out of time"
 	}
-	return err.Error()
+	return "Error: " + err.Error()
 }

@@ -18,13 +18,19 @@ type clickArgs struct {
 	DblClick bool `json:"dblClick,omitempty" jsonschema:"Set to true for double clicks. Default is false."`
 }
 
-// acted finishes an action: a dialog it opened is a success that the result
-// reports; any other error fails the call.
-func acted(c *call, err error, snapshot bool, format string, args ...any) error {
-	if err != nil && !isDialog(err) {
+// acted finishes an action: a dialog it opened is a success, said with
+// opened (such as "The element was clicked and it opened a dialog."), after
+// which the result shows the dialog; any other error fails the call.
+func acted(c *call, err error, snapshot bool, opened, done string) error {
+	c.resp.reportNavigation = true
+	switch {
+	case isDialog(err):
+		c.resp.say("%s", opened)
+		return nil
+	case err != nil:
 		return err
 	}
-	c.resp.say(format, args...)
+	c.resp.say("%s", done)
 	if snapshot {
 		c.resp.includeSnapshot(false)
 	}
@@ -36,16 +42,16 @@ func (s *Server) click() tool {
 		func(ctx context.Context, c *call, a *clickArgs) error {
 			err := c.page.Click(ctx, a.UID, a.DblClick)
 			if a.DblClick {
-				return acted(c, err, a.IncludeSnapshot, "Successfully double clicked on the element")
+				return acted(c, err, a.IncludeSnapshot, "The element was double clicked and it opened a dialog.", "Successfully double clicked on the element")
 			}
-			return acted(c, err, a.IncludeSnapshot, "Successfully clicked on the element")
+			return acted(c, err, a.IncludeSnapshot, "The element was clicked and it opened a dialog.", "Successfully clicked on the element")
 		})
 }
 
 func (s *Server) hover() tool {
 	return newTool("hover", "Hover over the provided element", false, pageScope,
 		func(ctx context.Context, c *call, a *uidArgs) error {
-			return acted(c, c.page.Hover(ctx, a.UID), a.IncludeSnapshot, "Successfully hovered over the element")
+			return acted(c, c.page.Hover(ctx, a.UID), a.IncludeSnapshot, "The element was hovered and it opened a dialog.", "Successfully hovered over the element")
 		})
 }
 
@@ -57,7 +63,7 @@ type fillArgs struct {
 func (s *Server) fill() tool {
 	return newTool("fill", "Type text into a input, text area or select an option from a <select> element.", false, pageScope,
 		func(ctx context.Context, c *call, a *fillArgs) error {
-			return acted(c, c.page.Fill(ctx, a.UID, a.Value), a.IncludeSnapshot, "Successfully filled out the element")
+			return acted(c, c.page.Fill(ctx, a.UID, a.Value), a.IncludeSnapshot, "The element was filled out and it opened a dialog.", "Successfully filled out the element")
 		})
 }
 
@@ -78,11 +84,12 @@ func (s *Server) typeText() tool {
 				}
 				submit = &k
 			}
-			msg := "Typed text \"%s\""
+			typed := a.Text
 			if submit != nil {
-				msg += fmt.Sprintf(" and pressed %s", a.SubmitKey)
+				typed += " + " + a.SubmitKey
 			}
-			return acted(c, c.page.TypeText(ctx, a.Text, submit), false, msg, a.Text)
+			msg := fmt.Sprintf("Typed text %q", typed)
+			return acted(c, c.page.TypeText(ctx, a.Text, submit), false, msg+" and it opened a dialog.", msg)
 		})
 }
 
@@ -99,7 +106,8 @@ func (s *Server) pressKey() tool {
 			if err != nil {
 				return &argError{err.Error()}
 			}
-			return acted(c, c.page.PressKey(ctx, k), a.IncludeSnapshot, "Successfully pressed key: %s", a.Key)
+			msg := "Successfully pressed key: " + a.Key
+			return acted(c, c.page.PressKey(ctx, k), a.IncludeSnapshot, msg+". It opened a dialog.", msg)
 		})
 }
 
@@ -110,7 +118,7 @@ type dialogArgs struct {
 }
 
 func (s *Server) handleDialog() tool {
-	return newTool("handle_dialog", "If a browser dialog was opened, use this command to handle it", false, pageScope,
+	t := newTool("handle_dialog", "If a browser dialog was opened, use this command to handle it", false, pageScope,
 		func(ctx context.Context, c *call, a *dialogArgs) error {
 			var accept bool
 			switch a.Action {
@@ -132,4 +140,6 @@ func (s *Server) handleDialog() tool {
 			c.resp.includePages()
 			return nil
 		})
+	t.answersDialogs = true
+	return t
 }

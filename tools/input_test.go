@@ -92,12 +92,23 @@ func TestDialogs(t *testing.T) {
 	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
 
 	text := e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Alert"`)})
-	mustContain(t, text, "Successfully clicked on the element", "# Open dialog\nalert: boom.\nCall handle_dialog to handle it before continuing.")
-	// Other calls on the page report the dialog, and do not hang.
-	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id}), "# Open dialog\nalert: boom.")
-	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Submit"`)}), "a dialog is open")
+	if text != "The element was clicked and it opened a dialog.\n# Open dialog\nalert: boom.\nCall handle_dialog to handle it before continuing." {
+		t.Fatalf("click that opened a dialog:\n%s", text)
+	}
+	// Other calls on the page fail with the dialog, and do not hang.
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"take_snapshot", map[string]any{"pageId": id}},
+		{"click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Submit"`)}},
+		{"evaluate_script", map[string]any{"pageId": id, "function": "() => 1"}},
+		{"take_screenshot", map[string]any{"pageId": id}},
+	} {
+		mustContain(t, e.fails(t, call.name, call.args), "# Open dialog\nalert: boom.", "Error: A dialog is open (alert: boom)")
+	}
 	mustContain(t, e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}), "Successfully accepted the dialog")
-	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}), "no open dialog")
+	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}), "Error: No open dialog found")
 
 	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Confirm"`)})
 	mustContain(t, e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "dismiss"}), "Successfully dismissed the dialog")
@@ -112,10 +123,14 @@ func TestDialogs(t *testing.T) {
 	}
 	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "maybe"}), `invalid action "maybe"`)
 
-	// A dialog opened by a script is reported the same way.
-	text = e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => { alert('from script'); return 1 }"})
-	mustContain(t, text, "alert: from script.")
-	e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"})
+	// A dialog opened by a script is answered by dialogAction, accept by default.
+	if got := e.eval(t, id, "() => { alert('from script'); return confirm('sure?') }"); got != "true" {
+		t.Fatalf("confirm in a script returned %s, want the default accept", got)
+	}
+	text = e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => prompt('name?')", "dialogAction": "Ada"})
+	mustContain(t, text, `"Ada"`)
+	text = e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => confirm('sure?')", "dialogAction": "dismiss"})
+	mustContain(t, text, "false")
 }
 
 func TestBadUID(t *testing.T) {

@@ -94,7 +94,7 @@ type closePageArgs struct {
 }
 
 func (s *Server) closePage() tool {
-	return newTool("close_page", "Closes the page by its index. The last open page cannot be closed.", false, pageScope,
+	t := newTool("close_page", "Closes the page by its index. The last open page cannot be closed.", false, pageScope,
 		func(ctx context.Context, c *call, a *closePageArgs) error {
 			err := s.browser.ClosePage(ctx, c.page)
 			if errors.Is(err, browser.ErrLastPage) {
@@ -104,6 +104,8 @@ func (s *Server) closePage() tool {
 			c.resp.includePages()
 			return err
 		})
+	t.answersDialogs = true
+	return t
 }
 
 type navigateArgs struct {
@@ -151,6 +153,7 @@ func (s *Server) navigatePage() tool {
 			c.resp.includePages()
 			return nil
 		})
+	t.answersDialogs = true // a navigation away is one way out of a dialog
 	return t
 }
 

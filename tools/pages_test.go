@@ -25,7 +25,7 @@ func TestPagesLifecycle(t *testing.T) {
 	}
 
 	text = e.ok(t, "close_page", map[string]any{"pageId": 1})
-	mustContain(t, text, "## Pages\n2: Harness Form")
+	mustContain(t, text, "Note: the previously selected page was closed. Page 2 is now selected.\n## Pages\n2: Harness Form")
 	if strings.Contains(text, "1: about:blank") {
 		t.Fatalf("closed page still listed:\n%s", text)
 	}

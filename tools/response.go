@@ -17,6 +17,9 @@ type response struct {
 	withSnapshot bool
 	verbose      bool
 	images       []mcp.Content
+	// reportNavigation adds "Page navigated to URL." when the page moved
+	// during an action that was not itself a navigation.
+	reportNavigation bool
 }
 
 // say adds a line of text.

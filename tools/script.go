@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,18 +15,20 @@ const maxScriptResult = 256 << 10
 
 type evaluateArgs struct {
 	pageArg
-	Function string `json:"function" jsonschema:"A JavaScript function declaration to be executed by the tool in the currently selected page. Example without arguments: \"() => { return document.title }\" or \"async () => { return await fetch(\\\"example.com\\\") }\""`
+	Function     string `json:"function" jsonschema:"A JavaScript function declaration to be executed by the tool in the currently selected page. Example without arguments: \"() => { return document.title }\" or \"async () => { return await fetch(\\\"example.com\\\") }\""`
+	DialogAction string `json:"dialogAction,omitempty" jsonschema:"Handle dialogs while execution. \"accept\", \"dismiss\", or string for response of window.prompt. Defaults to accept."`
 }
 
 func (s *Server) evaluateScript() tool {
 	return newTool("evaluate_script", "Evaluate a JavaScript function inside the currently selected page. Returns the response as JSON so returned values have to JSON-serializable.", false, pageScope,
 		func(ctx context.Context, c *call, a *evaluateArgs) error {
-			v, err := c.page.Evaluate(ctx, a.Function)
+			c.resp.reportNavigation = true
+			v, err := c.page.Evaluate(ctx, a.Function, dialogAnswer(a.DialogAction))
 			var se *browser.ScriptError
 			if errors.As(err, &se) {
 				return se
 			}
-			if err != nil && !isDialog(err) {
+			if err != nil {
 				return err
 			}
 			c.resp.say("Script ran on page and returned:\n```json\n%s\n```", formatJSON(v))
@@ -35,18 +36,25 @@ func (s *Server) evaluateScript() tool {
 		})
 }
 
-// formatJSON indents a script's value, cut to maxScriptResult.
+// dialogAnswer turns dialogAction into the answer to dialogs a script opens.
+func dialogAnswer(action string) *browser.DialogAnswer {
+	switch action {
+	case "", "accept":
+		return &browser.DialogAnswer{Accept: true}
+	case "dismiss":
+		return &browser.DialogAnswer{}
+	}
+	return &browser.DialogAnswer{Accept: true, PromptText: action}
+}
+
+// formatJSON is the script's value as compact JSON, as JSON.stringify gives
+// it, cut to maxScriptResult.
 func formatJSON(v json.RawMessage) string {
 	if v == nil {
 		return "undefined"
 	}
-	var b bytes.Buffer
-	if err := json.Indent(&b, v, "", "  "); err != nil {
-		b.Reset()
-		b.Write(v)
+	if len(v) > maxScriptResult {
+		return fmt.Sprintf("%s\n… (cut: the value is %d bytes; return a smaller part of it)", v[:maxScriptResult], len(v))
 	}
-	if b.Len() > maxScriptResult {
-		return fmt.Sprintf("%s\n… (cut: the value is %d bytes; return a smaller part of it)", b.Bytes()[:maxScriptResult], b.Len())
-	}
-	return b.String()
+	return string(v)
 }

@@ -15,8 +15,8 @@ func TestEvaluateScript(t *testing.T) {
 		fn, want string
 	}{
 		{"() => document.title", `"Harness Form"`},
-		{"() => ({a: 1, b: [true, null]})", "{\n  \"a\": 1,\n  \"b\": [\n    true,\n    null\n  ]\n}"},
-		{"async () => { const r = await fetch('/api/data'); return r.json() }", "{\n  \"ok\": true\n}"},
+		{"() => ({a: 1, b: [true, null]})", `{"a":1,"b":[true,null]}`},
+		{"async () => { const r = await fetch('/api/data'); return r.json() }", `{"ok":true}`},
 		{"() => undefined", "undefined"},
 		{"() => 1/0", `"Infinity"`},
 		{"() => document.getElementById('name')", "{}"},

@@ -26,8 +26,9 @@ func (s *Server) takeSnapshot() tool {
 		})
 }
 
-// defaultWaitTimeout is wait_for's timeout when none is given.
-const defaultWaitTimeout = 5 * time.Second
+// defaultWaitTimeout is wait_for's timeout when none is given, as in
+// chrome-devtools-mcp.
+const defaultWaitTimeout = 30 * time.Second
 
 type waitForArgs struct {
 	pageArg
@@ -36,7 +37,7 @@ type waitForArgs struct {
 }
 
 func (s *Server) waitFor() tool {
-	return newTool("wait_for", "Wait for the specified text to appear on the selected page.", true, pageScope,
+	return newTool("wait_for", "Wait for the specified text to appear on the selected page.", false, pageScope,
 		func(ctx context.Context, c *call, a *waitForArgs) error {
 			if len(a.Text) == 0 {
 				return &argError{"wait_for needs at least one text to wait for"}

@@ -89,16 +89,20 @@ const (
 
 // tool is one definition and its handler, before the Guard wraps it.
 type tool struct {
-	def    mcp.Tool
-	scope  scope
-	handle func(ctx context.Context, c *call) error
+	def   mcp.Tool
+	scope scope
+	// answersDialogs marks page tools that work while a dialog is open;
+	// the others fail with the dialog, as it blocks the page.
+	answersDialogs bool
+	handle         func(ctx context.Context, c *call) error
 }
 
 // call is one tool call as the handler sees it.
 type call struct {
-	req  mcp.CallToolRequest
-	page *browser.Page // the page acted on; nil for browser-scope tools
-	resp *response
+	req      mcp.CallToolRequest
+	page     *browser.Page // the page acted on; nil for browser-scope tools
+	startURL string        // the page's URL when the call began
+	resp     *response
 }
 
 // bind checks the call's arguments against the tool's required ones and
