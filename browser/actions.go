@@ -31,7 +31,7 @@ func (e *NavigationError) Error() string {
 
 // Navigate loads url in the main frame and waits for it to load and settle.
 func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration) error {
-	return p.Act(ctx, timeout, func(ctx context.Context) error {
+	return p.navigate(ctx, timeout, func(ctx context.Context) error {
 		res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: url})
 		if err != nil {
 			if strings.Contains(err.Error(), "invalid URL") {
@@ -48,7 +48,7 @@ func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration) 
 
 // Reload reloads the page and waits for it to load and settle.
 func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Duration) error {
-	return p.Act(ctx, timeout, func(ctx context.Context) error {
+	return p.navigate(ctx, timeout, func(ctx context.Context) error {
 		_, err := chromedp.Call(ctx, page.Reload, page.ReloadParams{IgnoreCache: new(ignoreCache)})
 		return err
 	})
@@ -74,7 +74,7 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration) er
 		}
 		return fmt.Errorf("cannot navigate %s: no %s entry in the page's history", dir, map[bool]string{true: "next", false: "previous"}[delta > 0])
 	}
-	return p.Act(ctx, timeout, func(ctx context.Context) error {
+	return p.navigate(ctx, timeout, func(ctx context.Context) error {
 		_, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[i].ID})
 		return err
 	})
@@ -89,7 +89,7 @@ func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnsw
 		return nil, err
 	}
 	var out json.RawMessage
-	err := p.awaitAnswering(ctx, answer, func(ctx context.Context) error {
+	err := p.run(ctx, runOpts{answer: answer}, func(ctx context.Context) error {
 		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
 			Expression:    "(" + function + "\n)()",
 			ReturnByValue: new(true),
@@ -188,12 +188,20 @@ func (p *Page) Snapshot(ctx context.Context, verbose bool) (*Snapshot, error) {
 	}
 	var snap *Snapshot
 	err := p.await(ctx, func(ctx context.Context) error {
-		res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
-		if err != nil {
-			return err
+		for range 3 {
+			gen := p.Generation()
+			res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+			if err != nil {
+				return err
+			}
+			// A tree of a document that went away meanwhile would hand out
+			// uids of the old document as if they were current.
+			if p.Generation() == gen {
+				snap = p.UIDs.Snapshot(res.Nodes, verbose)
+				return nil
+			}
 		}
-		snap = p.UIDs.Snapshot(res.Nodes, verbose)
-		return nil
+		return errors.New("the page kept navigating while the snapshot was taken; wait for it to load and take it again")
 	})
 	return snap, err
 }

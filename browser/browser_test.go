@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 )
 
 func TestMain(m *testing.M) {
@@ -279,5 +283,70 @@ func TestParseKey(t *testing.T) {
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("ParseKey(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// A crashed renderer gives a clear error, and a navigation brings it back.
+func TestRendererCrash(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Navigate(t.Context(), "about:blank#before", 0); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := p.Context(t.Context())
+	go chromedp.Call(cctx, page.Crash, cdp.Empty{}) // never answers: the renderer is gone
+	deadline := time.Now().Add(20 * time.Second)
+	for !p.Crashed() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if !p.Crashed() {
+		t.Fatal("the crash was not noticed")
+	}
+	if _, err := p.Evaluate(t.Context(), "() => 1", nil); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("evaluate on a crashed page: %v", err)
+	}
+	if err := p.Navigate(t.Context(), "about:blank#after", 0); err != nil {
+		t.Fatalf("navigate to recover: %v", err)
+	}
+	if v, err := p.Evaluate(t.Context(), "() => location.hash", nil); err != nil || string(v) != `"#after"` {
+		t.Fatalf("after recovery: %s %v", v, err)
+	}
+}
+
+// When Chrome dies its pages close, and the next call starts a new one.
+func TestBrowserRelaunch(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	old := b.Pages()[0]
+	closed := make(chan int, 8)
+	b.OnPageClosed(func(p *Page) { closed <- p.ID })
+	b.mu.Lock()
+	proc := chromedp.FromContext(b.launch.rootCtx).Browser.Process()
+	b.mu.Unlock()
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-closed:
+		if id != old.ID {
+			t.Fatalf("page %d closed, want %d", id, old.ID)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the pages of a dead Chrome were not closed")
+	}
+	p, err := b.Selected(t.Context())
+	if err != nil {
+		t.Fatalf("no page after relaunch: %v", err)
+	}
+	if p.ID <= old.ID {
+		t.Fatalf("page id %d reused", p.ID)
+	}
+	if v, err := p.Evaluate(t.Context(), "() => 1 + 1", nil); err != nil || string(v) != "2" {
+		t.Fatalf("relaunched Chrome: %s %v", v, err)
 	}
 }

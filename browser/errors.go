@@ -23,6 +23,8 @@ const (
 	ErrNoDialog Error = "No open dialog found"
 	// ErrNavigationTimeout means the page still loads when the wait ends.
 	ErrNavigationTimeout Error = "navigation timed out: the page is still loading; wait_for the content you need or navigate again with a longer timeout"
+	// ErrCrashed means the page's renderer died.
+	ErrCrashed Error = "the page crashed"
 	// ErrStart means Chrome could not be started or attached.
 	ErrStart Error = "chrome could not start"
 )

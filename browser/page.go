@@ -115,6 +115,7 @@ func (p *Page) onEvent(ev any) {
 		p.url = ev.Frame.URL
 		p.gen.Add(1)
 		p.UIDs.Reset()
+		p.isCrash = false // a new document in a new renderer
 	case *page.EventNavigatedWithinDocument:
 		if ev.FrameID == p.mainFrameLocked() {
 			p.url = ev.URL
@@ -220,6 +221,14 @@ func (p *Page) Title() string {
 	return p.title
 }
 
+// Crashed reports whether the page's renderer died since its last
+// navigation. A crashed page answers nothing until it navigates again.
+func (p *Page) Crashed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.isCrash
+}
+
 // Dialog returns the open JavaScript dialog, or nil.
 func (p *Page) Dialog() *page.EventJavascriptDialogOpening {
 	p.mu.Lock()
@@ -251,6 +260,14 @@ func (p *Page) Ready(ctx context.Context) error {
 		return &PageClosedError{ID: p.ID}
 	}
 	return p.attach(ctx)
+}
+
+// usable fails for a page whose renderer crashed, with what to do about it.
+func (p *Page) usable() error {
+	if p.Crashed() {
+		return fmt.Errorf("%w: page %d has no renderer (it crashed or was killed); reload it with navigate_page or close it with close_page", ErrCrashed, p.ID)
+	}
+	return nil
 }
 
 // closedContext is a context that is done when ch closes, for AfterFunc.

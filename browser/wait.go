@@ -49,7 +49,13 @@ func blockedError(d *page.EventJavascriptDialogOpening) error {
 // error. fn's context is cancelled when await returns, which does not undo
 // what Chrome already started.
 func (p *Page) await(ctx context.Context, fn func(ctx context.Context) error) error {
-	return p.awaitAnswering(ctx, nil, fn)
+	return p.run(ctx, runOpts{}, fn)
+}
+
+// runOpts say how run treats dialogs and crashes.
+type runOpts struct {
+	answer  *DialogAnswer // answer dialogs so, instead of returning
+	recover bool          // allowed on a crashed page: a navigation
 }
 
 // DialogAnswer says how to answer a dialog without asking the agent.
@@ -58,14 +64,21 @@ type DialogAnswer struct {
 	PromptText string
 }
 
-// awaitAnswering is await that answers every dialog with answer, when it is
-// set, and goes on waiting for fn.
-func (p *Page) awaitAnswering(ctx context.Context, answer *DialogAnswer, fn func(ctx context.Context) error) error {
+// run is await with options: it answers every dialog with o.answer, when
+// set, and goes on waiting for fn; with o.recover it runs on a crashed page.
+func (p *Page) run(ctx context.Context, o runOpts, fn func(ctx context.Context) error) error {
+	answer := o.answer
+	if err := p.usable(); err != nil && !o.recover {
+		return err
+	}
 	cctx, cancel := p.Context(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- fn(cctx) }()
 	for {
+		if err := p.usable(); err != nil && !o.recover {
+			return err
+		}
 		_, dlg, changed := p.state()
 		if dlg != nil && answer == nil {
 			return &DialogOpenedError{Dialog: dlg}
@@ -106,6 +119,15 @@ func (p *Page) explain(ctx context.Context, err error) error {
 // next shows the action's result. A dialog ends the wait with a
 // DialogOpenedError.
 func (p *Page) Act(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
+	return p.act(ctx, timeout, runOpts{}, fn)
+}
+
+// navigate is Act for a navigation, which may also bring back a crashed page.
+func (p *Page) navigate(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
+	return p.act(ctx, timeout, runOpts{recover: true}, fn)
+}
+
+func (p *Page) act(ctx context.Context, timeout time.Duration, o runOpts, fn func(ctx context.Context) error) error {
 	if err := p.Ready(ctx); err != nil {
 		return err
 	}
@@ -113,7 +135,7 @@ func (p *Page) Act(ctx context.Context, timeout time.Duration, fn func(ctx conte
 		return blockedError(dlg)
 	}
 	before, _, _ := p.state()
-	if err := p.await(ctx, fn); err != nil {
+	if err := p.run(ctx, o, fn); err != nil {
 		return err
 	}
 	return p.settle(ctx, before, timeout)
