@@ -18,25 +18,22 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// TestMain fails the run when a temporary Chrome profile outlives its
+// browser. The profiles go to a directory of this test binary's own, so
+// packages tested in parallel do not see each other's.
 func TestMain(m *testing.M) {
-	before := profileDirs()
+	tmp, err := os.MkdirTemp("", "pagemux-browser-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
-	for d := range profileDirs() {
-		if !before[d] {
-			fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profile left behind:", d)
-			code = 1
-		}
+	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles left behind:", leaked)
+		code = 1
 	}
+	removeAllRetry(tmp)
 	os.Exit(code)
-}
-
-func profileDirs() map[string]bool {
-	m := map[string]bool{}
-	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "chromedp-runner*"))
-	for _, d := range matches {
-		m[d] = true
-	}
-	return m
 }
 
 func needChrome(t *testing.T) string {

@@ -40,17 +40,24 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "FAIL: the tools tests need Chrome:", err)
 		os.Exit(1)
 	}
+	// Profiles go to a directory of this test binary's own, so that packages
+	// tested in parallel do not see each other's.
+	tmp, err := os.MkdirTemp("", "pagemux-tools-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
 	testSite = httptest.NewServer(siteHandler())
-	before := profileDirs()
 	code := m.Run()
 	for _, e := range shared {
 		e.close()
 	}
 	testSite.Close()
-	if leaked := newDirs(before, profileDirs()); len(leaked) > 0 {
+	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles left behind:", leaked)
 		code = 1
 	}
+	os.RemoveAll(tmp)
 	os.Exit(code)
 }
 
@@ -72,25 +79,6 @@ func siteHandler() http.Handler {
 		fmt.Fprintf(w, "<!doctype html><title>Slow</title><p>slow page after %d ms</p>", d)
 	})
 	return mux
-}
-
-func profileDirs() map[string]bool {
-	m := map[string]bool{}
-	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "chromedp-runner*"))
-	for _, d := range matches {
-		m[d] = true
-	}
-	return m
-}
-
-func newDirs(before, after map[string]bool) []string {
-	var out []string
-	for d := range after {
-		if !before[d] {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // testEnv is one pagemux server, with its browser, and an MCP client on it.
