@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,49 @@ func TestHelpAndVersion(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("--help lacks %s", want)
 		}
+	}
+}
+
+// When the client goes away (stdin closes), pagemux closes Chrome and removes
+// its temporary profile.
+func TestExitOnStdinClose(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pagemux")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "--log-level=debug")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_pages","arguments":{}}}
+`)
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("pagemux did not exit when stdin closed\n%s", stderr.String())
+	}
+	// stdout holds only JSON-RPC messages.
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if !strings.HasPrefix(line, `{"jsonrpc":"2.0"`) {
+			t.Fatalf("stdout has a line that is not JSON-RPC: %q", line)
+		}
+	}
+	if !strings.Contains(stdout.String(), `1: about:blank [selected]`) {
+		t.Fatalf("list_pages answer missing:\n%s", stdout.String())
+	}
+	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
+		t.Fatalf("temporary profile left behind: %v", leaked)
 	}
 }

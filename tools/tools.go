@@ -74,7 +74,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	server.WithWorkerPoolSize(100)(stdio)
 	server.WithQueueSize(10000)(stdio)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	return stdio.Listen(ctx, in, out)
+	d := newDrain(ctx, in, out)
+	return stdio.Listen(ctx, d, d)
 }
 
 // scope says which lock a tool takes in page mode.
