@@ -48,7 +48,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	headless := true
 	viewport := ""
 	var chromeArgs repeated
-	fs.StringVar(&c.browser.ExecPath, "executable-path", "", "Chrome binary (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
+	fs.StringVar(&c.browser.ExecPath, "executable-path", "", "the Chrome binary at `PATH` (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
 	fs.BoolVar(&headless, "headless", true, "run Chrome without a window")
 	fs.BoolVar(&c.isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
 	fs.StringVar(&c.browser.UserDataDir, "user-data-dir", "", "keep Chrome's profile in `DIR` (implies --isolated=false)")
