@@ -1,0 +1,178 @@
+// Command bench is pagemux's end-to-end benchmark. It serves a small form
+// page on loopback, starts the real pagemux binary over stdio once per lock
+// mode, and times MCP tool calls the way an agent makes them:
+// evaluate_script, click and fill on one page, the server's peak memory, and
+// calls on page B while page A runs a long script. The tables go to stdout,
+// progress to stderr; -json writes the figures to a file.
+//
+// The binary is $PAGEMUX_BIN (scripts/bench sets it) or, without it, one
+// built from this module into a temporary directory.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is everything the flags say.
+type config struct {
+	bin         string
+	n           int
+	hold        time.Duration
+	jsonPath    string
+	modes       []string
+	callTimeout time.Duration
+	timeout     time.Duration
+	strict      bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	// A flag set of our own: the default one also carries httptest's flag.
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modes := "global,page"
+	fs.StringVar(&c.bin, "bin", os.Getenv("PAGEMUX_BIN"), "pagemux `binary` (default $PAGEMUX_BIN; empty: go build one into a temporary directory)")
+	fs.IntVar(&c.n, "n", 200, "evaluate_script calls; click and fill make n/4 each")
+	fs.DurationVar(&c.hold, "hold", 5*time.Second, "how long page A's script runs while page B is probed")
+	fs.StringVar(&c.jsonPath, "json", "", "also write the figures as JSON to `FILE`")
+	fs.StringVar(&modes, "modes", modes, "lock modes to measure, comma-separated")
+	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
+	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; see -help", fs.Arg(0))
+	}
+	if c.n < 1 || c.n > 100000 {
+		return nil, fmt.Errorf("-n %d: want 1 to 100000", c.n)
+	}
+	if c.hold < 100*time.Millisecond || c.hold > 5*time.Minute {
+		return nil, fmt.Errorf("-hold %v: want 100ms to 5m", c.hold)
+	}
+	if c.callTimeout <= 0 || c.timeout <= 0 {
+		return nil, errors.New("-call-timeout and -timeout must be positive")
+	}
+	for _, m := range strings.Split(modes, ",") {
+		if m = strings.TrimSpace(m); m != "global" && m != "page" {
+			return nil, fmt.Errorf("-modes: unknown lock mode %q; want global and/or page", m)
+		}
+		c.modes = append(c.modes, strings.TrimSpace(m))
+	}
+	return c, nil
+}
+
+// run benchmarks every mode and returns the exit code: 1 when a mode failed
+// or a call failed (or, with -strict, a goal was missed).
+func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) int {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	bin, cleanup, err := binary(ctx, cfg.bin, log)
+	if err != nil {
+		log.Error("no pagemux binary", "err", err)
+		return 1
+	}
+	defer cleanup()
+	site := startSite()
+	defer site.Close()
+	log.Info("test site", "url", site.URL)
+
+	var rs []*modeResult
+	for _, mode := range cfg.modes {
+		if ctx.Err() != nil {
+			break
+		}
+		r := bench(ctx, cfg, bin, site.URL, mode, log)
+		printMode(stdout, cfg, r)
+		rs = append(rs, r)
+	}
+	printComparison(stdout, cfg, rs)
+	code := 0
+	if cfg.jsonPath != "" {
+		if err := writeJSON(cfg.jsonPath, cfg, bin, rs); err != nil {
+			log.Error("writing JSON", "err", err)
+			code = 1
+		} else {
+			log.Info("wrote JSON", "file", cfg.jsonPath)
+		}
+	}
+	if ctx.Err() != nil {
+		log.Error("stopped early", "err", context.Cause(ctx))
+		code = 1
+	}
+	for _, r := range rs {
+		failed := r.Failure != "" || r.Evaluate.Errors+r.Click.Errors+r.Fill.Errors > 0 ||
+			(r.BWhileA != nil && (r.BWhileA.B.Errors > 0 || r.BWhileA.AError != ""))
+		missed := false
+		for _, g := range r.Goals {
+			missed = missed || !g.Met
+		}
+		if failed || (cfg.strict && missed) {
+			code = 1
+		}
+	}
+	return code
+}
+
+// binary returns the pagemux binary to run: bin if given, else one built
+// from this module, removed by cleanup.
+func binary(ctx context.Context, bin string, log *slog.Logger) (string, func(), error) {
+	if bin != "" {
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			return "", nil, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return "", nil, fmt.Errorf("PAGEMUX_BIN: %w", err)
+		}
+		return abs, func() {}, nil
+	}
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(gomod)), "go.mod") {
+		return "", nil, fmt.Errorf("not inside the pagemux module (go env GOMOD: %q, %v); set PAGEMUX_BIN or -bin", gomod, err)
+	}
+	dir, err := os.MkdirTemp("", "pagemux-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	out := filepath.Join(dir, "pagemux")
+	log.Info("building pagemux", "dir", root, "out", out)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("go build: %w", err)
+	}
+	return out, cleanup, nil
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	code := run(ctx, cfg, os.Stdout, log)
+	stop()
+	os.Exit(code)
+}
