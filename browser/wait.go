@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -152,7 +153,14 @@ func (p *Page) settle(ctx context.Context, before navState, timeout time.Duratio
 			return err
 		}
 		now, _, _ := p.state()
-		err := p.await(ctx, p.quiet)
+		// A renderer busy with a long script cannot run the probe: the action
+		// is done, so stop waiting rather than hang with it.
+		qctx, cancel := context.WithTimeout(ctx, settleMax+time.Second)
+		err := p.await(qctx, p.quiet)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil
+		}
 		after, _, _ := p.state()
 		if err == nil && after.started == now.started {
 			return nil

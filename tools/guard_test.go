@@ -258,3 +258,31 @@ func TestPanicReleasesLock(t *testing.T) {
 	mustContain(t, e.fails(t, "test_panic", map[string]any{"pageId": id}), "internal error in test_panic: boom")
 	e.ok(t, "take_snapshot", map[string]any{"pageId": id})
 }
+
+// Many calls queued on a busy page do not delay a call on a free page: the
+// stdio server has workers enough, and reads on while they wait.
+func TestQueuedCallsDoNotBlockOtherPages(t *testing.T) {
+	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
+	a := e.openPage(t, "/form.html")
+	b := e.openPage(t, "/page2.html")
+	hold := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": sleepJS(3000)})
+	e.waitHeld(t, pagelock.PageKey(a))
+	var queued []<-chan outcome
+	for range 30 {
+		queued = append(queued, e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": "() => 1"}))
+	}
+	e.waitQueued(t, pagelock.PageKey(a), 30)
+	free := <-e.async(t.Context(), "take_snapshot", map[string]any{"pageId": b})
+	if r := must(t, free); r.isError {
+		t.Fatal(r.text)
+	}
+	h := <-hold
+	if !free.at.Before(h.at) {
+		t.Fatal("a call on a free page waited for 30 calls queued on a busy one")
+	}
+	for _, q := range queued {
+		if r := must(t, <-q); r.isError {
+			t.Fatal(r.text)
+		}
+	}
+}
