@@ -33,6 +33,8 @@ type config struct {
 	logLevel string
 	logFile  string
 	version  bool
+	// workspaces are the directories file paths given to tools must lie in.
+	workspaces []string
 }
 
 // repeated is a flag that may be given many times.
@@ -47,7 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	headless := true
 	viewport := ""
-	var chromeArgs repeated
+	var chromeArgs, workspaces repeated
 	fs.StringVar(&c.browser.ExecPath, "executable-path", "", "the Chrome binary at `PATH` (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
 	fs.BoolVar(&headless, "headless", true, "run Chrome without a window")
 	fs.BoolVar(&c.isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
@@ -59,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.browser.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&c.browser.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
 	fs.Var(&chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
+	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces) must lie in; repeatable (default the OS temp dir and the working directory)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
@@ -85,6 +88,7 @@ Flags:
 	}
 	c.browser.Headful = !headless
 	c.browser.ChromeArgs = chromeArgs
+	c.workspaces = workspaces
 	if viewport != "" {
 		w, h, ok := strings.Cut(viewport, "x")
 		wi, err1 := strconv.Atoi(w)
@@ -157,7 +161,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	b := browser.New(c.browser)
 	defer b.Close()
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue})
-	srv := tools.New(b, locks, log)
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces})
 	if isTerminal(stdin) {
 		fmt.Fprintln(stderr, "pagemux speaks MCP on stdin/stdout: start it from an MCP client, not a terminal.\n"+
 			`Client config: {"mcpServers": {"pagemux": {"command": "`+executable()+`", "args": ["--lock-mode=page"]}}}`+"\n"+

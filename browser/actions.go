@@ -496,7 +496,7 @@ func (p *Page) WaitForText(ctx context.Context, texts []string, timeout time.Dur
 	if err := p.Ready(ctx); err != nil {
 		return "", err
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(p.Scale(timeout))
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {

@@ -33,6 +33,8 @@ type Browser struct {
 
 	// onClose is called once for each page that goes away.
 	onClose func(*Page)
+	// observers make, for each new page, a func that sees its events.
+	observers []func(*Page) func(ev any)
 
 	mu       sync.Mutex
 	launch   *launch // the current or last successful start; nil before
@@ -69,6 +71,15 @@ func New(cfg Config) *Browser {
 // OnPageClosed sets a func called once, from any goroutine, for each page that
 // closes or crashes away. Set it before the first Start.
 func (b *Browser) OnPageClosed(fn func(*Page)) { b.onClose = fn }
+
+// ObservePages adds a func called for every page pagemux learns of, before
+// it attaches; the func it returns sees each of the page's events, in the
+// order Chrome sent them, from the page's event loop (return fast, send no
+// command). Collectors use it to see a page's events from its attach on.
+// Call it before the first Start.
+func (b *Browser) ObservePages(newObserver func(*Page) func(ev any)) {
+	b.observers = append(b.observers, newObserver)
+}
 
 // Start launches or attaches to Chrome unless that is done, and waits for it.
 // A failed start is tried again by the next call; a Chrome that went away is
@@ -257,6 +268,11 @@ func (b *Browser) register(l *launch, id target.ID, url string) *Page {
 		return p
 	}
 	p := newPage(b, l, b.nextID, id, url)
+	for _, newObserver := range b.observers {
+		if fn := newObserver(p); fn != nil {
+			p.observers = append(p.observers, fn)
+		}
+	}
 	b.nextID++
 	b.byTarget[id] = p
 	b.byID[p.ID] = p

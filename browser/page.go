@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,11 @@ type Page struct {
 	attachErr  error
 	ctx        context.Context // the tab's chromedp context, set by attach
 	cancel     context.CancelFunc
+
+	// observers see every event after onEvent; fixed before attach.
+	observers []func(ev any)
+	// slowdown scales the page's waits, set by CPU and network emulation.
+	slowdown atomic.Uint64 // math.Float64bits; 0 means 1
 
 	mu      sync.Mutex
 	url     string
@@ -105,6 +111,14 @@ func (p *Page) attach(ctx context.Context) error {
 // onEvent runs in the tab's event loop, in the order Chrome sent the events:
 // it must return fast and send no command.
 func (p *Page) onEvent(ev any) {
+	p.track(ev)
+	for _, fn := range p.observers {
+		fn(ev)
+	}
+}
+
+// track keeps the page's own state: URL, generation, navigation, dialog.
+func (p *Page) track(ev any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev := ev.(type) {
@@ -219,6 +233,24 @@ func (p *Page) Title() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.title
+}
+
+// SetSlowdown makes the page's waits (navigation, settling, wait_for) take
+// factor times as long, for CPU or network emulation; 1 undoes it.
+func (p *Page) SetSlowdown(factor float64) {
+	if factor < 1 {
+		factor = 1
+	}
+	p.slowdown.Store(math.Float64bits(factor))
+}
+
+// Scale stretches a timeout by the page's slowdown.
+func (p *Page) Scale(d time.Duration) time.Duration {
+	f := math.Float64frombits(p.slowdown.Load())
+	if f <= 1 {
+		return d
+	}
+	return time.Duration(float64(d) * f)
 }
 
 // Crashed reports whether the page's renderer died since its last

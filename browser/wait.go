@@ -147,7 +147,7 @@ func (p *Page) settle(ctx context.Context, before navState, timeout time.Duratio
 	if timeout <= 0 {
 		timeout = DefaultNavigationTimeout
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(p.Scale(timeout))
 	for range 5 { // each round follows one more navigation: redirects by script
 		if err := p.waitNavigation(ctx, before, deadline); err != nil {
 			return err
@@ -155,7 +155,7 @@ func (p *Page) settle(ctx context.Context, before navState, timeout time.Duratio
 		now, _, _ := p.state()
 		// A renderer busy with a long script cannot run the probe: the action
 		// is done, so stop waiting rather than hang with it.
-		qctx, cancel := context.WithTimeout(ctx, settleMax+time.Second)
+		qctx, cancel := context.WithTimeout(ctx, p.Scale(settleMax)+time.Second)
 		err := p.await(qctx, p.quiet)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -176,7 +176,7 @@ func (p *Page) settle(ctx context.Context, before navState, timeout time.Duratio
 // waitNavigation waits until no main-frame navigation begun after before is
 // pending.
 func (p *Page) waitNavigation(ctx context.Context, before navState, deadline time.Time) error {
-	grace := time.Now().Add(navStartGrace)
+	grace := time.Now().Add(p.Scale(navStartGrace))
 	for {
 		st, dlg, changed := p.state()
 		if dlg != nil {
@@ -225,7 +225,7 @@ const quietJS = `(quiet, max) => new Promise(resolve => {
 
 // quiet waits until the DOM of the current document stops changing.
 func (p *Page) quiet(ctx context.Context) error {
-	_, err := p.callFunction(ctx, quietJS, "", quietWindow.Milliseconds(), settleMax.Milliseconds())
+	_, err := p.callFunction(ctx, quietJS, "", p.Scale(quietWindow).Milliseconds(), p.Scale(settleMax).Milliseconds())
 	return err
 }
 

@@ -7,6 +7,17 @@ import (
 	"github.com/pagemux/pagemux/browser"
 )
 
+func (s *Server) inputTools() []tool {
+	return []tool{
+		s.click(),
+		s.hover(),
+		s.fill(),
+		s.typeText(),
+		s.pressKey(),
+		s.handleDialog(),
+	}
+}
+
 type uidArgs struct {
 	pageArg
 	UID             string `json:"uid" jsonschema:"The uid of an element on the page from the page content snapshot"`

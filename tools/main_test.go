@@ -118,7 +118,7 @@ func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
-	srv := New(b, pagelock.New(opts), log)
+	srv := New(b, pagelock.New(opts), Options{Log: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	clientRead, serverWrite := io.Pipe()
 	serverRead, clientWrite := io.Pipe()

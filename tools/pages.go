@@ -13,6 +13,16 @@ import (
 
 type noArgs struct{}
 
+func (s *Server) pageTools() []tool {
+	return []tool{
+		s.listPages(),
+		s.newPage(),
+		s.selectPage(),
+		s.closePage(),
+		s.navigatePage(),
+	}
+}
+
 func (s *Server) listPages() tool {
 	return newTool("list_pages", "Get a list of pages open in the browser.", true, browserScope,
 		func(ctx context.Context, c *call, _ *noArgs) error {

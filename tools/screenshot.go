@@ -7,6 +7,8 @@ import (
 	"github.com/pagemux/pagemux/browser"
 )
 
+func (s *Server) screenshotTools() []tool { return []tool{s.takeScreenshot()} }
+
 type screenshotArgs struct {
 	pageArg
 	Format   string `json:"format,omitempty" jsonschema:"Type of format to save the screenshot as. Default is \"png\""`

@@ -13,6 +13,8 @@ import (
 // with a note, so a huge result cannot flood the agent's context.
 const maxScriptResult = 256 << 10
 
+func (s *Server) scriptTools() []tool { return []tool{s.evaluateScript()} }
+
 type evaluateArgs struct {
 	pageArg
 	Function     string `json:"function" jsonschema:"A JavaScript function declaration to be executed by the tool in the currently selected page. Example without arguments: \"() => { return document.title }\" or \"async () => { return await fetch(\\\"example.com\\\") }\""`

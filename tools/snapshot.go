@@ -6,6 +6,13 @@ import (
 	"time"
 )
 
+func (s *Server) snapshotTools() []tool {
+	return []tool{
+		s.waitFor(),
+		s.takeSnapshot(),
+	}
+}
+
 type pageArg struct {
 	PageID *int `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
 }

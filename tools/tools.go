@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,16 +32,31 @@ type Server struct {
 	browser *browser.Browser
 	locks   *pagelock.Locker
 	log     *slog.Logger
+	files   *workspace
 	mcp     *server.MCPServer
+}
+
+// Options are the settings of a Server beyond its browser and locks.
+type Options struct {
+	// Log receives the server's logs; nil discards them.
+	Log *slog.Logger
+	// Workspaces are the directories that file paths given to tools must lie
+	// in. Empty means the OS temp dir and the working directory.
+	Workspaces []string
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
 // first call that needs it does.
-func New(b *browser.Browser, locks *pagelock.Locker, log *slog.Logger) *Server {
+func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
+	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{browser: b, locks: locks, log: log}
+	files, err := newWorkspace(opts.Workspaces)
+	if err != nil {
+		log.Warn("workspace roots", "error", err)
+	}
+	s := &Server{browser: b, locks: locks, log: log, files: files}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
@@ -184,29 +200,22 @@ func newTool[A any](name, description string, readOnly bool, sc scope, handle fu
 	}}
 }
 
-// tools lists every tool. Keep the groups in TOOLS.md's order.
+// tools lists every tool, group by group; each group's file lists its own.
 func (s *Server) tools() []tool {
-	return []tool{
-		// Pages: pages.go
-		s.listPages(),
-		s.newPage(),
-		s.selectPage(),
-		s.closePage(),
-		s.navigatePage(),
-		// Reading the page: snapshot.go
-		s.waitFor(),
-		s.takeSnapshot(),
-		// Input: input.go
-		s.click(),
-		s.hover(),
-		s.fill(),
-		s.typeText(),
-		s.pressKey(),
-		s.handleDialog(),
-		// Script and pixels: script.go, screenshot.go
-		s.evaluateScript(),
-		s.takeScreenshot(),
-	}
+	return slices.Concat(
+		s.pageTools(),        // pages.go: list, new, select, close, navigate
+		s.snapshotTools(),    // snapshot.go: wait_for, take_snapshot
+		s.inputTools(),       // input.go: click, hover, fill, type, keys, dialogs
+		s.formTools(),        // forms.go: fill_form, drag, upload_file
+		s.scriptTools(),      // script.go: evaluate_script
+		s.screenshotTools(),  // screenshot.go: take_screenshot
+		s.consoleTools(),     // console.go: console messages
+		s.networkTools(),     // network.go: network requests
+		s.emulationTools(),   // emulate.go: emulate, resize_page
+		s.performanceTools(), // performance.go: traces, insights
+		s.memoryTools(),      // memory.go: heap snapshots
+		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
+	)
 }
 
 // ms turns a timeout argument in milliseconds into a duration, def if unset.
