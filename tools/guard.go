@@ -90,7 +90,7 @@ func (s *Server) target(ctx context.Context, t tool, req mcp.CallToolRequest) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, []pagelock.Key{pagelock.PageKey(p.ID)}, nil
+	return p, append([]pagelock.Key{pagelock.PageKey(p.ID)}, t.resources...), nil
 }
 
 // pageIDArg reads the optional pageId argument; 0 means none.

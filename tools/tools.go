@@ -111,7 +111,10 @@ type tool struct {
 	// answersDialogs marks page tools that work while a dialog is open;
 	// the others fail with the dialog, as it blocks the page.
 	answersDialogs bool
-	handle         func(ctx context.Context, c *call) error
+	// resources are browser-wide keys the tool holds besides its page, such
+	// as pagelock.Tracing: taken in page mode too, in canonical order.
+	resources []pagelock.Key
+	handle    func(ctx context.Context, c *call) error
 }
 
 // call is one tool call as the handler sees it.
