@@ -34,7 +34,7 @@ func (s *Server) listPages() tool {
 type newPageArgs struct {
 	URL        string `json:"url" jsonschema:"URL to load in a new page."`
 	Background bool   `json:"background,omitempty" jsonschema:"Whether to open the page in the background without bringing it to the front. Default is false (foreground)."`
-	Timeout    *int   `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+	Timeout    int    `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
 }
 
 func (s *Server) newPage() tool {
@@ -119,11 +119,11 @@ func (s *Server) closePage() tool {
 }
 
 type navigateArgs struct {
-	PageID      *int   `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
+	PageID      int    `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
 	Type        string `json:"type,omitempty" jsonschema:"Navigate the page by URL, back or forward in history, or reload."`
 	URL         string `json:"url,omitempty" jsonschema:"Target URL (only type=url)"`
 	IgnoreCache bool   `json:"ignoreCache,omitempty" jsonschema:"Whether to ignore cache on reload."`
-	Timeout     *int   `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+	Timeout     int    `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
 }
 
 func (s *Server) navigatePage() tool {

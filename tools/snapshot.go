@@ -14,7 +14,7 @@ func (s *Server) snapshotTools() []tool {
 }
 
 type pageArg struct {
-	PageID *int `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
+	PageID int `json:"pageId,omitempty" jsonschema:"The ID of the page to act on. Defaults to the selected page."`
 }
 
 type snapshotArgs struct {
@@ -40,7 +40,7 @@ const defaultWaitTimeout = 30 * time.Second
 type waitForArgs struct {
 	pageArg
 	Text    []string `json:"text" jsonschema:"Non-empty list of texts. Resolves when any value appears on the page."`
-	Timeout *int     `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+	Timeout int      `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
 }
 
 func (s *Server) waitFor() tool {

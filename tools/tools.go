@@ -221,10 +221,11 @@ func (s *Server) tools() []tool {
 	)
 }
 
-// ms turns a timeout argument in milliseconds into a duration, def if unset.
-func ms(v *int, def time.Duration) time.Duration {
-	if v == nil || *v <= 0 {
+// ms turns a timeout argument in milliseconds into a duration, def if 0 or
+// unset, as chrome-devtools-mcp reads its timeouts.
+func ms(v int, def time.Duration) time.Duration {
+	if v <= 0 {
 		return def
 	}
-	return time.Duration(*v) * time.Millisecond
+	return time.Duration(v) * time.Millisecond
 }
