@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,10 +61,7 @@ func TestParseFlags(t *testing.T) {
 
 // The real binary serves MCP over stdio, as an MCP client starts it.
 func TestStdioBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "pagemux")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
 	}))
@@ -141,10 +139,7 @@ func TestHelpAndVersion(t *testing.T) {
 // When the client goes away (stdin closes), pagemux closes Chrome and removes
 // its temporary profile.
 func TestExitOnStdinClose(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "pagemux")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "--log-level=debug")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
@@ -180,4 +175,56 @@ func TestExitOnStdinClose(t *testing.T) {
 	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
 		t.Fatalf("temporary profile left behind: %v", leaked)
 	}
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildBinary builds pagemux once per test run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pagemux-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "pagemux")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// Started on a terminal, pagemux says what it is instead of sitting silent.
+func TestTerminalHint(t *testing.T) {
+	bin := buildBinary(t)
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("this test needs script(1) from util-linux to get a terminal: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	// script gives pagemux a terminal as stdin; its end of input ends pagemux.
+	out, _ := exec.CommandContext(ctx, script, "-qec", bin+" --log-level=error", "/dev/null").CombinedOutput()
+	for _, want := range []string{"speaks MCP on stdin/stdout", `"mcpServers"`, "--help"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("terminal hint lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
