@@ -29,9 +29,10 @@ func (e *NavigationError) Error() string {
 	return fmt.Sprintf("navigating to %s failed: %s", e.URL, e.Text)
 }
 
-// Navigate loads url in the main frame and waits for it to load and settle.
-func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration) error {
-	return p.navigate(ctx, timeout, func(ctx context.Context) error {
+// Navigate loads url in the main frame and waits for it to load and settle,
+// within timeout from the start.
+func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration, opts ...NavOption) error {
+	return p.navigateWith(ctx, timeout, opts, func(ctx context.Context) error {
 		res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: url})
 		if err != nil {
 			if strings.Contains(err.Error(), "invalid URL") {
@@ -47,8 +48,8 @@ func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration) 
 }
 
 // Reload reloads the page and waits for it to load and settle.
-func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Duration) error {
-	return p.navigate(ctx, timeout, func(ctx context.Context) error {
+func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Duration, opts ...NavOption) error {
+	return p.navigateWith(ctx, timeout, opts, func(ctx context.Context) error {
 		_, err := chromedp.Call(ctx, page.Reload, page.ReloadParams{IgnoreCache: new(ignoreCache)})
 		return err
 	})
@@ -56,7 +57,7 @@ func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Durati
 
 // History goes delta entries back (-1) or forward (+1) in the session history
 // and waits for the page to load and settle.
-func (p *Page) History(ctx context.Context, delta int, timeout time.Duration) error {
+func (p *Page) History(ctx context.Context, delta int, timeout time.Duration, opts ...NavOption) error {
 	if err := p.Ready(ctx); err != nil {
 		return err
 	}
@@ -74,22 +75,28 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration) er
 		}
 		return fmt.Errorf("cannot navigate %s: no %s entry in the page's history", dir, map[bool]string{true: "next", false: "previous"}[delta > 0])
 	}
-	return p.navigate(ctx, timeout, func(ctx context.Context) error {
+	return p.navigateWith(ctx, timeout, opts, func(ctx context.Context) error {
 		_, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[i].ID})
 		return err
 	})
 }
 
 // Evaluate calls a JavaScript function declaration, such as
-// "() => document.title", awaits a promise it returns, and returns the JSON of
-// the value. An exception is a *ScriptError. It does not settle the page: the
-// caller decides.
-func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnswer) (json.RawMessage, error) {
+// "() => document.title", with the elements of uids as its arguments, awaits
+// a promise it returns, and returns the JSON of the value. An exception is a
+// *ScriptError. It does not settle the page: the caller decides.
+func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnswer, uids ...string) (json.RawMessage, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
+	function = strings.TrimRight(strings.TrimSpace(function), ";")
 	var out json.RawMessage
 	err := p.run(ctx, runOpts{answer: answer}, func(ctx context.Context) error {
+		if len(uids) > 0 {
+			v, err := p.callWithElements(ctx, function, uids)
+			out = v
+			return err
+		}
 		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
 			Expression:    "(" + function + "\n)()",
 			ReturnByValue: new(true),
@@ -112,6 +119,44 @@ func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnsw
 		cancel()
 	}
 	return out, err
+}
+
+// callWithElements calls function with the elements of uids as arguments.
+// It runs in the world of the first element, so every element must be in the
+// same document.
+func (p *Page) callWithElements(ctx context.Context, function string, uids []string) (json.RawMessage, error) {
+	args := make([]*runtime.CallArgument, len(uids))
+	var first runtime.RemoteObjectID
+	for i, uid := range uids {
+		el, err := p.resolve(ctx, uid)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			first = el.object
+		}
+		args[i] = &runtime.CallArgument{ObjectID: el.object}
+	}
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		// Compiled in the global scope: an arrow function sees the window as
+		// this, as it does when called without elements.
+		FunctionDeclaration: function,
+		ObjectID:            first,
+		Arguments:           args,
+		ReturnByValue:       new(true),
+		AwaitPromise:        new(true),
+		UserGesture:         new(true),
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "same JavaScript world") {
+			return nil, fmt.Errorf("the elements %s are in different frames; pass elements of one frame: %w", strings.Join(uids, ", "), err)
+		}
+		return nil, err
+	}
+	if res.ExceptionDetails != nil {
+		return nil, exceptionError(res.ExceptionDetails)
+	}
+	return remoteValue(res.Result), nil
 }
 
 // remoteValue returns the JSON of a value returned by value; undefined and
@@ -247,27 +292,33 @@ func (p *Page) Click(ctx context.Context, uid string, double bool) error {
 		if err != nil {
 			return err
 		}
-		x, y, err := el.center(ctx)
-		if err != nil {
-			return err
-		}
-		if err := mouse(ctx, input.DispatchMouseEventTypeMouseMoved, x, y, 0); err != nil {
-			return err
-		}
 		clicks := 1
 		if double {
 			clicks = 2
 		}
-		for n := 1; n <= clicks; n++ {
-			if err := mouse(ctx, input.DispatchMouseEventTypeMousePressed, x, y, n); err != nil {
-				return err
-			}
-			if err := mouse(ctx, input.DispatchMouseEventTypeMouseReleased, x, y, n); err != nil {
-				return err
-			}
-		}
-		return nil
+		return el.click(ctx, clicks)
 	})
+}
+
+// click moves the mouse to the middle of the element and clicks it with the
+// left button, clicks times.
+func (e *element) click(ctx context.Context, clicks int) error {
+	x, y, err := e.center(ctx)
+	if err != nil {
+		return err
+	}
+	if err := mouse(ctx, input.DispatchMouseEventTypeMouseMoved, x, y, 0); err != nil {
+		return err
+	}
+	for n := 1; n <= clicks; n++ {
+		if err := mouse(ctx, input.DispatchMouseEventTypeMousePressed, x, y, n); err != nil {
+			return err
+		}
+		if err := mouse(ctx, input.DispatchMouseEventTypeMouseReleased, x, y, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mouse(ctx context.Context, typ input.DispatchMouseEventType, x, y float64, clicks int) error {
@@ -337,21 +388,24 @@ const prepareFillJS = `function(value) {
 // Fill replaces the value of a text field, picks a select's option by value
 // or label, or sets a checkbox, then waits for the page to settle.
 func (p *Page) Fill(ctx context.Context, uid, value string) error {
-	return p.Act(ctx, 0, func(ctx context.Context) error {
-		el, err := p.resolve(ctx, uid)
-		if err != nil {
-			return err
-		}
-		how, err := p.callFunction(ctx, prepareFillJS, el.object, value)
-		if err != nil || string(how) != `"type"` {
-			return err
-		}
-		if value == "" {
-			return pressKey(ctx, Key{Name: "Backspace"})
-		}
-		_, err = chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: value})
+	return p.Act(ctx, 0, func(ctx context.Context) error { return p.fill(ctx, uid, value) })
+}
+
+// fill is Fill without the wait for the page.
+func (p *Page) fill(ctx context.Context, uid, value string) error {
+	el, err := p.resolve(ctx, uid)
+	if err != nil {
 		return err
-	})
+	}
+	how, err := p.callFunction(ctx, prepareFillJS, el.object, value)
+	if err != nil || string(how) != `"type"` {
+		return err
+	}
+	if value == "" {
+		return pressKey(ctx, Key{Name: "Backspace"})
+	}
+	_, err = chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: value})
+	return err
 }
 
 // TypeText types text into the focused element key by key, then presses

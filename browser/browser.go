@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
@@ -45,6 +46,8 @@ type Browser struct {
 	// selectionMoved says the selected page closed since TakeSelectionNote.
 	selectionMoved bool
 	closed         bool
+
+	contexts contextSet // the named browser contexts of isolated pages
 }
 
 // launch is one start of Chrome, shared by the calls that wait for it.
@@ -57,6 +60,9 @@ type launch struct {
 	out        *tailBuffer
 	dead       chan struct{} // closed when Chrome went away
 	devtoolsWS string        // the websocket address of an attached browser
+
+	profileDir string       // the profile of a Chrome pagemux launched; set before done closes
+	devtools   atomic.Value // its DevTools endpoint, once read (devtools.go)
 }
 
 // New returns a Browser for cfg. It does not start Chrome.
@@ -65,7 +71,9 @@ func New(cfg Config) *Browser {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1}
+	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1}
+	b.ObservePages(observeCollectors) // every page's console and network, from attach on
+	return b
 }
 
 // OnPageClosed sets a func called once, from any goroutine, for each page that
@@ -126,7 +134,7 @@ func (l *launch) gone() bool {
 // start runs one launch to its end and records the outcome in l.
 func (b *Browser) start(l *launch) {
 	defer close(l.done)
-	allocCtx, allocCancel, err := b.allocator(l.out)
+	allocCtx, allocCancel, err := b.allocator(l)
 	if err != nil {
 		l.err = err
 		return
@@ -164,7 +172,7 @@ func (b *Browser) start(l *launch) {
 }
 
 // allocator returns the chromedp allocator context for the config.
-func (b *Browser) allocator(out *tailBuffer) (context.Context, context.CancelFunc, error) {
+func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, error) {
 	if b.cfg.Attaches() {
 		u, err := b.cfg.attachURL()
 		if err != nil {
@@ -173,7 +181,7 @@ func (b *Browser) allocator(out *tailBuffer) (context.Context, context.CancelFun
 		ctx, cancel := remote.NewAllocator(context.Background(), u)
 		return ctx, cancel, nil
 	}
-	opts, err := b.cfg.allocatorOptions(out)
+	opts, err := b.cfg.allocatorOptions(l.out, func(dir string) { l.profileDir = dir })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,7 +250,7 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 			b.register(l, ev.TargetInfo.TargetID, ev.TargetInfo.URL)
 		}
 	case *target.EventTargetInfoChanged:
-		if p := b.pageByTarget(ev.TargetInfo.TargetID); p != nil {
+		if p := b.pageByTarget(ev.TargetInfo.TargetID); p != nil && ev.TargetInfo.URL != "" {
 			p.setInfo(ev.TargetInfo.URL, ev.TargetInfo.Title)
 		}
 	case *target.EventTargetDestroyed:
@@ -405,21 +413,41 @@ func (b *Browser) Select(id int) (*Page, error) {
 }
 
 // NewPage opens a tab on about:blank and selects it; background keeps it
-// from the front. It does not navigate.
-func (b *Browser) NewPage(ctx context.Context, background bool) (*Page, error) {
+// from the front, InContext puts it in a named browser context. It does not
+// navigate.
+func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOption) (*Page, error) {
+	var o pageOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := b.Start(ctx); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	l := b.launch
 	b.mu.Unlock()
-	res, err := chromedp.CallBrowser(l.rootCtx, target.CreateTarget, target.CreateTargetParams{
+	params := target.CreateTargetParams{
 		URL:        "about:blank",
 		NewWindow:  new(true), // a tab hidden behind another gets no animation frames
 		Background: new(background),
-	})
+	}
+	var nc *namedContext
+	if o.isolatedContext != "" {
+		var release func()
+		var err error
+		nc, release, err = b.contexts.acquire(ctx, l, o.isolatedContext)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		params.BrowserContextID = nc.id
+	}
+	res, err := chromedp.CallBrowser(l.rootCtx, target.CreateTarget, params)
 	if err != nil {
 		return nil, fmt.Errorf("open a new tab: %w", err)
+	}
+	if nc != nil {
+		b.contexts.addPage(nc, res.TargetID)
 	}
 	p := b.register(l, res.TargetID, "about:blank")
 	p.owned = true
@@ -457,6 +485,9 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 		// Chrome closed the tab but sent no event: forget it anyway.
 		b.pageGone(p)
 	}
+	// Here, not only on the event: a new_page of the same name that follows
+	// must find the context gone.
+	b.contexts.pageClosed(p.TargetID)
 	return nil
 }
 
@@ -493,6 +524,7 @@ func (b *Browser) Close() error {
 	if l.err != nil {
 		return nil
 	}
+	b.contexts.closeAll()
 	if b.cfg.Attaches() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -529,7 +561,9 @@ func (b *Browser) Refresh(ctx context.Context) {
 		return
 	}
 	for _, info := range res.TargetInfos {
-		if p := b.pageByTarget(info.TargetID); p != nil {
+		// While a navigation commits Chrome reports an empty URL for a
+		// moment: keep the last one then.
+		if p := b.pageByTarget(info.TargetID); p != nil && info.URL != "" {
 			p.setInfo(info.URL, info.Title)
 		}
 	}

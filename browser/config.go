@@ -125,8 +125,11 @@ func parseChromeArg(a string) (chromeFlag, error) {
 	return chromeFlag{s, true}, nil
 }
 
-// allocatorOptions builds the chromedp options that launch Chrome.
-func (c Config) allocatorOptions(out *tailBuffer) ([]chromedp.ExecAllocatorOption, error) {
+// allocatorOptions builds the chromedp options that launch Chrome. Chrome
+// also serves DevTools on a loopback port (see devtools.go); started is told
+// the profile directory, where Chrome writes that port, just before Chrome
+// starts.
+func (c Config) allocatorOptions(out *tailBuffer, started func(profileDir string)) ([]chromedp.ExecAllocatorOption, error) {
 	path, err := c.ResolveExecPath()
 	if err != nil {
 		return nil, err
@@ -135,7 +138,8 @@ func (c Config) allocatorOptions(out *tailBuffer) ([]chromedp.ExecAllocatorOptio
 	if err != nil {
 		return nil, err
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out))
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd)) }))
 	for _, f := range fs {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}

@@ -41,6 +41,12 @@ type Page struct {
 	observers []func(ev any)
 	// slowdown scales the page's waits, set by CPU and network emulation.
 	slowdown atomic.Uint64 // math.Float64bits; 0 means 1
+	// emu holds the page's emulated settings (emulate.go).
+	emu emulationState
+	// console and network collect the page's messages and requests
+	// (collect.go); set by their observer before attach.
+	console *Console
+	network *Network
 
 	mu      sync.Mutex
 	url     string
@@ -112,6 +118,7 @@ func (p *Page) attach(ctx context.Context) error {
 // it must return fast and send no command.
 func (p *Page) onEvent(ev any) {
 	p.track(ev)
+	p.emulationEvent(ev)
 	for _, fn := range p.observers {
 		fn(ev)
 	}
@@ -202,6 +209,7 @@ func (p *Page) markClosed() {
 	if cancel != nil {
 		cancel()
 	}
+	go p.releaseEmulation()
 }
 
 // Closed reports whether the page went away.

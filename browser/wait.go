@@ -63,6 +63,11 @@ type runOpts struct {
 type DialogAnswer struct {
 	Accept     bool
 	PromptText string
+	// Only, when set, limits the answer to dialogs of that type (such as
+	// beforeunload); others end the wait as if there were no answer.
+	Only page.DialogType
+	// Answered, when set, is called with each dialog answered.
+	Answered func(*page.EventJavascriptDialogOpening)
 }
 
 // run is await with options: it answers every dialog with o.answer, when
@@ -76,17 +81,22 @@ func (p *Page) run(ctx context.Context, o runOpts, fn func(ctx context.Context) 
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- fn(cctx) }()
+	var answered *page.EventJavascriptDialogOpening // until Chrome says it closed
 	for {
 		if err := p.usable(); err != nil && !o.recover {
 			return err
 		}
 		_, dlg, changed := p.state()
-		if dlg != nil && answer == nil {
+		if dlg != nil && (answer == nil || answer.Only != "" && dlg.Type != answer.Only) {
 			return &DialogOpenedError{Dialog: dlg}
 		}
-		if dlg != nil {
+		if dlg != nil && dlg != answered {
 			if _, err := chromedp.Call(cctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: answer.Accept, PromptText: answer.PromptText}); err != nil {
 				return p.explain(ctx, err)
+			}
+			answered = dlg
+			if answer.Answered != nil {
+				answer.Answered(dlg)
 			}
 		}
 		select {
@@ -121,11 +131,6 @@ func (p *Page) explain(ctx context.Context, err error) error {
 // DialogOpenedError.
 func (p *Page) Act(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
 	return p.act(ctx, timeout, runOpts{}, fn)
-}
-
-// navigate is Act for a navigation, which may also bring back a crashed page.
-func (p *Page) navigate(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
-	return p.act(ctx, timeout, runOpts{recover: true}, fn)
 }
 
 func (p *Page) act(ctx context.Context, timeout time.Duration, o runOpts, fn func(ctx context.Context) error) error {

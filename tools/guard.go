@@ -116,6 +116,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			parts = append(parts, fmt.Sprintf("Page navigated to %s.", url))
 		}
 	}
+	parts = append(parts, emulationLines(c)...) // emulate.go
 	if c.page != nil && !c.page.Closed() {
 		if dlg := c.page.Dialog(); dlg != nil {
 			parts = append(parts, formatDialog(string(dlg.Type), dlg.Message))

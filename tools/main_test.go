@@ -78,6 +78,9 @@ func siteHandler() http.Handler {
 		}
 		fmt.Fprintf(w, "<!doctype html><title>Slow</title><p>slow page after %d ms</p>", d)
 	})
+	mux.HandleFunc("/echo-headers", echoHeaders) // emulate_test.go
+	mux.Handle("/net/", netHandler())            // network_test.go
+	mux.HandleFunc("/slow.css", slowCSS)         // performance_test.go
 	return mux
 }
 

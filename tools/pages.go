@@ -34,13 +34,16 @@ func (s *Server) listPages() tool {
 type newPageArgs struct {
 	URL        string `json:"url" jsonschema:"URL to load in a new page."`
 	Background bool   `json:"background,omitempty" jsonschema:"Whether to open the page in the background without bringing it to the front. Default is false (foreground)."`
-	Timeout    int    `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+	// IsolatedContext names a browser context; Browser.NewPage makes it on
+	// first use and disposes of it when its last page closes.
+	IsolatedContext string `json:"isolatedContext,omitempty" jsonschema:"If specified, the page is created in an isolated browser context with the given name. Pages in the same browser context share cookies and storage. Pages in different browser contexts are fully isolated (useful for clean-slate testing of cookies and authentication)."`
+	Timeout         int    `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
 }
 
 func (s *Server) newPage() tool {
 	return newTool("new_page", "Creates a new page", false, browserScope,
 		func(ctx context.Context, c *call, a *newPageArgs) error {
-			p, err := s.browser.NewPage(ctx, a.Background)
+			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(a.IsolatedContext))
 			if err != nil {
 				return err
 			}
@@ -123,7 +126,11 @@ type navigateArgs struct {
 	Type        string `json:"type,omitempty" jsonschema:"Navigate the page by URL, back or forward in history, or reload."`
 	URL         string `json:"url,omitempty" jsonschema:"Target URL (only type=url)"`
 	IgnoreCache bool   `json:"ignoreCache,omitempty" jsonschema:"Whether to ignore cache on reload."`
-	Timeout     int    `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
+	// HandleBeforeUnload answers only beforeunload dialogs; any other dialog
+	// the navigation meets is reported to the agent.
+	HandleBeforeUnload string `json:"handleBeforeUnload,omitempty" jsonschema:"Whether to auto accept or beforeunload dialogs triggered by this navigation. Default is accept."`
+	InitScript         string `json:"initScript,omitempty" jsonschema:"A JavaScript script to be executed on each new document before any other scripts for the next navigation."`
+	Timeout            int    `json:"timeout,omitempty" jsonschema:"Maximum wait time in milliseconds. If set to 0, the default timeout will be used."`
 }
 
 func (s *Server) navigatePage() tool {
@@ -137,25 +144,48 @@ func (s *Server) navigatePage() tool {
 					return &argError{"navigate_page needs a url, or a type of back, forward or reload"}
 				}
 			}
+			accept := true
+			switch a.HandleBeforeUnload {
+			case "", "accept":
+			case "dismiss":
+				accept = false
+			default:
+				return &argError{fmt.Sprintf("invalid handleBeforeUnload %q: want accept or dismiss", a.HandleBeforeUnload)}
+			}
+			var beforeUnload bool
+			opts := []browser.NavOption{browser.HandleBeforeUnload(accept, &beforeUnload)}
+			if a.InitScript != "" {
+				opts = append(opts, browser.InitScript(a.InitScript))
+			}
+			from := c.page.URL()
 			var err error
 			switch typ {
 			case "url":
 				if a.URL == "" {
 					return &argError{`navigate_page with type "url" needs a url`}
 				}
-				err = c.page.Navigate(ctx, a.URL, timeout)
+				err = c.page.Navigate(ctx, a.URL, timeout, opts...)
 				c.resp.say("Successfully navigated to %s.", a.URL)
 			case "back":
-				err = c.page.History(ctx, -1, timeout)
+				err = c.page.History(ctx, -1, timeout, opts...)
 				c.resp.say("Successfully navigated back to %s.", c.page.URL())
 			case "forward":
-				err = c.page.History(ctx, +1, timeout)
+				err = c.page.History(ctx, +1, timeout, opts...)
 				c.resp.say("Successfully navigated forward to %s.", c.page.URL())
 			case "reload":
-				err = c.page.Reload(ctx, a.IgnoreCache, timeout)
+				err = c.page.Reload(ctx, a.IgnoreCache, timeout, opts...)
 				c.resp.say("Successfully reloaded the page.")
 			default:
 				return &argError{fmt.Sprintf("invalid type %q: want url, back, forward or reload", typ)}
+			}
+			if beforeUnload && !accept {
+				// The page stays: what the agent asked for, not a failure.
+				c.resp.lines = []string{fmt.Sprintf("Stayed on %s: the page asked to confirm leaving it.", from), "Dismissed a beforeunload dialog."}
+				c.resp.includePages()
+				return nil
+			}
+			if beforeUnload {
+				c.resp.say("Accepted a beforeunload dialog.")
 			}
 			if err != nil && !isDialog(err) {
 				return err

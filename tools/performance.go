@@ -1,4 +1,569 @@
 package tools
 
-// performanceTools lists the tools of this group. (Being written.)
-func (s *Server) performanceTools() []tool { return nil }
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/perftrace"
+)
+
+// How a trace spans calls. Chrome records one trace at a time, browser-wide,
+// so a trace holds pagelock.Tracing from performance_start_trace until it
+// ends, not only during each call:
+//
+//   - performance_start_trace takes its page's lock as a call, then, in page
+//     mode, a trace-level hold of pagelock.Tracing (a Guard of its own). A
+//     start on another page waits for that hold up to --lock-timeout and
+//     fails naming its holder; calls of other tools on other pages never
+//     wait for it. A second start on the trace's own page, and any second
+//     start in global mode, fails at once: it would wait for a stop that
+//     its own lock keeps out.
+//   - The hold is released when the trace ends: performance_stop_trace,
+//     autoStop, the page closing, the start being cancelled, or
+//     maxTraceDuration passing. A trace that ends by itself (page closed,
+//     time limit) saves what Chrome captured, and the next
+//     performance_stop_trace on its page (or on any page, if its page
+//     closed) hands the result out.
+//   - performance_stop_trace on another page than the trace's fails and
+//     names the trace's page: with several agents on one browser, a stop on
+//     the wrong page is more likely a mistake than a wish to end someone
+//     else's trace.
+//
+// The tool's resources field is not used for Tracing: that field holds keys
+// for one call, and the trace's hold outlives the call.
+
+// maxTraceDuration bounds a trace nobody stops: it then stops itself and
+// keeps what it recorded for the next performance_stop_trace.
+const maxTraceDuration = 5 * time.Minute
+
+// autoStopQuiet is how long an autoStop trace goes on recording after the
+// page loaded, for late paints, layout shifts and long tasks.
+const autoStopQuiet = 3 * time.Second
+
+// finishTimeout bounds the saving of a trace after Chrome stopped it.
+const finishTimeout = 2 * time.Minute
+
+// tracer is the server's tracing state. Its zero value is ready for use.
+type tracer struct {
+	mu        sync.Mutex
+	active    *traceRun
+	unclaimed *traceRun // ended by itself, result not yet handed out
+	// last is the summary of the last trace of each page, for
+	// performance_analyze_insight.
+	last map[int]*perftrace.Summary
+	// limit overrides maxTraceDuration, for tests.
+	limit time.Duration
+}
+
+// traceRun is one trace, from start to its result.
+type traceRun struct {
+	page    *browser.Page
+	trace   *browser.Trace
+	hold    *pagelock.Guard // the trace-level hold; nil in global mode
+	path    string          // where performance_start_trace asked to save it
+	started time.Time
+
+	once     sync.Once
+	stopping chan struct{} // closed when the run began to end
+	done     chan struct{} // closed when res is set
+	reason   string        // why it ended by itself; "" if stopped
+	res      traceResult
+	timer    *time.Timer
+	// orphaned marks a run whose stop call gave up waiting: its result
+	// goes to unclaimed. taken marks a run whose result a call handed out.
+	// Guarded by tracer.mu.
+	orphaned, taken bool
+}
+
+// traceResult is what a trace left.
+type traceResult struct {
+	spool    string // the raw trace, until delivered or removed
+	saved    string // where the raw trace was saved already, if it was
+	summary  *perftrace.Summary
+	dataLost bool
+	err      error
+}
+
+func (s *Server) performanceTools() []tool {
+	return []tool{s.startTrace(), s.stopTrace(), s.analyzeInsight()}
+}
+
+type filePathArg struct {
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute file path, or a file path relative to the current working directory, to save the raw trace data. For example, trace.json.gz (compressed) or trace.json (uncompressed)."`
+}
+
+type startTraceArgs struct {
+	pageArg
+	Reload      *bool `json:"reload,omitempty" jsonschema:"Determines if, once tracing has started, the target page should be automatically reloaded. Navigate the page to the right URL using the navigate_page tool BEFORE starting the trace if reload or autoStop is set to true."`
+	AutoStop    *bool `json:"autoStop,omitempty" jsonschema:"Determines if the trace recording should be automatically stopped."`
+	IgnoreCache bool  `json:"ignoreCache,omitempty" jsonschema:"Whether to bypass the HTTP cache when reloading the page, to measure a cold page load. Only applies if reload is true."`
+	filePathArg
+}
+
+func (s *Server) startTrace() tool {
+	return newTool("performance_start_trace",
+		"Start a performance trace on the target webpage. Use to find frontend performance issues, Core Web Vitals (LCP, INP, CLS), and improve page load speed.",
+		false, pageScope, func(ctx context.Context, c *call, a *startTraceArgs) error {
+			path, err := s.tracePath(a.FilePath)
+			if err != nil {
+				return err
+			}
+			run, err := s.beginTrace(ctx, c.page, path)
+			if err != nil {
+				return err
+			}
+			if a.Reload == nil || *a.Reload {
+				err := c.page.Reload(ctx, a.IgnoreCache, browser.DefaultNavigationTimeout)
+				if err != nil && !isDialog(err) {
+					s.abortTrace(run)
+					return fmt.Errorf("the page did not reload, so the trace was discarded: %w", err)
+				}
+			} else {
+				// Without a navigation, nothing else in the trace says
+				// which renderer thread is the page's.
+				c.page.Mark(ctx, perftrace.StartMark(string(c.page.TargetID)))
+			}
+			if a.AutoStop != nil && !*a.AutoStop {
+				c.resp.say("The performance trace is being recorded. Use performance_stop_trace to stop it.")
+				return nil
+			}
+			// Late paints, layout shifts and long tasks come after the load.
+			t := time.NewTimer(c.page.Scale(autoStopQuiet))
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-run.done: // the page closed meanwhile
+			case <-ctx.Done():
+				s.abortTrace(run)
+				return ctx.Err()
+			}
+			return s.answerTrace(ctx, c, run, "")
+		})
+}
+
+func (s *Server) stopTrace() tool {
+	t := newTool("performance_stop_trace", "Stop the active performance trace recording on the target webpage.",
+		false, pageScope, func(ctx context.Context, c *call, a *struct {
+			pageArg
+			filePathArg
+		}) error {
+			path, err := s.tracePath(a.FilePath)
+			if err != nil {
+				return err
+			}
+			run, err := s.perf.claim(c.page)
+			if err != nil {
+				return err
+			}
+			return s.answerTrace(ctx, c, run, path)
+		})
+	t.answersDialogs = true // a dialog blocks the page's script, not Chrome's tracing
+	return t
+}
+
+type analyzeInsightArgs struct {
+	pageArg
+	InsightSetID string `json:"insightSetId" jsonschema:"The id for the specific insight set. Only use the ids given in the \"Available insight sets\" list."`
+	InsightName  string `json:"insightName" jsonschema:"The name of the Insight you want more information on. For example: \"DocumentLatency\" or \"LCPBreakdown\""`
+}
+
+func (s *Server) analyzeInsight() tool {
+	t := newTool("performance_analyze_insight",
+		"Provides more detailed information on a specific Performance Insight of an insight set that was highlighted in the results of a trace recording.",
+		true, pageScope, func(ctx context.Context, c *call, a *analyzeInsightArgs) error {
+			if a.InsightSetID == "" || a.InsightName == "" {
+				return &argError{"performance_analyze_insight needs an insightSetId and an insightName from the summary of a trace"}
+			}
+			sum := s.perf.summary(c.page.ID)
+			if sum == nil {
+				return fmt.Errorf("no recorded traces found for page %d. Record a performance trace with performance_start_trace so you have Insights to analyze", c.page.ID)
+			}
+			text, err := sum.Insight(a.InsightSetID, a.InsightName)
+			var ie *perftrace.InsightError
+			if errors.As(err, &ie) {
+				return &argError{ie.Error()}
+			}
+			if err != nil {
+				return err
+			}
+			c.resp.say("%s", text)
+			return nil
+		})
+	t.answersDialogs = true // it reads a stored summary only
+	return t
+}
+
+// tracePath checks a trace file path; "" stays "".
+func (s *Server) tracePath(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	return s.files.output(path)
+}
+
+// beginTrace takes the trace-level hold of tracing and makes Chrome record.
+func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (*traceRun, error) {
+	if run := s.perf.running(); run != nil {
+		select {
+		case <-run.stopping:
+			// It ends by itself and needs no lock to: wait for it.
+			select {
+			case <-run.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		default:
+			if run.page == p || s.locks.Mode() == pagelock.Global {
+				return nil, run.busyError()
+			}
+		}
+	}
+	var hold *pagelock.Guard
+	if s.locks.Mode() == pagelock.PerPage {
+		owner := fmt.Sprintf("performance_start_trace on page %d", p.ID)
+		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, owner), pagelock.Tracing)
+		if err != nil {
+			if errors.Is(err, pagelock.ErrTimeout) {
+				return nil, fmt.Errorf("%w (Chrome records one trace at a time: wait for that trace to be stopped, then start yours)", err)
+			}
+			return nil, err
+		}
+		hold = g
+	}
+	// In page mode the hold orders the starts; a run still here is one whose
+	// page closed as the hold came free, or one of global mode.
+	if run := s.perf.running(); run != nil {
+		hold.Release()
+		return nil, run.busyError()
+	}
+	tr, err := p.StartTrace(ctx)
+	if err != nil {
+		hold.Release()
+		return nil, err
+	}
+	run := &traceRun{page: p, trace: tr, hold: hold, path: path, started: tr.Started, stopping: make(chan struct{}), done: make(chan struct{})}
+	s.perf.begin(run)
+	limit := s.perf.maxDuration()
+	run.timer = time.AfterFunc(limit, func() {
+		s.endTrace(run, fmt.Sprintf("it reached the %v limit of a trace", limit))
+	})
+	go func() {
+		select {
+		case <-p.Done():
+			s.endTrace(run, fmt.Sprintf("page %d closed while it recorded", p.ID))
+		case <-run.done:
+		}
+	}()
+	return run, nil
+}
+
+// busyError is the error of a start that cannot wait for run to end.
+func (run *traceRun) busyError() error {
+	return fmt.Errorf("a performance trace is already running on page %d (started %v ago). Use performance_stop_trace with pageId %d to stop it. Only one trace can be running at any given time",
+		run.page.ID, time.Since(run.started).Round(time.Second), run.page.ID)
+}
+
+// endTrace stops a run once, whoever asks first, and saves its trace to a
+// spool file in the background, so a caller that gives up does not lose it.
+// It releases the trace-level hold when Chrome has stopped. A reason marks
+// a run that ended by itself: its result waits for performance_stop_trace,
+// and is saved at once where performance_start_trace asked.
+func (s *Server) endTrace(run *traceRun, reason string) {
+	run.once.Do(func() {
+		run.reason = reason
+		run.timer.Stop()
+		close(run.stopping)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+			defer cancel()
+			res := finishTrace(ctx, run)
+			if reason != "" && run.path != "" && res.err == nil {
+				if err := deliver(res.spool, run.path, true, res.summary.MainFrame()); err != nil {
+					s.log.Warn("save trace", "page", run.page.ID, "error", err)
+				} else {
+					res.saved, res.spool = run.path, ""
+				}
+			}
+			run.res = res
+			if reason != "" {
+				s.log.Info("trace ended by itself", "page", run.page.ID, "reason", reason)
+			}
+			// No longer active before the hold is free, so the next start
+			// that gets the hold finds no running trace.
+			s.perf.ended(run)
+			run.hold.Release()
+			close(run.done)
+		}()
+	})
+}
+
+// abortTrace ends a run whose start failed or was cancelled, and drops it.
+func (s *Server) abortTrace(run *traceRun) {
+	s.endTrace(run, "")
+	go func() {
+		<-run.done
+		if run.res.spool != "" {
+			os.Remove(run.res.spool)
+		}
+	}()
+}
+
+// finishTrace stops Chrome's trace, spools it to a temporary file and
+// analyses it from there.
+func finishTrace(ctx context.Context, run *traceRun) traceResult {
+	f, err := os.CreateTemp("", "pagemux-trace-*.json")
+	if err != nil {
+		return traceResult{err: fmt.Errorf("create a file for the trace: %w", err)}
+	}
+	lost, err := run.trace.Stop(ctx, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return traceResult{err: fmt.Errorf("stop the trace: %w", err)}
+	}
+	sum, err := analyzeFile(f.Name(), run.page)
+	if err != nil {
+		os.Remove(f.Name())
+		return traceResult{err: err}
+	}
+	sum.DataLost = lost
+	return traceResult{spool: f.Name(), summary: sum, dataLost: lost}
+}
+
+// analyzeFile reads a trace file and sums it up for the page.
+func analyzeFile(path string, p *browser.Page) (*perftrace.Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := perftrace.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("there was an unexpected error parsing the trace: %w", err)
+	}
+	return perftrace.Analyze(t, perftrace.Options{Frame: string(p.TargetID), URL: p.URL()}), nil
+}
+
+// answerTrace ends run if it runs, waits for its result, saves the raw trace
+// to path (else where the start asked) and writes the summary.
+func (s *Server) answerTrace(ctx context.Context, c *call, run *traceRun, path string) error {
+	s.endTrace(run, "")
+	select {
+	case <-run.done:
+	case <-ctx.Done():
+		// The trace is saved in the background and kept for the next stop.
+		s.perf.orphan(run)
+		return ctx.Err()
+	}
+	if !s.perf.take(run) {
+		return errors.New("no active performance trace recording to stop: another call handed this trace out already")
+	}
+	res := run.res
+	if res.err != nil {
+		return res.err
+	}
+	if run.reason != "" {
+		c.resp.say("The performance trace had stopped by itself: %s.", run.reason)
+	}
+	if path == "" {
+		path = run.path
+	}
+	switch {
+	case res.saved != "" && (path == "" || path == res.saved):
+		c.resp.say("The raw trace data was saved to %s.", res.saved)
+	case res.saved != "":
+		if err := deliver(res.saved, path, false, res.summary.MainFrame()); err != nil {
+			return err
+		}
+		c.resp.say("The raw trace data was saved to %s.", path)
+	case path != "":
+		if err := deliver(res.spool, path, true, res.summary.MainFrame()); err != nil {
+			os.Remove(res.spool)
+			return err
+		}
+		c.resp.say("The raw trace data was saved to %s.", path)
+	default:
+		os.Remove(res.spool)
+	}
+	c.resp.say("The performance trace has been stopped.")
+	sum := res.summary
+	if p := run.page; !p.Closed() && p == c.page {
+		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		sum.Nodes = p.DescribeNodes(dctx, sum.NodeIDs())
+		cancel()
+		if e := p.Emulation(); e.CPURate > 1 || e.Network != "" {
+			c.resp.say("Emulation during the trace: CPU throttling %s, network throttling %s.", throttle(e.CPURate), orDefault(e.Network, "none"))
+		}
+	}
+	s.perf.remember(run.page.ID, sum)
+	c.resp.say("%s", sum.Text())
+	return nil
+}
+
+func throttle(rate float64) string {
+	if rate <= 1 {
+		return "none"
+	}
+	return fmt.Sprintf("%gx", rate)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// deliver writes the trace file src to path, gzipped when path ends in
+// .gz, with the page's main frame listed where Chrome listed none (see
+// perftrace.WithMainFrame), and removes src when move is set.
+func deliver(src, path string, move bool, frame perftrace.MainFrame) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("save the trace to %s: %w", path, err)
+	}
+	var w io.Writer = out
+	var zw *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		zw = gzip.NewWriter(out)
+		w = zw
+	}
+	err = perftrace.WithMainFrame(w, in, frame)
+	if zw != nil && err == nil {
+		err = zw.Close()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("save the trace to %s: %w", path, err)
+	}
+	if move {
+		in.Close()
+		return os.Remove(src)
+	}
+	return nil
+}
+
+// running returns the active run, if any.
+func (t *tracer) running() *traceRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.active
+}
+
+func (t *tracer) begin(run *traceRun) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.active = run
+}
+
+func (t *tracer) maxDuration() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.limit > 0 {
+		return t.limit
+	}
+	return maxTraceDuration
+}
+
+// ended moves a run that finished out of active. One that ended by itself,
+// or whose stop gave up, waits in unclaimed, replacing an older one.
+func (t *tracer) ended(run *traceRun) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active == run {
+		t.active = nil
+	}
+	if run.reason != "" || run.orphaned {
+		t.keepLocked(run)
+	}
+}
+
+// orphan keeps the result of a run whose stop call gave up.
+func (t *tracer) orphan(run *traceRun) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-run.done:
+		if !run.taken {
+			t.keepLocked(run)
+		}
+	default:
+		run.orphaned = true // ended keeps it
+	}
+}
+
+func (t *tracer) keepLocked(run *traceRun) {
+	if old := t.unclaimed; old != nil && old != run && old.res.spool != "" {
+		os.Remove(old.res.spool)
+	}
+	t.unclaimed = run
+}
+
+// take marks a finished run as handed out, once.
+func (t *tracer) take(run *traceRun) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if run.taken {
+		return false
+	}
+	run.taken = true
+	if t.unclaimed == run {
+		t.unclaimed = nil
+	}
+	return true
+}
+
+// claim returns the run a stop on page p ends: the running trace if it is
+// p's, else a trace that ended without a stop on p or on a page now closed,
+// which it takes out of unclaimed.
+func (t *tracer) claim(p *browser.Page) (*traceRun, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if run := t.active; run != nil {
+		if run.page != p {
+			return nil, fmt.Errorf("the running performance trace records page %d, not page %d; call performance_stop_trace with pageId %d", run.page.ID, p.ID, run.page.ID)
+		}
+		return run, nil
+	}
+	if run := t.unclaimed; run != nil && (run.page == p || run.page.Closed()) {
+		t.unclaimed = nil
+		return run, nil
+	}
+	return nil, errors.New("no active performance trace recording to stop; start one with performance_start_trace")
+}
+
+// remember keeps a page's last summary.
+func (t *tracer) remember(page int, sum *perftrace.Summary) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last == nil {
+		t.last = map[int]*perftrace.Summary{}
+	}
+	t.last[page] = sum
+}
+
+// summary returns a page's last summary, or nil.
+func (t *tracer) summary(page int) *perftrace.Summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last[page]
+}

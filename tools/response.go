@@ -50,6 +50,9 @@ func formatPages(pages []*browser.Page, selected int) string {
 		if p.ID == selected {
 			b.WriteString(" [selected]")
 		}
+		if name := p.IsolatedContext(); name != "" {
+			b.WriteString(" isolatedContext=" + name)
+		}
 	}
 	return b.String()
 }

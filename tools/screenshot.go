@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/pagemux/pagemux/browser"
 )
@@ -15,7 +16,13 @@ type screenshotArgs struct {
 	Quality  int    `json:"quality,omitempty" jsonschema:"Compression quality for JPEG and WebP formats (0-100). Higher values mean better quality but larger file sizes. Ignored for PNG format."`
 	UID      string `json:"uid,omitempty" jsonschema:"The uid of an element on the page from the page content snapshot. If omitted takes a pages screenshot."`
 	FullPage bool   `json:"fullPage,omitempty" jsonschema:"If set to true takes a screenshot of the full page instead of the currently visible viewport. Incompatible with uid."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the current working directory, to save the screenshot to instead of attaching it to the response."`
 }
+
+// maxInlineImage is the largest screenshot attached to a result; a bigger
+// one goes to a temporary file, as chrome-devtools-mcp does, since clients
+// and models choke on huge images.
+const maxInlineImage = 2 << 20
 
 func (s *Server) takeScreenshot() tool {
 	return newTool("take_screenshot", "Take a screenshot of the page or element.", true, pageScope,
@@ -29,6 +36,12 @@ func (s *Server) takeScreenshot() tool {
 			}
 			if a.UID != "" && a.FullPage {
 				return &argError{"fullPage and uid cannot be used together: give one of them"}
+			}
+			if a.FilePath != "" {
+				// Refuse a bad path before the capture, not after.
+				if _, err := s.files.output(a.FilePath); err != nil {
+					return err
+				}
 			}
 			opts := browser.ScreenshotOptions{Format: format, FullPage: a.FullPage, UID: a.UID}
 			if a.Quality < 0 || a.Quality > 100 {
@@ -47,7 +60,39 @@ func (s *Server) takeScreenshot() tool {
 			default:
 				c.resp.say("Took a screenshot of the current page's viewport.")
 			}
-			c.resp.image(data, "image/"+format)
+			switch {
+			case a.FilePath != "":
+				full, err := s.files.write(a.FilePath, data)
+				if err != nil {
+					return err
+				}
+				c.resp.say("Saved screenshot to %s.", full)
+			case len(data) >= maxInlineImage:
+				path, err := saveTemp("screenshot-*."+format, data)
+				if err != nil {
+					return err
+				}
+				c.resp.say("Saved screenshot to %s.", path)
+			default:
+				c.resp.image(data, "image/"+format)
+			}
 			return nil
 		})
+}
+
+// saveTemp writes data to a new file in the OS temp dir, named after
+// pattern as os.CreateTemp does, and returns its path.
+func saveTemp(pattern string, data []byte) (string, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", fmt.Errorf("save to a temporary file: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", fmt.Errorf("save to %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("save to %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
 }

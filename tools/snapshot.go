@@ -19,7 +19,8 @@ type pageArg struct {
 
 type snapshotArgs struct {
 	pageArg
-	Verbose bool `json:"verbose,omitempty" jsonschema:"Whether to include all possible information available in the full a11y tree. Default is false."`
+	Verbose  bool   `json:"verbose,omitempty" jsonschema:"Whether to include all possible information available in the full a11y tree. Default is false."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the current working directory, to save the snapshot to instead of attaching it to the response."`
 }
 
 func (s *Server) takeSnapshot() tool {
@@ -28,7 +29,22 @@ func (s *Server) takeSnapshot() tool {
 			if err := c.page.Ready(ctx); err != nil {
 				return err
 			}
-			c.resp.includeSnapshot(a.Verbose)
+			if a.FilePath == "" {
+				c.resp.includeSnapshot(a.Verbose)
+				return nil
+			}
+			if _, err := s.files.output(a.FilePath); err != nil {
+				return err
+			}
+			snap, err := c.page.Snapshot(ctx, a.Verbose)
+			if err != nil {
+				return err
+			}
+			full, err := s.files.write(a.FilePath, []byte(snap.Text))
+			if err != nil {
+				return err
+			}
+			c.resp.say("Saved snapshot to %s.", full)
 			return nil
 		})
 }

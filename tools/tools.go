@@ -34,6 +34,7 @@ type Server struct {
 	log     *slog.Logger
 	files   *workspace
 	mcp     *server.MCPServer
+	perf    tracer // performance.go: the running trace, the last summaries
 }
 
 // Options are the settings of a Server beyond its browser and locks.

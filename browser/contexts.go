@@ -1,0 +1,249 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// This file keeps the named browser contexts of new_page's isolatedContext:
+// pages of one name share cookies and storage, pages of different names (and
+// the default context) do not. A context is made on the first page of its
+// name and disposed of when its last page closes, or at Close.
+
+// disposeTimeout bounds the disposal of one browser context, so a browser
+// that stopped answering cannot hang a close_page or a shutdown.
+const disposeTimeout = 5 * time.Second
+
+// PageOption is an option of NewPage.
+type PageOption func(*pageOptions)
+
+type pageOptions struct {
+	isolatedContext string
+}
+
+// InContext opens the page in the browser context named name, made on first
+// use; "" means Chrome's default context. It does not share anything with
+// contexts of other names, nor with pages opened without it.
+func InContext(name string) PageOption {
+	return func(o *pageOptions) { o.isolatedContext = name }
+}
+
+// IsolatedContext returns the name of the page's browser context, or "" for a
+// page of the default context. Popups opened by a page of a named context
+// belong to that context too.
+func (p *Page) IsolatedContext() string {
+	return p.b.contexts.nameOf(p.TargetID)
+}
+
+// contextSet is the named browser contexts of a Browser. Its zero value is
+// ready to use. It does not open pages: NewPage does.
+type contextSet struct {
+	mu        sync.Mutex
+	byName    map[string]*namedContext
+	byID      map[cdp.BrowserContextID]*namedContext
+	byTarget  map[target.ID]*namedContext
+	listening map[*launch]bool // launches whose target events are watched
+}
+
+// namedContext is one browser context and the pages in it.
+type namedContext struct {
+	name   string
+	launch *launch
+	ready  chan struct{} // closed when the creation ended; err says how
+	err    error
+	id     cdp.BrowserContextID
+	pages  map[target.ID]bool
+	// users counts the NewPage calls that are opening a page in it, so the
+	// context is not disposed of under them.
+	users int
+}
+
+// acquire returns the context named name in launch l, making it if needed,
+// and counts the caller as a user until it calls release.
+func (cs *contextSet) acquire(ctx context.Context, l *launch, name string) (*namedContext, func(), error) {
+	cs.mu.Lock()
+	if cs.byName == nil {
+		cs.byName = map[string]*namedContext{}
+		cs.byID = map[cdp.BrowserContextID]*namedContext{}
+		cs.byTarget = map[target.ID]*namedContext{}
+		cs.listening = map[*launch]bool{}
+	}
+	nc := cs.byName[name]
+	if nc != nil && nc.launch != l {
+		cs.forgetLocked(nc) // from a Chrome that went away
+		nc = nil
+	}
+	creator := nc == nil
+	if creator {
+		nc = &namedContext{name: name, launch: l, ready: make(chan struct{}), pages: map[target.ID]bool{}}
+		cs.byName[name] = nc
+	}
+	nc.users++
+	listen := !cs.listening[l]
+	cs.listening[l] = true
+	cs.mu.Unlock()
+	release := func() {
+		cs.mu.Lock()
+		nc.users--
+		cs.mu.Unlock()
+		cs.disposeIfEmpty(nc)
+	}
+
+	if listen {
+		if err := chromedp.ListenBrowser(l.rootCtx, func(ev any) { cs.onBrowserEvent(ev) }); err != nil {
+			cs.mu.Lock()
+			delete(cs.listening, l)
+			cs.mu.Unlock()
+		}
+	}
+	if creator {
+		// Not bound to ctx: other callers may wait for this creation.
+		cctx, cancel := context.WithTimeout(l.rootCtx, startTimeout)
+		res, err := chromedp.CallBrowser(cctx, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(true)})
+		cancel()
+		cs.mu.Lock()
+		if err != nil {
+			nc.err = fmt.Errorf("create the browser context %q: %w", name, err)
+			if cs.byName[name] == nc {
+				delete(cs.byName, name)
+			}
+		} else {
+			nc.id = res.BrowserContextID
+			cs.byID[nc.id] = nc
+		}
+		cs.mu.Unlock()
+		close(nc.ready)
+	}
+	select {
+	case <-nc.ready:
+	case <-ctx.Done():
+		release()
+		return nil, nil, ctx.Err()
+	}
+	if nc.err != nil {
+		release()
+		return nil, nil, nc.err
+	}
+	return nc, release, nil
+}
+
+// addPage records a page of the context.
+func (cs *contextSet) addPage(nc *namedContext, id target.ID) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.byID[nc.id] != nc {
+		return // disposed of meanwhile
+	}
+	nc.pages[id] = true
+	cs.byTarget[id] = nc
+}
+
+// nameOf returns the name of the context of a page, "" for the default one.
+func (cs *contextSet) nameOf(id target.ID) string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if nc := cs.byTarget[id]; nc != nil {
+		return nc.name
+	}
+	return ""
+}
+
+// pageClosed forgets a page and disposes of its context when it was the
+// last page in it. It is idempotent.
+func (cs *contextSet) pageClosed(id target.ID) {
+	cs.mu.Lock()
+	nc := cs.byTarget[id]
+	if nc != nil {
+		delete(cs.byTarget, id)
+		delete(nc.pages, id)
+	}
+	cs.mu.Unlock()
+	if nc != nil {
+		cs.disposeIfEmpty(nc)
+	}
+}
+
+// disposeIfEmpty disposes of a context that has no page and no user, and
+// waits for Chrome to confirm.
+func (cs *contextSet) disposeIfEmpty(nc *namedContext) {
+	cs.mu.Lock()
+	if len(nc.pages) > 0 || nc.users > 0 || nc.id == "" || cs.byID[nc.id] != nc {
+		cs.mu.Unlock()
+		return
+	}
+	cs.forgetLocked(nc)
+	cs.mu.Unlock()
+	dispose(nc)
+}
+
+// forgetLocked removes a context from the set; the caller disposes of it.
+func (cs *contextSet) forgetLocked(nc *namedContext) {
+	if cs.byName[nc.name] == nc {
+		delete(cs.byName, nc.name)
+	}
+	if nc.id != "" && cs.byID[nc.id] == nc {
+		delete(cs.byID, nc.id)
+	}
+	for id := range nc.pages {
+		delete(cs.byTarget, id)
+	}
+}
+
+// dispose asks Chrome to drop a context, which closes any page left in it.
+func dispose(nc *namedContext) {
+	if nc.launch.gone() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(nc.launch.rootCtx, disposeTimeout)
+	defer cancel()
+	_, _ = chromedp.CallBrowser(ctx, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: nc.id})
+}
+
+// closeAll forgets every context and disposes of those of a live Chrome.
+func (cs *contextSet) closeAll() {
+	cs.mu.Lock()
+	var all []*namedContext
+	for _, nc := range cs.byID {
+		all = append(all, nc)
+	}
+	for _, nc := range all {
+		cs.forgetLocked(nc)
+	}
+	cs.mu.Unlock()
+	for _, nc := range all {
+		dispose(nc)
+	}
+}
+
+// onBrowserEvent runs in chromedp's browser loop: it must return fast and
+// send no command. It learns of pages the contexts' pages open (popups) and
+// of pages that close without close_page (window.close).
+func (cs *contextSet) onBrowserEvent(ev any) {
+	switch ev := ev.(type) {
+	case *target.EventTargetCreated:
+		info := ev.TargetInfo
+		if info.Type != "page" || info.BrowserContextID == "" {
+			return
+		}
+		cs.mu.Lock()
+		if nc := cs.byID[info.BrowserContextID]; nc != nil {
+			nc.pages[info.TargetID] = true
+			cs.byTarget[info.TargetID] = nc
+		}
+		cs.mu.Unlock()
+	case *target.EventTargetDestroyed:
+		cs.mu.Lock()
+		_, ours := cs.byTarget[ev.TargetID]
+		cs.mu.Unlock()
+		if ours {
+			// Not here: disposal is a command, and this loop reads its answer.
+			go cs.pageClosed(ev.TargetID)
+		}
+	}
+}

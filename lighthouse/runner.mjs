@@ -1,0 +1,136 @@
+// runner.mjs runs Lighthouse against one tab of a running Chrome, for pagemux.
+//
+// pagemux (lighthouse/lighthouse.go) starts it as `node runner.mjs`, writes one
+// JSON request on stdin and reads JSON lines from stdout:
+//
+//   request:  {"endpoint": "http://127.0.0.1:PORT" | "ws://…/devtools/browser/…",
+//              "targetId": "…", "mode": "navigation" | "snapshot",
+//              "device": "desktop" | "mobile", "categories": ["accessibility", …],
+//              "jsonPath": "…/report.json", "htmlPath": "…/report.html",
+//              "maxWaitForLoad": 30000}
+//   progress: {"progress": "Getting artifact: Accessibility"}
+//   end:      {"done": {"url": "…"}}  or  {"error": "…"}
+//
+// It attaches to the tab it is given and to nothing else: other tabs, and what
+// runs in them, never see this process. It does not open a tab, does not wipe
+// the browser's cache or storage (disableStorageReset), and throttles nothing
+// for real (throttlingMethod "simulate"); the screen and user agent emulation
+// Lighthouse sets lives in its own DevTools session on the tab, and is cleared
+// below and again by Chrome when that session detaches.
+import fs from 'node:fs/promises';
+import {navigation, snapshot} from 'lighthouse';
+import desktopConfig from 'lighthouse/core/config/desktop-config.js';
+import log from 'lighthouse-logger';
+import puppeteer from 'puppeteer-core';
+
+const emit = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
+
+async function readRequest() {
+  const chunks = [];
+  for await (const c of process.stdin) chunks.push(c);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+// options turns the request into Lighthouse's config and flags. The device
+// settings (form factor, screen, user agent) are Lighthouse's own: its
+// desktop preset, or its default mobile config.
+function options(req) {
+  const config = req.device === 'desktop' ? desktopConfig : undefined;
+  const flags = {
+    onlyCategories: req.categories,
+    output: ['json', 'html'],
+    maxWaitForLoad: req.maxWaitForLoad || 30_000,
+    // Performance is scored from a simulation of the throttled load; nothing
+    // is slowed down for real.
+    throttlingMethod: 'simulate',
+    // Lighthouse's storage reset clears the whole browser's disk cache, and the
+    // other tabs' with it.
+    disableStorageReset: true,
+    logLevel: 'info',
+  };
+  return {config, flags};
+}
+
+// connect attaches to the browser, keeping to the one target: puppeteer would
+// otherwise attach to every tab and enable domains in each.
+async function connect(req) {
+  const only = (target) => {
+    const info = target._getTargetInfo();
+    switch (info.type) {
+      case 'page':
+        return info.targetId === req.targetId;
+      case 'tab':
+        // The container of a page: puppeteer reaches pages through their
+        // tabs, and lets go of the tabs whose page the filter refuses.
+        return true;
+      case 'iframe':
+      case 'worker':
+        // Reached only through the audited page's own session.
+        return true;
+      default:
+        // The browser's own UI, service and shared workers of other pages.
+        return false;
+    }
+  };
+  const endpoint = req.endpoint.startsWith('ws')
+    ? {browserWSEndpoint: req.endpoint}
+    : {browserURL: req.endpoint};
+  return puppeteer.connect({...endpoint, defaultViewport: null, targetFilter: only, protocolTimeout: 120_000});
+}
+
+async function findPage(browser, targetId) {
+  const target = await browser.waitForTarget((t) => t._getTargetInfo().targetId === targetId, {timeout: 10_000})
+    .catch(() => null);
+  const page = target && await target.page();
+  if (!page) throw new Error(`no tab with target id ${targetId} in the browser`);
+  return page;
+}
+
+// undoEmulation clears what Lighthouse set on the tab, so that the page looks
+// as before to the next call. Chrome also drops it when the session detaches.
+async function undoEmulation(page) {
+  const s = await page.createCDPSession();
+  try {
+    await Promise.allSettled([
+      s.send('Emulation.clearDeviceMetricsOverride'),
+      s.send('Emulation.setCPUThrottlingRate', {rate: 1}),
+      s.send('Emulation.setTouchEmulationEnabled', {enabled: false}),
+      s.send('Network.emulateNetworkConditions', {offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1}),
+    ]);
+  } finally {
+    await s.detach().catch(() => {});
+  }
+}
+
+async function main() {
+  const req = await readRequest();
+  log.setLevel('info');
+  log.events.on('status', ([, message]) => emit({progress: message}));
+  const browser = await connect(req);
+  try {
+    const page = await findPage(browser, req.targetId);
+    let result;
+    try {
+      const opts = options(req);
+      result = req.mode === 'snapshot'
+        ? await snapshot(page, opts)
+        : await navigation(page, page.url(), opts);
+    } finally {
+      await undoEmulation(page).catch(() => {});
+    }
+    if (!result) throw new Error('Lighthouse returned no result');
+    const [json, html] = result.report;
+    await Promise.all([fs.writeFile(req.jsonPath, json), fs.writeFile(req.htmlPath, html)]);
+    emit({done: {url: result.lhr.finalDisplayedUrl}});
+  } finally {
+    await browser.disconnect().catch(() => {});
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    emit({error: String(err?.message || err)});
+    process.exit(1);
+  },
+);
