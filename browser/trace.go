@@ -49,8 +49,9 @@ const readChunk = 1 << 20
 
 // Trace is a trace Chrome records from StartTrace until Stop. It is recorded
 // on the browser's session, not the tab's, so it outlives the page it was
-// started for: a trace whose page closed can still be stopped and saved. It
-// does not know which page's events matter; the analysis picks them by frame.
+// started for: a trace whose page closed can still be stopped and saved.
+// Like any Chrome trace it records the whole browser, every tab; it does not
+// know which page's events matter, and the analysis picks them by frame.
 // A Trace is not safe for concurrent Stops: its owner serialises them.
 type Trace struct {
 	// Started is when Chrome began recording.

@@ -145,7 +145,7 @@ func TestDescribeNodes(t *testing.T) {
 	}
 	got := p.DescribeNodes(t.Context(), []int64{int64(h1), 999999})
 	if want := `h1#big.hero "Tracing test headline"`; got[int64(h1)] != want || len(got) != 1 {
-		t.Fatalf("DescribeNodes = %q, want {%d: %q}", got, h1, want)
+		t.Fatalf("DescribeNodes = %v, want {%d: %q}", got, h1, want)
 	}
 }
 

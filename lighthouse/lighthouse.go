@@ -22,12 +22,10 @@
 package lighthouse
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,7 +162,7 @@ type Request struct {
 	// Lighthouse's 30 s.
 	MaxWaitForLoad time.Duration
 	// Progress, if set, is called with each status line Lighthouse logs, in
-	// order, from the goroutine that called Run.
+	// order, from one goroutine, while Run runs.
 	Progress func(message string)
 }
 
@@ -211,10 +209,8 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	cmd.Stdin = bytes.NewReader(in)
 	stderr := &tail{}
 	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
+	out := &lines{progress: req.Progress}
+	cmd.Stdout = out
 	inGroup(cmd)
 	// The pipes close when the group dies; this bounds the wait if a stray
 	// process kept them open.
@@ -222,8 +218,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", r.Node, err)
 	}
-	done, runErr := r.read(stdout, req.Progress)
 	waitErr := cmd.Wait()
+	out.flush()
+	done, runErr := out.done, out.err
 	switch {
 	case context.Cause(runCtx) == ErrHung && ctx.Err() == nil:
 		return nil, fmt.Errorf("%w: no result after %s, so pagemux killed it; the page may never finish loading: reload it, or audit it with mode \"snapshot\"", ErrHung, timeout)
@@ -245,28 +242,58 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	return ParseReport(data)
 }
 
-// read relays the runner's progress and returns its last word: the done
-// object, or the error it reported.
-func (r *Runner) read(stdout io.Reader, progress func(string)) (done json.RawMessage, runErr string) {
-	s := bufio.NewScanner(stdout)
-	s.Buffer(make([]byte, 64<<10), 1<<20)
-	for s.Scan() {
-		var l line
-		if json.Unmarshal(s.Bytes(), &l) != nil {
-			continue // not ours: a dependency that printed to stdout
+// lines reads what the runner writes on stdout, line by line: it relays
+// progress and keeps the runner's last word, the done object or the error it
+// reported. os/exec writes to it from one goroutine.
+type lines struct {
+	progress func(string)
+	buf      []byte
+	done     json.RawMessage
+	err      string
+}
+
+// maxLine bounds a line; a longer one is dropped, not kept growing.
+const maxLine = 1 << 20
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
 		}
-		switch {
-		case l.Progress != "":
-			if progress != nil {
-				progress(l.Progress)
-			}
-		case l.Error != "":
-			runErr = l.Error
-		case l.Done != nil:
-			done = l.Done
-		}
+		l.line(l.buf[:i])
+		l.buf = l.buf[i+1:]
 	}
-	return done, runErr
+	if len(l.buf) > maxLine {
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+// flush handles a last line without a newline.
+func (l *lines) flush() {
+	if len(l.buf) > 0 {
+		l.line(l.buf)
+		l.buf = nil
+	}
+}
+
+func (l *lines) line(b []byte) {
+	var m line
+	if json.Unmarshal(b, &m) != nil {
+		return // not ours: a dependency that printed to stdout
+	}
+	switch {
+	case m.Progress != "":
+		if l.progress != nil {
+			l.progress(m.Progress)
+		}
+	case m.Error != "":
+		l.err = m.Error
+	case m.Done != nil:
+		l.done = m.Done
+	}
 }
 
 // tail keeps the last bytes the runner wrote on stderr, for error messages.

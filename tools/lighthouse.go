@@ -1,4 +1,278 @@
 package tools
 
-// lighthouseTools lists the tools of this group. (Being written.)
-func (s *Server) lighthouseTools() []tool { return nil }
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/lighthouse"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// lighthouseTools lists the tools of this group.
+func (s *Server) lighthouseTools() []tool { return []tool{s.lighthouseAudit()} }
+
+// Lighthouse's categories, in its config's order; the default leaves out
+// performance, as chrome-devtools-mcp does: a trace measures it better.
+var (
+	lighthouseCategories        = []string{"performance", "accessibility", "best-practices", "seo"}
+	defaultLighthouseCategories = []string{"accessibility", "best-practices", "seo"}
+)
+
+type lighthouseArgs struct {
+	pageArg
+	Mode          string   `json:"mode,omitempty" jsonschema:"\"navigation\" reloads & audits. \"snapshot\" analyzes current state."`
+	Device        string   `json:"device,omitempty" jsonschema:"Device to emulate."`
+	OutputDirPath string   `json:"outputDirPath,omitempty" jsonschema:"Directory for reports. If omitted, uses temporary files."`
+	Categories    []string `json:"categories,omitempty" jsonschema:"Lighthouse categories to audit. Default: accessibility, best-practices and seo; add performance to score it too (slower)."`
+}
+
+// How an audit runs beside the other calls: it holds its page's lock and
+// pagelock.Audit (Lighthouse cannot run twice at once in one browser), plus
+// pagelock.Tracing in page mode when it scores performance, since that
+// records a trace. The Lighthouse runner is a Node process attached to the
+// page's own target, so calls on other pages go on while it works. It
+// leaves the browser's cache and storage alone, and its emulation lives on
+// its own session on the page: pagemux sets the page's own emulation again
+// afterwards, as the runner's leaving clears the device metrics.
+func (s *Server) lighthouseAudit() tool {
+	t := newTool("lighthouse_audit",
+		"Get Lighthouse scores, failing audits, and the DOM nodes they flag for accessibility, SEO and best practices. Full reports are saved to disk. "+
+			"This excludes performance unless categories asks for it. For performance audits, you can also run performance_start_trace",
+		false, pageScope, s.runLighthouse)
+	t.resources = []pagelock.Key{pagelock.Audit}
+	patchSchema(&t, map[string]map[string]any{
+		"mode":   {"enum": []string{"navigation", "snapshot"}, "default": "navigation"},
+		"device": {"enum": []string{"desktop", "mobile"}, "default": "desktop"},
+		"categories": {"type": "array", "items": struct {
+			Type string   `json:"type"`
+			Enum []string `json:"enum"`
+		}{"string", lighthouseCategories}},
+	})
+	return t
+}
+
+func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) error {
+	req, err := a.request()
+	if err != nil {
+		return err
+	}
+	runner, err := lighthouse.Find()
+	if err != nil {
+		return err
+	}
+	if req.JSONPath, req.HTMLPath, err = s.reportPaths(a.OutputDirPath); err != nil {
+		return err
+	}
+	if req.Endpoint, err = s.browser.DevToolsURL(ctx); err != nil {
+		return err
+	}
+	req.TargetID = string(c.page.TargetID)
+	if slices.Contains(req.Categories, "performance") && s.locks.Mode() == pagelock.PerPage {
+		// In global mode the call's one lock covers tracing already.
+		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, "lighthouse_audit"), pagelock.Tracing)
+		if err != nil {
+			return err
+		}
+		defer g.Release()
+	}
+	req.Progress = progressReporter(ctx, c)
+	req.Progress("Starting Lighthouse")
+	rep, err := runner.Run(ctx, req)
+	s.restoreEmulation(ctx, c)
+	if err != nil {
+		return err
+	}
+	c.resp.say("%s", formatLighthouse(rep, string(req.Mode), req.Device, []string{req.JSONPath, req.HTMLPath}))
+	return nil
+}
+
+// request checks the arguments and fills in the defaults.
+func (a *lighthouseArgs) request() (lighthouse.Request, error) {
+	req := lighthouse.Request{Mode: lighthouse.Navigation, Device: "desktop", Categories: defaultLighthouseCategories}
+	switch a.Mode {
+	case "", "navigation":
+	case "snapshot":
+		req.Mode = lighthouse.Snapshot
+	default:
+		return req, &argError{fmt.Sprintf("invalid mode %q: want \"navigation\" (reload and audit) or \"snapshot\" (audit the page as it is)", a.Mode)}
+	}
+	switch a.Device {
+	case "", "desktop":
+	case "mobile":
+		req.Device = "mobile"
+	default:
+		return req, &argError{fmt.Sprintf("invalid device %q: want \"desktop\" or \"mobile\"", a.Device)}
+	}
+	if len(a.Categories) > 0 {
+		req.Categories = nil
+		for _, cat := range a.Categories {
+			if !slices.Contains(lighthouseCategories, cat) {
+				return req, &argError{fmt.Sprintf("invalid category %q: want some of %s", cat, quoteAll(lighthouseCategories))}
+			}
+			if !slices.Contains(req.Categories, cat) {
+				req.Categories = append(req.Categories, cat)
+			}
+		}
+	}
+	return req, nil
+}
+
+// reportPaths returns where the reports go: report.json and report.html in
+// outputDirPath, which must lie in the workspace, or in a new temporary
+// directory.
+func (s *Server) reportPaths(outputDirPath string) (jsonPath, htmlPath string, err error) {
+	if outputDirPath == "" {
+		dir, err := os.MkdirTemp("", "pagemux-lighthouse-")
+		if err != nil {
+			return "", "", fmt.Errorf("make a directory for the lighthouse reports: %w", err)
+		}
+		return filepath.Join(dir, "report.json"), filepath.Join(dir, "report.html"), nil
+	}
+	if jsonPath, err = s.files.output(filepath.Join(outputDirPath, "report.json")); err != nil {
+		return "", "", err
+	}
+	if htmlPath, err = s.files.output(filepath.Join(outputDirPath, "report.html")); err != nil {
+		return "", "", err
+	}
+	return jsonPath, htmlPath, nil
+}
+
+// progressReporter returns a func that sends each message as an MCP
+// progress notification, when the client asked for them with a progress
+// token; otherwise the func does nothing.
+func progressReporter(ctx context.Context, c *call) func(string) {
+	meta := c.req.Params.Meta
+	srv := server.ServerFromContext(ctx)
+	if meta == nil || meta.ProgressToken == nil || srv == nil {
+		return func(string) {}
+	}
+	token, n := meta.ProgressToken, 0
+	return func(msg string) {
+		n++
+		// A client that went away cannot be told; the audit goes on until
+		// the cancellation reaches it.
+		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+			"progressToken": token, "progress": n, "message": msg,
+		})
+	}
+}
+
+// restoreEmulation sets the page's own emulation again, if it has any.
+// Lighthouse emulated its device from the runner's session, and the runner
+// cleared that when it ended (Chrome does too when the session goes); the
+// page's renderer keeps one set of device metrics, so pagemux's own went
+// with it. It runs after a cancelled call too, bounded, as the call still
+// holds the page.
+func (s *Server) restoreEmulation(ctx context.Context, c *call) {
+	own := c.page.Emulation()
+	if c.page.Closed() || reflect.DeepEqual(own, browser.Emulation{}) {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if err := c.page.Emulate(rctx, own); err != nil {
+		s.log.Warn("restore emulation after lighthouse", "page", c.page.ID, "error", err)
+	}
+}
+
+// formatLighthouse renders the report as chrome-devtools-mcp does.
+func formatLighthouse(r *lighthouse.Report, mode, device string, reports []string) string {
+	var b strings.Builder
+	line := func(format string, args ...any) {
+		fmt.Fprintf(&b, format, args...)
+		b.WriteByte('\n')
+	}
+	line("## Lighthouse audit results")
+	line("Mode: %s", mode)
+	line("Device: %s", device)
+	line("URL: %s", r.URL)
+	if e := r.RuntimeError; e != nil {
+		line("Lighthouse could not audit the page: %s (%s)", collapseSpace(e.Message), e.Code)
+		if e.Code == "NO_FCP" {
+			line("The page painted nothing while Lighthouse watched: make sure it shows content, bring it to the front (select_page with bringToFront), and try again.")
+		}
+	}
+	line("### Category scores")
+	for _, cat := range r.Categories {
+		score := "n/a"
+		if cat.Score != nil {
+			score = strconv.Itoa(int(math.Floor(*cat.Score*100 + 0.5))) // JavaScript's Math.round
+		}
+		line("- %s: %s (%s)", cat.Title, score, cat.ID)
+	}
+	line("### Audit summary")
+	line("Passed: %d", r.Passed)
+	line("Failed: %d", len(r.Failed))
+	line("Total timing: %sms", jsNumber(r.TotalMS))
+	if len(r.Failed) > 0 {
+		line("### Failed audits")
+	}
+	for _, a := range r.Failed {
+		cats, value := "", ""
+		if len(a.Categories) > 0 {
+			cats = " [" + strings.Join(a.Categories, ", ") + "]"
+		}
+		if a.DisplayValue != "" {
+			value = " (" + a.DisplayValue + ")"
+		}
+		line("- %s%s: %s%s (score: %s)", a.ID, cats, a.Title, value, jsNumber(a.Score))
+		if a.Description != "" {
+			line("  %s", collapseSpace(a.Description))
+		}
+		if a.TotalNodes > 0 {
+			shown := ""
+			if a.TotalNodes > len(a.Nodes) {
+				shown = fmt.Sprintf(", showing %d", len(a.Nodes))
+			}
+			line("  Nodes (%d%s):", a.TotalNodes, shown)
+		}
+		for _, n := range a.Nodes {
+			var parts []string
+			if n.Selector != "" {
+				parts = append(parts, "selector="+jsString(n.Selector))
+			}
+			if n.NodeLabel != "" {
+				parts = append(parts, "label="+jsString(collapseSpace(n.NodeLabel)))
+			}
+			if n.Snippet != "" {
+				parts = append(parts, "snippet="+jsString(collapseSpace(n.Snippet)))
+			}
+			line("  - %s", strings.Join(parts, " "))
+			if n.Explanation != "" {
+				line("    %s", collapseSpace(n.Explanation))
+			}
+		}
+	}
+	line("### Reports")
+	for _, p := range reports {
+		line("- %s", p)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// spaces are what JavaScript's \s matches.
+var spaces = regexp.MustCompile(`[\s\p{Zs}\x{FEFF}\x{2028}\x{2029}]+`)
+
+// collapseSpace turns every run of white space into one space, and trims.
+func collapseSpace(s string) string { return strings.TrimSpace(spaces.ReplaceAllString(s, " ")) }
+
+// jsString quotes a string as JSON.stringify does: no escaping of <, > and &.
+func jsString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}

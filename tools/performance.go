@@ -57,9 +57,9 @@ type tracer struct {
 	mu        sync.Mutex
 	active    *traceRun
 	unclaimed *traceRun // ended by itself, result not yet handed out
-	// last is the summary of the last trace of each page, for
+	// last is the summary of the last trace of each open page, for
 	// performance_analyze_insight.
-	last map[int]*perftrace.Summary
+	last map[*browser.Page]*perftrace.Summary
 	// limit overrides maxTraceDuration, for tests.
 	limit time.Duration
 }
@@ -77,7 +77,6 @@ type traceRun struct {
 	done     chan struct{} // closed when res is set
 	reason   string        // why it ended by itself; "" if stopped
 	res      traceResult
-	timer    *time.Timer
 	// orphaned marks a run whose stop call gave up waiting: its result
 	// goes to unclaimed. taken marks a run whose result a call handed out.
 	// Guarded by tracer.mu.
@@ -86,11 +85,10 @@ type traceRun struct {
 
 // traceResult is what a trace left.
 type traceResult struct {
-	spool    string // the raw trace, until delivered or removed
-	saved    string // where the raw trace was saved already, if it was
-	summary  *perftrace.Summary
-	dataLost bool
-	err      error
+	spool   string // the raw trace, until delivered or removed
+	saved   string // where the raw trace was saved already, if it was
+	summary *perftrace.Summary
+	err     error
 }
 
 func (s *Server) performanceTools() []tool {
@@ -103,8 +101,8 @@ type filePathArg struct {
 
 type startTraceArgs struct {
 	pageArg
-	Reload      *bool `json:"reload,omitempty" jsonschema:"Determines if, once tracing has started, the target page should be automatically reloaded. Navigate the page to the right URL using the navigate_page tool BEFORE starting the trace if reload or autoStop is set to true."`
-	AutoStop    *bool `json:"autoStop,omitempty" jsonschema:"Determines if the trace recording should be automatically stopped."`
+	Reload      *bool `json:"reload,omitempty" jsonschema:"Determines if, once tracing has started, the target page should be automatically reloaded. Navigate the page to the right URL using the navigate_page tool BEFORE starting the trace if reload or autoStop is set to true. Default is true."`
+	AutoStop    *bool `json:"autoStop,omitempty" jsonschema:"Determines if the trace recording should be automatically stopped. Default is true."`
 	IgnoreCache bool  `json:"ignoreCache,omitempty" jsonschema:"Whether to bypass the HTTP cache when reloading the page, to measure a cold page load. Only applies if reload is true."`
 	filePathArg
 }
@@ -150,12 +148,14 @@ func (s *Server) startTrace() tool {
 		})
 }
 
+type stopTraceArgs struct {
+	pageArg
+	filePathArg
+}
+
 func (s *Server) stopTrace() tool {
 	t := newTool("performance_stop_trace", "Stop the active performance trace recording on the target webpage.",
-		false, pageScope, func(ctx context.Context, c *call, a *struct {
-			pageArg
-			filePathArg
-		}) error {
+		false, pageScope, func(ctx context.Context, c *call, a *stopTraceArgs) error {
 			path, err := s.tracePath(a.FilePath)
 			if err != nil {
 				return err
@@ -179,11 +179,11 @@ type analyzeInsightArgs struct {
 func (s *Server) analyzeInsight() tool {
 	t := newTool("performance_analyze_insight",
 		"Provides more detailed information on a specific Performance Insight of an insight set that was highlighted in the results of a trace recording.",
-		true, pageScope, func(ctx context.Context, c *call, a *analyzeInsightArgs) error {
+		false, pageScope, func(ctx context.Context, c *call, a *analyzeInsightArgs) error {
 			if a.InsightSetID == "" || a.InsightName == "" {
 				return &argError{"performance_analyze_insight needs an insightSetId and an insightName from the summary of a trace"}
 			}
-			sum := s.perf.summary(c.page.ID)
+			sum := s.perf.summary(c.page)
 			if sum == nil {
 				return fmt.Errorf("no recorded traces found for page %d. Record a performance trace with performance_start_trace so you have Insights to analyze", c.page.ID)
 			}
@@ -253,14 +253,15 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (
 	run := &traceRun{page: p, trace: tr, hold: hold, path: path, started: tr.Started, stopping: make(chan struct{}), done: make(chan struct{})}
 	s.perf.begin(run)
 	limit := s.perf.maxDuration()
-	run.timer = time.AfterFunc(limit, func() {
-		s.endTrace(run, fmt.Sprintf("it reached the %v limit of a trace", limit))
-	})
 	go func() {
+		t := time.NewTimer(limit)
+		defer t.Stop()
 		select {
 		case <-p.Done():
 			s.endTrace(run, fmt.Sprintf("page %d closed while it recorded", p.ID))
-		case <-run.done:
+		case <-t.C:
+			s.endTrace(run, fmt.Sprintf("it reached the %v limit of a trace", limit))
+		case <-run.stopping:
 		}
 	}()
 	return run, nil
@@ -280,7 +281,6 @@ func (run *traceRun) busyError() error {
 func (s *Server) endTrace(run *traceRun, reason string) {
 	run.once.Do(func() {
 		run.reason = reason
-		run.timer.Stop()
 		close(run.stopping)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
@@ -306,12 +306,13 @@ func (s *Server) endTrace(run *traceRun, reason string) {
 	})
 }
 
-// abortTrace ends a run whose start failed or was cancelled, and drops it.
+// abortTrace ends a run whose start failed or was cancelled, and drops its
+// result, also one that ended by itself meanwhile.
 func (s *Server) abortTrace(run *traceRun) {
 	s.endTrace(run, "")
 	go func() {
 		<-run.done
-		if run.res.spool != "" {
+		if s.perf.take(run) && run.res.spool != "" {
 			os.Remove(run.res.spool)
 		}
 	}()
@@ -338,7 +339,7 @@ func finishTrace(ctx context.Context, run *traceRun) traceResult {
 		return traceResult{err: err}
 	}
 	sum.DataLost = lost
-	return traceResult{spool: f.Name(), summary: sum, dataLost: lost}
+	return traceResult{spool: f.Name(), summary: sum}
 }
 
 // analyzeFile reads a trace file and sums it up for the page.
@@ -403,10 +404,15 @@ func (s *Server) answerTrace(ctx context.Context, c *call, run *traceRun, path s
 		sum.Nodes = p.DescribeNodes(dctx, sum.NodeIDs())
 		cancel()
 		if e := p.Emulation(); e.CPURate > 1 || e.Network != "" {
-			c.resp.say("Emulation during the trace: CPU throttling %s, network throttling %s.", throttle(e.CPURate), orDefault(e.Network, "none"))
+			c.resp.say("Emulation when the trace stopped: CPU throttling %s, network throttling %s.", throttle(e.CPURate), orDefault(e.Network, "none"))
 		}
 	}
-	s.perf.remember(run.page.ID, sum)
+	// A closed page's summary goes with the page that took it.
+	owner := run.page
+	if owner.Closed() {
+		owner = c.page
+	}
+	s.perf.remember(owner, sum)
 	c.resp.say("%s", sum.Text())
 	return nil
 }
@@ -551,19 +557,24 @@ func (t *tracer) claim(p *browser.Page) (*traceRun, error) {
 	return nil, errors.New("no active performance trace recording to stop; start one with performance_start_trace")
 }
 
-// remember keeps a page's last summary.
-func (t *tracer) remember(page int, sum *perftrace.Summary) {
+// remember keeps a page's last summary, and forgets those of closed pages.
+func (t *tracer) remember(p *browser.Page, sum *perftrace.Summary) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.last == nil {
-		t.last = map[int]*perftrace.Summary{}
+		t.last = map[*browser.Page]*perftrace.Summary{}
 	}
-	t.last[page] = sum
+	for q := range t.last {
+		if q.Closed() {
+			delete(t.last, q)
+		}
+	}
+	t.last[p] = sum
 }
 
 // summary returns a page's last summary, or nil.
-func (t *tracer) summary(page int) *perftrace.Summary {
+func (t *tracer) summary(p *browser.Page) *perftrace.Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.last[page]
+	return t.last[p]
 }

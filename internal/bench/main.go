@@ -2,7 +2,8 @@
 // page on loopback, starts the real pagemux binary over stdio once per lock
 // mode, and times MCP tool calls the way an agent makes them:
 // evaluate_script, click and fill on one page, the server's peak memory, and
-// calls on page B while page A runs a long script. The tables go to stdout,
+// calls on page B while page A runs a long script, then while page A is
+// audited by Lighthouse. The tables go to stdout,
 // progress to stderr; -json writes the figures to a file.
 //
 // The binary is $PAGEMUX_BIN (scripts/bench sets it) or, without it, one
@@ -35,6 +36,7 @@ type config struct {
 	callTimeout time.Duration
 	timeout     time.Duration
 	strict      bool
+	audit       bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -51,6 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
+	fs.BoolVar(&c.audit, "audit", true, "also probe page B while page A runs a real Lighthouse audit (needs ./scripts/setup)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -115,7 +118,8 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 	}
 	for _, r := range rs {
 		failed := r.Failure != "" || r.Evaluate.Errors+r.Click.Errors+r.Fill.Errors > 0 ||
-			(r.BWhileA != nil && (r.BWhileA.B.Errors > 0 || r.BWhileA.AError != ""))
+			(r.BWhileA != nil && (r.BWhileA.B.Errors > 0 || r.BWhileA.AError != "")) ||
+			(r.BWhileAudit != nil && (r.BWhileAudit.B.Errors > 0 || r.BWhileAudit.AError != ""))
 		missed := false
 		for _, g := range r.Goals {
 			missed = missed || !g.Met

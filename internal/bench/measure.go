@@ -24,6 +24,7 @@ type modeResult struct {
 	Click        *series     `json:"click"`
 	Fill         *series     `json:"fill"`
 	BWhileA      *holdResult `json:"b_while_a,omitempty"`
+	BWhileAudit  *holdResult `json:"b_while_audit,omitempty"` // audit.go
 	RSSPeakMB    float64     `json:"server_rss_peak_mb"`
 	RSSEndMB     float64     `json:"server_rss_end_mb"`
 	CloseMS      float64     `json:"close_ms"`
@@ -74,8 +75,10 @@ func bench(ctx context.Context, cfg *config, bin, siteURL, mode string, log *slo
 			r.anomaly("%s: %d call(s) over max(%d×p50, %v); max %s", s.Name, s.Slow, slowFactor, slowFloor, fmtMS(s.Max))
 		}
 	}
-	if r.BWhileA != nil {
-		r.BWhileA.B.finish()
+	for _, h := range []*holdResult{r.BWhileA, r.BWhileAudit} {
+		if h != nil {
+			h.B.finish()
+		}
 	}
 	r.Goals = goals(r)
 	return r
@@ -168,6 +171,10 @@ func (r *modeResult) run(ctx context.Context, cfg *config, bin, siteURL string, 
 	log.Info("B while A", "mode", r.Mode, "hold", cfg.hold)
 	r.BWhileA = holdAndProbe(ctx, s, cfg, a, b)
 	r.checkHold(cfg)
+	if cfg.audit {
+		log.Info("B while A is audited", "mode", r.Mode)
+		r.auditAndProbe(ctx, s, cfg, a, b)
+	}
 
 	return ctx.Err()
 }
@@ -223,18 +230,24 @@ func (r *modeResult) checkPage(ctx context.Context, s *server, cfg *config, page
 // holdAndProbe runs the hold script on page a and, while it runs, quick
 // calls on page b one after another.
 func holdAndProbe(ctx context.Context, s *server, cfg *config, a, b int) *holdResult {
-	h := &holdResult{B: &series{Name: "evaluate_script on page B"}}
 	holdJS := fmt.Sprintf("() => new Promise(r => setTimeout(r, %d))", cfg.hold.Milliseconds())
+	return probeWhile(ctx, s, cfg, b, cfg.hold+cfg.callTimeout, func() reply {
+		return s.call(ctx, cfg.hold+cfg.callTimeout, "evaluate_script", map[string]any{"pageId": a, "function": holdJS})
+	})
+}
+
+// probeWhile starts the long call on page A, callA, which gives up within
+// aTimeout, and makes quick calls on page b one after another until it ends.
+func probeWhile(ctx context.Context, s *server, cfg *config, b int, aTimeout time.Duration, callA func() reply) *holdResult {
+	h := &holdResult{B: &series{Name: "evaluate_script on page B"}}
 	done := make(chan reply, 1)
 	aSent := time.Now()
-	go func() {
-		done <- s.call(ctx, cfg.hold+cfg.callTimeout, "evaluate_script", map[string]any{"pageId": a, "function": holdJS})
-	}()
+	go func() { done <- callA() }()
 	select {
 	case <-time.After(settle):
 	case <-ctx.Done():
 	}
-	deadline := time.Now().Add(cfg.hold + cfg.callTimeout)
+	deadline := time.Now().Add(aTimeout)
 	var aRep *reply
 	for i := 0; i < maxBCalls && aRep == nil && ctx.Err() == nil && time.Now().Before(deadline); i++ {
 		rep := s.call(ctx, cfg.callTimeout, "evaluate_script", map[string]any{"pageId": b, "function": "() => 2"})

@@ -1,0 +1,379 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/lighthouse"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// The lighthouse tests run real Lighthouse (lighthouse/node_modules, from
+// ./scripts/setup) on real Chromium. Each audit is kept small, one category
+// on a tiny page, as Lighthouse takes seconds even so.
+
+func needLighthouse(t *testing.T) {
+	t.Helper()
+	if _, err := lighthouse.Find(); err != nil {
+		t.Fatalf("these tests need Lighthouse: %v", err)
+	}
+}
+
+// audit is the arguments of a small audit of a page.
+func audit(page int, kv ...any) map[string]any {
+	args := map[string]any{"pageId": page, "categories": []string{"accessibility"}, "device": "desktop"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		args[kv[i].(string)] = kv[i+1]
+	}
+	return args
+}
+
+// progressLog collects the progress notifications of one token.
+type progressLog struct {
+	mu       sync.Mutex
+	messages []string
+	values   []float64
+	got      chan struct{} // gets a value for each notification, if there is room
+}
+
+func (e *testEnv) watchProgress(token string) *progressLog {
+	p := &progressLog{got: make(chan struct{}, 1000)}
+	e.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		f := n.Params.AdditionalFields
+		if n.Method != "notifications/progress" || f["progressToken"] != token {
+			return
+		}
+		p.mu.Lock()
+		msg, _ := f["message"].(string)
+		v, _ := f["progress"].(float64)
+		p.messages = append(p.messages, msg)
+		p.values = append(p.values, v)
+		p.mu.Unlock()
+		select {
+		case p.got <- struct{}{}:
+		default:
+		}
+	})
+	return p
+}
+
+// callWithProgress calls a tool with a progress token.
+func (e *testEnv) callWithProgress(ctx context.Context, name string, args map[string]any, token string) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		res, err := e.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+			Name: name, Arguments: args, Meta: &mcp.Meta{ProgressToken: token},
+		}})
+		o := outcome{err: err, at: time.Now()}
+		if err == nil {
+			o.r.isError = res.IsError
+			for _, c := range res.Content {
+				if c, ok := c.(mcp.TextContent); ok {
+					o.r.text += c.Text
+				}
+			}
+		}
+		ch <- o
+	}()
+	return ch
+}
+
+var accessibilityScore = regexp.MustCompile(`(?m)^- Accessibility: (\d+) \(accessibility\)$`)
+
+// A navigation audit answers as chrome-devtools-mcp does, writes both
+// reports, reports progress, and leaves the page as it found it.
+func TestLighthouseAudit(t *testing.T) {
+	needLighthouse(t)
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/lighthouse.html")
+	url := e.eval(t, id, "() => location.href")
+	before := e.eval(t, id, "() => [innerWidth, innerHeight, navigator.userAgent]")
+	// Lighthouse's storage reset would wipe the origin's storage, and the
+	// whole browser's disk cache with it; pagemux turns it off.
+	other := e.openPage(t, "/form.html")
+	e.eval(t, other, "() => localStorage.setItem('kept', 'yes')")
+	out := filepath.Join(t.TempDir(), "reports")
+	progress := e.watchProgress("lh-audit")
+
+	o := must(t, <-e.callWithProgress(t.Context(), "lighthouse_audit", audit(id, "outputDirPath", out), "lh-audit"))
+	if o.isError {
+		t.Fatalf("lighthouse_audit failed: %s", o.text)
+	}
+	text := o.text
+	jsonPath, htmlPath := filepath.Join(out, "report.json"), filepath.Join(out, "report.html")
+	mustContain(t, text, "## Lighthouse audit results\nMode: navigation\nDevice: desktop\nURL: "+strings.Trim(url, `"`)+"\n### Category scores\n",
+		"### Audit summary\nPassed: ", "\nFailed: ", "\nTotal timing: ",
+		"### Failed audits\n- image-alt [accessibility]: Image elements do not have `[alt]` attributes (score: 0)\n",
+		"  Nodes (1):\n  - selector=\"body > img\"",
+		"### Reports\n- "+jsonPath+"\n- "+htmlPath)
+	m := accessibilityScore.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no accessibility score in:\n%s", text)
+	}
+	if n, _ := strconv.Atoi(m[1]); n <= 0 || n >= 100 {
+		t.Errorf("accessibility score %d, want between 0 and 100 for a page with one missing alt", n)
+	}
+	if strings.Contains(text, "(seo)") || strings.Contains(text, "(performance)") {
+		t.Errorf("categories that were not asked for:\n%s", text)
+	}
+
+	var lhr struct {
+		LighthouseVersion string `json:"lighthouseVersion"`
+		ConfigSettings    struct {
+			DisableStorageReset bool `json:"disableStorageReset"`
+		} `json:"configSettings"`
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil || json.Unmarshal(data, &lhr) != nil || lhr.LighthouseVersion != "12.2.3" || !lhr.ConfigSettings.DisableStorageReset {
+		t.Errorf("JSON report: %+v, %v", lhr, err)
+	}
+	if html, err := os.ReadFile(htmlPath); err != nil || !strings.Contains(strings.ToLower(string(html[:min(len(html), 200)])), "<!doctype html>") {
+		t.Errorf("HTML report: %.200s, %v", html, err)
+	}
+
+	progress.mu.Lock()
+	msgs, vals := progress.messages, progress.values
+	progress.mu.Unlock()
+	if len(msgs) < 3 || msgs[0] != "Starting Lighthouse" {
+		t.Errorf("progress messages: %q", msgs)
+	}
+	for i := 1; i < len(vals); i++ {
+		if vals[i] <= vals[i-1] {
+			t.Errorf("progress does not grow: %v", vals)
+			break
+		}
+	}
+	if after := e.eval(t, id, "() => [innerWidth, innerHeight, navigator.userAgent]"); after != before {
+		t.Errorf("the audit left the page changed: before %s, after %s", before, after)
+	}
+	if got := e.eval(t, other, "() => localStorage.getItem('kept')"); got != `"yes"` {
+		t.Errorf("the audit wiped the storage another page of its origin uses: %s", got)
+	}
+}
+
+// Performance, on request, is scored too; in page mode the audit then also
+// holds the tracing resource, as Lighthouse records a trace. Without
+// outputDirPath the reports go to a temporary directory.
+func TestLighthousePerformance(t *testing.T) {
+	needLighthouse(t)
+	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	id := e.openPage(t, "/lighthouse.html")
+	audited := e.async(t.Context(), "lighthouse_audit", audit(id, "categories", []string{"performance"}))
+	e.waitHeld(t, pagelock.Tracing)
+	r := must(t, <-audited)
+	if r.isError {
+		t.Fatalf("audit failed: %s", r.text)
+	}
+	mustContain(t, r.text, "- Performance: ", "(performance)\n### Audit summary")
+	m := regexp.MustCompile(`(?m)^- (.*/pagemux-lighthouse-[^/]+)/report\.json$`).FindStringSubmatch(r.text)
+	if m == nil {
+		t.Fatalf("reports not in a temporary directory:\n%s", r.text)
+	}
+	defer os.RemoveAll(m[1])
+	for _, name := range []string{"report.json", "report.html"} {
+		if _, err := os.Stat(filepath.Join(m[1], name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// In page mode, calls on another page go on while a page is audited; a
+// second audit waits for the audit resource and, past --lock-timeout,
+// fails saying what it waited for.
+func TestLighthousePageMode(t *testing.T) {
+	needLighthouse(t)
+	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Second})
+	a := e.openPage(t, "/lighthouse.html")
+	b := e.openPage(t, "/form.html")
+	c := e.openPage(t, "/page2.html")
+	before := e.eval(t, a, "() => [innerWidth, navigator.userAgent]")
+
+	audited := e.async(t.Context(), "lighthouse_audit", audit(a, "mode", "snapshot", "device", "mobile"))
+	e.waitHeld(t, pagelock.Audit)
+	second := e.async(t.Context(), "lighthouse_audit", audit(c))
+	var lastB time.Time
+	for i := range 20 {
+		if got := e.eval(t, b, "() => "+strconv.Itoa(i)); got != strconv.Itoa(i) {
+			t.Fatalf("call %d on page B returned %s", i, got)
+		}
+		lastB = time.Now()
+	}
+	o := <-audited
+	r := must(t, o)
+	if r.isError {
+		t.Fatalf("audit failed: %s", r.text)
+	}
+	mustContain(t, r.text, "Mode: snapshot\nDevice: mobile\n", "- Accessibility: ")
+	if !lastB.Before(o.at) {
+		t.Errorf("page B's calls finished after the audit of page A; they should not wait for it")
+	}
+	// The second audit waited for the first; on a machine fast enough to
+	// audit within the lock timeout, it ran after it.
+	s := <-second
+	if must(t, s).isError {
+		mustContain(t, s.r.text, "timed out after", "waiting for the audit resource", "held by lighthouse_audit")
+	} else if !s.at.After(o.at) {
+		t.Fatalf("a second audit ran beside the first: %s", s.r.text)
+	}
+	if after := e.eval(t, a, "() => [innerWidth, navigator.userAgent]"); after != before {
+		t.Errorf("the mobile audit left page A emulated: before %s, after %s", before, after)
+	}
+}
+
+// In global mode a call on another page waits for the audit.
+func TestLighthouseGlobalMode(t *testing.T) {
+	needLighthouse(t)
+	e := newEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: 2 * time.Minute})
+	a := e.openPage(t, "/lighthouse.html")
+	b := e.openPage(t, "/form.html")
+	audited := e.async(t.Context(), "lighthouse_audit", audit(a, "mode", "snapshot"))
+	e.waitHeld(t, pagelock.Audit)
+	quick := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": b, "function": "() => 'quick'"})
+	o, q := <-audited, <-quick
+	if must(t, o).isError || must(t, q).isError {
+		t.Fatalf("calls failed: %s / %s", o.r.text, q.r.text)
+	}
+	// Not the order the answers arrive in: the two are written back to back
+	// once the audit lets go, in either order.
+	m := regexp.MustCompile(`Waited (\d+) ms for page `).FindStringSubmatch(q.r.text)
+	if m == nil {
+		t.Fatalf("global mode: the call on page B did not wait for the audit of page A:\n%s", q.r.text)
+	}
+	if w, _ := strconv.Atoi(m[1]); w < 1000 {
+		t.Fatalf("global mode: the call on page B waited only %d ms for an audit that takes seconds", w)
+	}
+}
+
+// A cancelled audit kills its runner and frees its page and the audit
+// resource at once.
+func TestLighthouseCancel(t *testing.T) {
+	needLighthouse(t)
+	e := sharedEnv(t, pagelock.PerPage)
+	a := e.openPage(t, "/lighthouse.html")
+	progress := e.watchProgress("lh-cancel")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	audited := e.callWithProgress(ctx, "lighthouse_audit", audit(a), "lh-cancel")
+	// Past "Starting Lighthouse": the runner is up and talking.
+	for n := 0; n < 2; n++ {
+		select {
+		case <-progress.got:
+		case o := <-audited:
+			t.Fatalf("the audit ended before it was cancelled: %v %s", o.err, o.r.text)
+		case <-time.After(time.Minute):
+			t.Fatal("no progress from the runner")
+		}
+	}
+	start := time.Now()
+	cancel()
+	<-audited
+	e.eval(t, a, "() => 'free'")
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("page A stayed locked %s after its audit was cancelled", d)
+	}
+	for _, s := range e.srv.locks.Stats() {
+		if s.Key == pagelock.Audit && s.Holder != "" {
+			t.Fatalf("the audit resource is still held: %+v", s)
+		}
+	}
+	if pids := runnerChildren(); len(pids) > 0 {
+		t.Fatalf("runner processes outlived the cancelled audit: %v", pids)
+	}
+}
+
+// runnerChildren returns the pids of this process's children that run
+// runner.mjs.
+func runnerChildren() []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+		if !strings.Contains(string(cmdline), "runner.mjs") {
+			continue
+		}
+		status, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "status"))
+		if strings.Contains(string(status), "\nPPid:\t"+strconv.Itoa(os.Getpid())+"\n") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Bad input and a missing Lighthouse are tool errors that say what to do;
+// the server keeps serving.
+func TestLighthouseErrors(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/lighthouse.html")
+	tests := []struct {
+		name string
+		args map[string]any
+		env  string
+		want string
+	}{
+		{"bad mode", audit(id, "mode", "timespan"), "", `invalid mode "timespan"`},
+		{"bad device", audit(id, "device", "tablet"), "", `invalid device "tablet"`},
+		{"bad category", audit(id, "categories", []string{"pwa"}), "", `invalid category "pwa"`},
+		{"outside workspace", audit(id, "outputDirPath", "/proc/pagemux-reports"), "", "outside the allowed roots"},
+		{"not installed", audit(id), emptyLighthouseDir(t), "no Lighthouse in "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv(lighthouse.EnvDir, tt.env)
+			}
+			msg := e.fails(t, "lighthouse_audit", tt.args)
+			mustContain(t, msg, tt.want)
+			if tt.env != "" {
+				mustContain(t, msg, "run ./scripts/setup")
+			}
+			e.ok(t, "list_pages", nil)
+		})
+	}
+}
+
+// emptyLighthouseDir is a lighthouse directory whose npm ci never ran.
+func emptyLighthouseDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "runner.mjs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestFormatLighthouse(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "lighthouse", "testdata", "lhr.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := lighthouse.ParseReport(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := formatLighthouse(r, "snapshot", "mobile", []string{"/tmp/r/report.json", "/tmp/r/report.html"})
+	mustContain(t, got,
+		"## Lighthouse audit results\nMode: snapshot\nDevice: mobile\nURL: http://127.0.0.1:18765/a.html?b\n"+
+			"### Category scores\n- Accessibility: 50 (accessibility)\n- SEO: n/a (seo)\n"+
+			"### Audit summary\nPassed: 2\nFailed: 2\nTotal timing: 2653.7200000000003ms\n### Failed audits\n- image-alt [accessibility]: ",
+		"\n- color-contrast [accessibility]: Background and foreground colors do not have a sufficient contrast ratio. (13 elements) (score: 0.5)\n"+
+			"  Low-contrast text is difficult to read.\n  Nodes (12, showing 10):\n"+
+			"  - selector=\"li:nth-child(1)\" label=\"item 0\" snippet=\"<li> item 0 </li>\"\n    Fix this: too pale\n"+
+			"  - selector=\"li:nth-child(2)\" snippet=\"<li> item 1 </li>\"\n",
+		"\n### Reports\n- /tmp/r/report.json\n- /tmp/r/report.html")
+	if strings.HasSuffix(got, "\n") {
+		t.Error("trailing newline")
+	}
+}
