@@ -11,12 +11,13 @@
 //   progress: {"progress": "Getting artifact: Accessibility"}
 //   end:      {"done": {"url": "…"}}  or  {"error": "…"}
 //
-// It attaches to the tab it is given and to nothing else: other tabs, and what
-// runs in them, never see this process. It does not open a tab, does not wipe
-// the browser's cache or storage (disableStorageReset), and throttles nothing
-// for real (throttlingMethod "simulate"); the screen and user agent emulation
-// Lighthouse sets lives in its own DevTools session on the tab, and is cleared
-// below and again by Chrome when that session detaches.
+// It works on the tab it is given and on no other: puppeteer meets the other
+// tabs only to let go of them at once, and enables nothing in them. It does not
+// open a tab, does not wipe the browser's cache or storage
+// (disableStorageReset), and throttles nothing for real (throttlingMethod
+// "simulate"). The screen and user agent emulation Lighthouse sets lives in its
+// own DevTools session on the tab; it is cleared below, and again by Chrome
+// when that session detaches.
 import fs from 'node:fs/promises';
 import {navigation, snapshot} from 'lighthouse';
 import desktopConfig from 'lighthouse/core/config/desktop-config.js';
@@ -43,8 +44,8 @@ function options(req) {
     // Performance is scored from a simulation of the throttled load; nothing
     // is slowed down for real.
     throttlingMethod: 'simulate',
-    // Lighthouse's storage reset clears the whole browser's disk cache, and the
-    // other tabs' with it.
+    // Lighthouse's storage reset clears the whole browser's disk cache, which
+    // every tab shares.
     disableStorageReset: true,
     logLevel: 'info',
   };

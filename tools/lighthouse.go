@@ -68,6 +68,9 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	if err != nil {
 		return err
 	}
+	if url := c.page.URL(); req.Mode == lighthouse.Navigation && !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "file://") {
+		return &argError{fmt.Sprintf("mode \"navigation\" reloads the page's URL, and %s cannot be audited that way: navigate_page to an http(s) URL first, or use mode \"snapshot\"", url)}
+	}
 	runner, err := lighthouse.Find()
 	if err != nil {
 		return err
@@ -79,13 +82,12 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 		return err
 	}
 	req.TargetID = string(c.page.TargetID)
-	if slices.Contains(req.Categories, "performance") && s.locks.Mode() == pagelock.PerPage {
-		// In global mode the call's one lock covers tracing already.
-		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, "lighthouse_audit"), pagelock.Tracing)
+	if slices.Contains(req.Categories, "performance") {
+		release, err := s.holdTracing(ctx)
 		if err != nil {
 			return err
 		}
-		defer g.Release()
+		defer release()
 	}
 	req.Progress = progressReporter(ctx, c)
 	req.Progress("Starting Lighthouse")
@@ -96,6 +98,25 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	}
 	c.resp.say("%s", formatLighthouse(rep, string(req.Mode), req.Device, []string{req.JSONPath, req.HTMLPath}))
 	return nil
+}
+
+// holdTracing takes the tracing resource for an audit that scores
+// performance, as Lighthouse records a trace for it and Chrome runs one
+// trace at a time. A trace that an agent started fails the audit at once:
+// waiting for it could mean waiting for a performance_stop_trace on the very
+// page the audit holds. In global mode the call's one lock covers tracing.
+func (s *Server) holdTracing(ctx context.Context) (release func(), err error) {
+	if run := s.perf.running(); run != nil {
+		return nil, fmt.Errorf("%w; Lighthouse's performance audit records a trace of its own, so stop that one first, or audit without the performance category", run.busyError())
+	}
+	if s.locks.Mode() != pagelock.PerPage {
+		return func() {}, nil
+	}
+	g, err := s.locks.Acquire(pagelock.WithOwner(ctx, "lighthouse_audit"), pagelock.Tracing)
+	if err != nil {
+		return nil, err
+	}
+	return g.Release, nil
 }
 
 // request checks the arguments and fills in the defaults.

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,10 +99,10 @@ func TestLighthouseAudit(t *testing.T) {
 	id := e.openPage(t, "/lighthouse.html")
 	url := e.eval(t, id, "() => location.href")
 	before := e.eval(t, id, "() => [innerWidth, innerHeight, navigator.userAgent]")
-	// Lighthouse's storage reset would wipe the origin's storage, and the
-	// whole browser's disk cache with it; pagemux turns it off.
+	// Lighthouse's storage reset would clear the whole browser's disk cache,
+	// which every page shares; pagemux turns it off.
 	other := e.openPage(t, "/form.html")
-	e.eval(t, other, "() => localStorage.setItem('kept', 'yes')")
+	cached := e.eval(t, other, cacheProbe)
 	out := filepath.Join(t.TempDir(), "reports")
 	progress := e.watchProgress("lh-audit")
 
@@ -155,9 +157,19 @@ func TestLighthouseAudit(t *testing.T) {
 	if after := e.eval(t, id, "() => [innerWidth, innerHeight, navigator.userAgent]"); after != before {
 		t.Errorf("the audit left the page changed: before %s, after %s", before, after)
 	}
-	if got := e.eval(t, other, "() => localStorage.getItem('kept')"); got != `"yes"` {
-		t.Errorf("the audit wiped the storage another page of its origin uses: %s", got)
+	if got := e.eval(t, other, cacheProbe); got != cached {
+		t.Errorf("the audit wiped the disk cache another page uses: /cached said %s before, %s after", cached, got)
 	}
+}
+
+// cacheProbe reads /cached through Chrome's HTTP cache.
+const cacheProbe = `async () => (await fetch('/cached')).text()`
+
+// cachedNow answers the time of the request, cacheable for an hour: the
+// same answer twice means the second came from Chrome's disk cache.
+func cachedNow(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "max-age=3600")
+	fmt.Fprint(w, time.Now().UnixNano())
 }
 
 // Performance, on request, is scored too; in page mode the audit then also
@@ -167,6 +179,12 @@ func TestLighthousePerformance(t *testing.T) {
 	needLighthouse(t)
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	id := e.openPage(t, "/lighthouse.html")
+	// A trace an agent started is in the way, and the audit says so at once.
+	e.ok(t, "performance_start_trace", map[string]any{"pageId": id, "reload": false, "autoStop": false})
+	mustContain(t, e.fails(t, "lighthouse_audit", audit(id, "categories", []string{"performance"})),
+		"a performance trace is already running on page", "stop that one first, or audit without the performance category")
+	e.ok(t, "performance_stop_trace", map[string]any{"pageId": id})
+
 	audited := e.async(t.Context(), "lighthouse_audit", audit(id, "categories", []string{"performance"}))
 	e.waitHeld(t, pagelock.Tracing)
 	r := must(t, <-audited)
@@ -195,7 +213,12 @@ func TestLighthousePageMode(t *testing.T) {
 	a := e.openPage(t, "/lighthouse.html")
 	b := e.openPage(t, "/form.html")
 	c := e.openPage(t, "/page2.html")
-	before := e.eval(t, a, "() => [innerWidth, navigator.userAgent]")
+	// pagemux's own emulation of page A survives the audit's.
+	e.ok(t, "emulate", map[string]any{"pageId": a, "viewport": "500x400x1"})
+	before := e.eval(t, a, "() => [innerWidth, innerHeight, devicePixelRatio, navigator.userAgent]")
+	if !strings.HasPrefix(before, "[500,400,1,") {
+		t.Fatalf("emulated viewport: %s", before)
+	}
 
 	audited := e.async(t.Context(), "lighthouse_audit", audit(a, "mode", "snapshot", "device", "mobile"))
 	e.waitHeld(t, pagelock.Audit)
@@ -224,7 +247,7 @@ func TestLighthousePageMode(t *testing.T) {
 	} else if !s.at.After(o.at) {
 		t.Fatalf("a second audit ran beside the first: %s", s.r.text)
 	}
-	if after := e.eval(t, a, "() => [innerWidth, navigator.userAgent]"); after != before {
+	if after := e.eval(t, a, "() => [innerWidth, innerHeight, devicePixelRatio, navigator.userAgent]"); after != before {
 		t.Errorf("the mobile audit left page A emulated: before %s, after %s", before, after)
 	}
 }
@@ -317,6 +340,8 @@ func runnerChildren() []int {
 func TestLighthouseErrors(t *testing.T) {
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/lighthouse.html")
+	blank := e.openPage(t, "/lighthouse.html?blank")
+	e.ok(t, "navigate_page", map[string]any{"pageId": blank, "url": "about:blank"})
 	tests := []struct {
 		name string
 		args map[string]any
@@ -327,6 +352,7 @@ func TestLighthouseErrors(t *testing.T) {
 		{"bad device", audit(id, "device", "tablet"), "", `invalid device "tablet"`},
 		{"bad category", audit(id, "categories", []string{"pwa"}), "", `invalid category "pwa"`},
 		{"outside workspace", audit(id, "outputDirPath", "/proc/pagemux-reports"), "", "outside the allowed roots"},
+		{"navigation of about:blank", audit(blank), "", `about:blank cannot be audited that way: navigate_page to an http(s) URL first, or use mode "snapshot"`},
 		{"not installed", audit(id), emptyLighthouseDir(t), "no Lighthouse in "},
 	}
 	for _, tt := range tests {

@@ -81,6 +81,7 @@ func siteHandler() http.Handler {
 	mux.HandleFunc("/echo-headers", echoHeaders) // emulate_test.go
 	mux.Handle("/net/", netHandler())            // network_test.go
 	mux.HandleFunc("/slow.css", slowCSS)         // performance_test.go
+	mux.HandleFunc("/cached", cachedNow)         // lighthouse_test.go
 	return mux
 }
 
