@@ -143,7 +143,7 @@ func TestFIFOOrder(t *testing.T) {
 // A cancelled call leaves the queue at once, and a cancelled holder releases
 // the page while Chrome is still busy with its script.
 func TestCancel(t *testing.T) {
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := newStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	id := e.openPage(t, "/form.html")
 	key := pagelock.PageKey(id)
 
@@ -262,7 +262,7 @@ func TestPanicReleasesLock(t *testing.T) {
 // Many calls queued on a busy page do not delay a call on a free page: the
 // stdio server has workers enough, and reads on while they wait.
 func TestQueuedCallsDoNotBlockOtherPages(t *testing.T) {
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
+	e := newStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
 	a := e.openPage(t, "/form.html")
 	b := e.openPage(t, "/page2.html")
 	hold := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": sleepJS(3000)})

@@ -56,7 +56,8 @@ func (e *testEnv) watchProgress(token string) *progressLog {
 		}
 		p.mu.Lock()
 		msg, _ := f["message"].(string)
-		v, _ := f["progress"].(float64)
+		// A number: float64 over a wire, whatever Go type in process.
+		v, _ := strconv.ParseFloat(fmt.Sprint(f["progress"]), 64)
 		p.messages = append(p.messages, msg)
 		p.values = append(p.values, v)
 		p.mu.Unlock()

@@ -24,7 +24,8 @@ import (
 	"github.com/pagemux/pagemux/pagelock"
 )
 
-// The tests drive a real Chrome over real MCP (the stdio transport over pipes).
+// The tests drive a real Chrome over real MCP: mcp-go's in-process transport,
+// and its stdio transport over pipes where stdio itself is under test.
 // Each lock mode has one shared server and browser, started on first use;
 // each test opens its own pages and names them by pageId.
 
@@ -115,7 +116,24 @@ func newEnv(t *testing.T, opts pagelock.Options) *testEnv {
 	return e
 }
 
+// newStdioEnv is newEnv over the stdio transport (pipes), for the tests of
+// what only stdio does: its worker pool, notifications/cancelled. mcp-go's
+// stdio session is one per process, so stdio servers in one test binary
+// share their notification stream: tests that read notifications use the
+// in-process transport, whose sessions are each their own.
+func newStdioEnv(t *testing.T, opts pagelock.Options) *testEnv {
+	t.Helper()
+	e := startEnvOver(t, opts, true)
+	t.Cleanup(e.close)
+	return e
+}
+
 func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
+	t.Helper()
+	return startEnvOver(t, opts, false)
+}
+
+func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
@@ -124,15 +142,21 @@ func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
 	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
 	srv := New(b, pagelock.New(opts), Options{Log: log})
 	ctx, cancel := context.WithCancel(context.Background())
-	clientRead, serverWrite := io.Pipe()
-	serverRead, clientWrite := io.Pipe()
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.ServeStdio(ctx, serverRead, serverWrite)
-		serverWrite.Close()
-	}()
-	c := client.NewClient(transport.NewIO(clientRead, clientWrite, io.NopCloser(strings.NewReader(""))))
+	var c *client.Client
+	if stdio {
+		clientRead, serverWrite := io.Pipe()
+		serverRead, clientWrite := io.Pipe()
+		go func() {
+			defer close(done)
+			_ = srv.ServeStdio(ctx, serverRead, serverWrite)
+			serverWrite.Close()
+		}()
+		c = client.NewClient(transport.NewIO(clientRead, clientWrite, io.NopCloser(strings.NewReader(""))))
+	} else {
+		close(done)
+		c = client.NewClient(transport.NewInProcessTransport(srv.MCP()))
+	}
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
