@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // startTimeout bounds a launch or an attach, so a Chrome that hangs at start
@@ -57,7 +58,7 @@ type launch struct {
 
 	rootCtx    context.Context // the browser's chromedp context
 	cancel     context.CancelFunc
-	out        *tailBuffer
+	out        *tail.Buffer
 	dead       chan struct{} // closed when Chrome went away
 	devtoolsWS string        // the websocket address of an attached browser
 
@@ -100,7 +101,7 @@ func (b *Browser) Start(ctx context.Context) error {
 	}
 	l := b.launch
 	if l == nil || l.failed() || l.gone() {
-		l = &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tailBuffer{}}
+		l = &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tail.Buffer{}}
 		b.launch = l
 		go b.start(l)
 	}
@@ -190,7 +191,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 }
 
 // startError explains a failed start with what was tried and what Chrome said.
-func (b *Browser) startError(err error, out *tailBuffer) error {
+func (b *Browser) startError(err error, out *tail.Buffer) error {
 	if errors.Is(err, ErrStart) {
 		return err
 	}

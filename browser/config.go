@@ -7,9 +7,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // Config says which Chrome to launch, or which running one to attach to.
@@ -129,7 +129,7 @@ func parseChromeArg(a string) (chromeFlag, error) {
 // also serves DevTools on a loopback port (see devtools.go); started is told
 // the profile directory, where Chrome writes that port, just before Chrome
 // starts.
-func (c Config) allocatorOptions(out *tailBuffer, started func(profileDir string)) ([]chromedp.ExecAllocatorOption, error) {
+func (c Config) allocatorOptions(out *tail.Buffer, started func(profileDir string)) ([]chromedp.ExecAllocatorOption, error) {
 	path, err := c.ResolveExecPath()
 	if err != nil {
 		return nil, err
@@ -168,29 +168,4 @@ func (c Config) attachURL() (string, error) {
 		return "", fmt.Errorf("--browser-url %q: want http://HOST:PORT, as Chrome's --remote-debugging-port serves it", c.BrowserURL)
 	}
 	return c.BrowserURL, nil
-}
-
-// tailBuffer keeps the last bytes Chrome printed, for error messages.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailSize = 4 << 10
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailSize {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-// String returns the last lines printed.
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
 }

@@ -31,8 +31,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // EnvDir names the environment variable that points at the lighthouse
@@ -207,7 +208,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	cmd := exec.CommandContext(runCtx, r.Node, filepath.Join(r.Dir, "runner.mjs"))
 	cmd.Dir = r.Dir
 	cmd.Stdin = bytes.NewReader(in)
-	stderr := &tail{}
+	stderr := &tail.Buffer{Size: 2 << 10}
 	cmd.Stderr = stderr
 	out := &lines{progress: req.Progress}
 	cmd.Stdout = out
@@ -294,28 +295,4 @@ func (l *lines) line(b []byte) {
 	case m.Done != nil:
 		l.done = m.Done
 	}
-}
-
-// tail keeps the last bytes the runner wrote on stderr, for error messages.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailSize = 2 << 10
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailSize {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -185,6 +186,11 @@ type argError struct{ msg string }
 
 func (e *argError) Error() string { return e.msg }
 
+// nullable matches the type the schema generator gives Go pointers, slices
+// and maps: ["null", T]. Some clients reject type arrays, and
+// chrome-devtools-mcp's schemas say plain T; an explicit null still decodes.
+var nullable = regexp.MustCompile(`"type":\["null","(\w+)"\]`)
+
 // newTool builds a tool whose handler decodes its arguments into A.
 func newTool[A any](name, description string, readOnly bool, sc scope, handle func(ctx context.Context, c *call, args *A) error) tool {
 	def := mcp.NewTool(name,
@@ -194,6 +200,7 @@ func newTool[A any](name, description string, readOnly bool, sc scope, handle fu
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(true),
 	)
+	def.RawInputSchema = nullable.ReplaceAll(def.RawInputSchema, []byte(`"type":"$1"`))
 	required := requiredArgs(def)
 	return tool{def: def, scope: sc, handle: func(ctx context.Context, c *call) error {
 		args := new(A)
