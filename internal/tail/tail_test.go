@@ -12,7 +12,7 @@ func TestBuffer(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	b.Write([]byte("world, and more\n"))
-	if got := b.String(); got != "and more" {
+	if got := b.String(); got != "nd more" {
 		t.Fatalf("got %q, want the last 8 bytes trimmed", got)
 	}
 	var z Buffer
