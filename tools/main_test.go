@@ -201,8 +201,14 @@ func (e *testEnv) callCtx(ctx context.Context, t *testing.T, name string, args m
 			r.images = append(r.images, c)
 		}
 	}
+	// Tests share servers, so any call may have waited for another test's:
+	// the wait notice is not part of what they check (guard_test.go does).
+	r.text = waitNotice.ReplaceAllString(r.text, "")
 	return r
 }
+
+// waitNotice is the line a result gets when its call waited for a lock.
+var waitNotice = regexp.MustCompile(`(?:^|\n)Waited \d+ ms for page \d+$`)
 
 func (e *testEnv) call(t *testing.T, name string, args map[string]any) result {
 	t.Helper()
@@ -288,10 +294,14 @@ func (e *testEnv) eval(t *testing.T, page int, fn string) string {
 	}
 	text := e.ok(t, "evaluate_script", args)
 	_, body, ok := strings.Cut(text, "```json\n")
+	if ok {
+		// Lines may follow the block, such as "Waited N ms for page P".
+		body, _, ok = strings.Cut(body, "\n```")
+	}
 	if !ok {
 		t.Fatalf("evaluate_script answer has no json block:\n%s", text)
 	}
-	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
+	return strings.TrimSpace(body)
 }
 
 func mustContain(t *testing.T, got string, wants ...string) {
