@@ -181,28 +181,38 @@ func TestPagesTrackedFromEvents(t *testing.T) {
 	}
 }
 
-// Attaching to a running Chrome never closes it.
-func TestAttachLeavesBrowserRunning(t *testing.T) {
-	t.Parallel()
+// runningChrome starts a Chrome that pagemux did not launch, serving DevTools
+// on a loopback port, and returns its address and a channel closed when it
+// exits. The test's cleanup kills it.
+func runningChrome(t *testing.T) (browserURL string, exited <-chan struct{}) {
+	t.Helper()
 	path := needChrome(t)
 	// Not t.TempDir: Chrome's helpers may still write there after the kill.
 	dir, err := os.MkdirTemp("", "pagemux-attach-test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer removeAllRetry(dir)
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--user-data-dir="+dir, "about:blank")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	defer func() { cmd.Process.Kill(); <-exited }()
-	port := devToolsPort(t, dir)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+		removeAllRetry(dir)
+	})
+	return "http://127.0.0.1:" + devToolsPort(t, dir), done
+}
 
-	b := New(Config{BrowserURL: "http://127.0.0.1:" + port})
+// Attaching to a running Chrome never closes it.
+func TestAttachLeavesBrowserRunning(t *testing.T) {
+	t.Parallel()
+	browserURL, exited := runningChrome(t)
+	b := New(Config{BrowserURL: browserURL})
 	if err := b.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -74,21 +74,7 @@ func TestDevToolsURL(t *testing.T) {
 // An attached browser's endpoint is the address it was attached at.
 func TestDevToolsURLAttached(t *testing.T) {
 	t.Parallel()
-	path := needChrome(t)
-	dir, err := os.MkdirTemp("", "pagemux-attach-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer removeAllRetry(dir)
-	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	defer func() { cmd.Process.Kill(); <-exited }()
-	browserURL := "http://127.0.0.1:" + devToolsPort(t, dir)
+	browserURL, _ := runningChrome(t)
 	b := New(Config{BrowserURL: browserURL})
 	defer b.Close()
 	if u, err := b.DevToolsURL(t.Context()); err != nil || u != browserURL {

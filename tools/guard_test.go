@@ -27,9 +27,14 @@ type outcome struct {
 }
 
 func (e *testEnv) async(ctx context.Context, name string, args map[string]any) <-chan outcome {
+	return e.asyncRequest(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+}
+
+// asyncRequest is async for a request of the caller's making.
+func (e *testEnv) asyncRequest(ctx context.Context, req mcp.CallToolRequest) <-chan outcome {
 	ch := make(chan outcome, 1)
 	go func() {
-		res, err := e.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+		res, err := e.client.CallTool(ctx, req)
 		var o outcome
 		o.err, o.at = err, time.Now()
 		if err == nil {

@@ -71,23 +71,9 @@ func (e *testEnv) watchProgress(token string) *progressLog {
 
 // callWithProgress calls a tool with a progress token.
 func (e *testEnv) callWithProgress(ctx context.Context, name string, args map[string]any, token string) <-chan outcome {
-	ch := make(chan outcome, 1)
-	go func() {
-		res, err := e.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
-			Name: name, Arguments: args, Meta: &mcp.Meta{ProgressToken: token},
-		}})
-		o := outcome{err: err, at: time.Now()}
-		if err == nil {
-			o.r.isError = res.IsError
-			for _, c := range res.Content {
-				if c, ok := c.(mcp.TextContent); ok {
-					o.r.text += c.Text
-				}
-			}
-		}
-		ch <- o
-	}()
-	return ch
+	return e.asyncRequest(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: name, Arguments: args, Meta: &mcp.Meta{ProgressToken: token},
+	}})
 }
 
 var accessibilityScore = regexp.MustCompile(`(?m)^- Accessibility: (\d+) \(accessibility\)$`)
