@@ -97,20 +97,9 @@ func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnsw
 			out = v
 			return err
 		}
-		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
-			Expression:    "(" + function + "\n)()",
-			ReturnByValue: new(true),
-			AwaitPromise:  new(true),
-			UserGesture:   new(true),
-		})
-		if err != nil {
-			return err
-		}
-		if res.ExceptionDetails != nil {
-			return exceptionError(res.ExceptionDetails)
-		}
-		out = remoteValue(res.Result)
-		return nil
+		v, err := evaluate(ctx, "("+function+"\n)()")
+		out = v
+		return err
 	})
 	if err != nil && ctx.Err() != nil && !p.Closed() {
 		// Stop a script that would run on with nobody waiting for it.
@@ -137,20 +126,47 @@ func (p *Page) callWithElements(ctx context.Context, function string, uids []str
 		}
 		args[i] = &runtime.CallArgument{ObjectID: el.object}
 	}
+	// Compiled in the global scope: an arrow function sees the window as
+	// this, as it does when called without elements.
+	v, err := callOn(ctx, function, first, args)
+	if err != nil && strings.Contains(err.Error(), "same JavaScript world") {
+		return nil, fmt.Errorf("the elements %s are in different frames; pass elements of one frame: %w", strings.Join(uids, ", "), err)
+	}
+	return v, err
+}
+
+// evaluate runs a JavaScript expression in the page's main world, awaits a
+// promise it gives, and returns the JSON of its value; an exception is a
+// *ScriptError.
+func evaluate(ctx context.Context, expression string) (json.RawMessage, error) {
+	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression:    expression,
+		ReturnByValue: new(true),
+		AwaitPromise:  new(true),
+		UserGesture:   new(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExceptionDetails != nil {
+		return nil, exceptionError(res.ExceptionDetails)
+	}
+	return remoteValue(res.Result), nil
+}
+
+// callOn calls the function declaration fn with this set to the object and
+// with args, awaits a promise it gives, and returns the JSON of its value;
+// an exception is a *ScriptError.
+func callOn(ctx context.Context, fn string, object runtime.RemoteObjectID, args []*runtime.CallArgument) (json.RawMessage, error) {
 	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		// Compiled in the global scope: an arrow function sees the window as
-		// this, as it does when called without elements.
-		FunctionDeclaration: function,
-		ObjectID:            first,
+		FunctionDeclaration: fn,
+		ObjectID:            object,
 		Arguments:           args,
 		ReturnByValue:       new(true),
 		AwaitPromise:        new(true),
 		UserGesture:         new(true),
 	})
 	if err != nil {
-		if strings.Contains(err.Error(), "same JavaScript world") {
-			return nil, fmt.Errorf("the elements %s are in different frames; pass elements of one frame: %w", strings.Join(uids, ", "), err)
-		}
 		return nil, err
 	}
 	if res.ExceptionDetails != nil {
@@ -177,52 +193,20 @@ func remoteValue(o *runtime.RemoteObject) json.RawMessage {
 // callFunction calls fn with the JSON args, on the element objectID when it
 // is set, else in the page's main world.
 func (p *Page) callFunction(ctx context.Context, fn string, objectID runtime.RemoteObjectID, args ...any) (json.RawMessage, error) {
-	if objectID == "" {
-		// One round trip: call the function in an expression.
-		parts := make([]string, len(args))
-		for i, a := range args {
-			b, err := json.Marshal(a)
-			if err != nil {
-				return nil, err
-			}
-			parts[i] = string(b)
-		}
-		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
-			Expression:    "(" + fn + ")(" + strings.Join(parts, ",") + ")",
-			ReturnByValue: new(true),
-			AwaitPromise:  new(true),
-		})
-		if err != nil {
-			return nil, err
-		}
-		if res.ExceptionDetails != nil {
-			return nil, exceptionError(res.ExceptionDetails)
-		}
-		return remoteValue(res.Result), nil
-	}
-	var callArgs []*runtime.CallArgument
-	for _, a := range args {
+	parts := make([]string, len(args))
+	callArgs := make([]*runtime.CallArgument, len(args))
+	for i, a := range args {
 		b, err := json.Marshal(a)
 		if err != nil {
 			return nil, err
 		}
-		callArgs = append(callArgs, &runtime.CallArgument{Value: b})
+		parts[i], callArgs[i] = string(b), &runtime.CallArgument{Value: b}
 	}
-	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: fn,
-		ObjectID:            objectID,
-		Arguments:           callArgs,
-		ReturnByValue:       new(true),
-		AwaitPromise:        new(true),
-		UserGesture:         new(true),
-	})
-	if err != nil {
-		return nil, err
+	if objectID == "" {
+		// One round trip: call the function in an expression.
+		return evaluate(ctx, "("+fn+")("+strings.Join(parts, ",")+")")
 	}
-	if res.ExceptionDetails != nil {
-		return nil, exceptionError(res.ExceptionDetails)
-	}
-	return remoteValue(res.Result), nil
+	return callOn(ctx, fn, objectID, callArgs)
 }
 
 // Snapshot takes the accessibility tree of the main frame and formats it with

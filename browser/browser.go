@@ -56,11 +56,10 @@ type launch struct {
 	done chan struct{} // closed when the start ends
 	err  error         // why it failed; read after done
 
-	rootCtx    context.Context // the browser's chromedp context
-	cancel     context.CancelFunc
-	out        *tail.Buffer
-	dead       chan struct{} // closed when Chrome went away
-	devtoolsWS string        // the websocket address of an attached browser
+	rootCtx context.Context // the browser's chromedp context
+	cancel  context.CancelFunc
+	out     *tail.Buffer
+	dead    chan struct{} // closed when Chrome went away
 
 	profileDir string       // the profile of a Chrome pagemux launched; set before done closes
 	devtools   atomic.Value // its DevTools endpoint, once read (devtools.go)

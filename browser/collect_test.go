@@ -45,14 +45,6 @@ func navigated(loader string) *page.EventFrameNavigated {
 	return &page.EventFrameNavigated{Frame: &cdp.Frame{ID: fakeMain, LoaderID: cdp.LoaderID(loader), URL: "http://x/" + loader}}
 }
 
-func ids[T any](items []T, id func(T) int) []int {
-	out := []int{}
-	for _, it := range items {
-		out = append(out, id(it))
-	}
-	return out
-}
-
 func TestRing(t *testing.T) {
 	var dropped []int
 	r := newRing(0, 3, 2, func(v int) { dropped = append(dropped, v) })

@@ -13,7 +13,6 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/chromedp"
 )
 
 // ConsoleMessage is one console message of a page: a console API call, an
@@ -491,19 +490,12 @@ func (p *Page) objectJSON(ctx context.Context, id runtime.RemoteObjectID) (strin
 	defer cancel()
 	var out string
 	err := p.await(ctx, func(ctx context.Context) error {
-		res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-			FunctionDeclaration: "function() { return JSON.stringify(this); }",
-			ObjectID:            id,
-			ReturnByValue:       new(true),
-		})
+		v, err := p.callFunction(ctx, "function() { return JSON.stringify(this); }", id)
 		if err != nil {
 			return err
 		}
-		if res.ExceptionDetails != nil {
-			return exceptionError(res.ExceptionDetails)
-		}
 		var s string
-		if err := json.Unmarshal(res.Result.Value, &s); err != nil {
+		if err := json.Unmarshal(v, &s); err != nil {
 			return fmt.Errorf("the object has no JSON form")
 		}
 		out = s

@@ -93,6 +93,6 @@ func (p *Page) addInitScript(ctx context.Context, src string) (func(), error) {
 		defer cancel()
 		rctx, stop := context.WithTimeout(rctx, 5*time.Second)
 		defer stop()
-		_, _ = chromedp.Call(rctx, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: res.Identifier})
+		_, _ = chromedp.Call(rctx, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams(res))
 	}, nil
 }

@@ -208,17 +208,13 @@ func (p *Page) DescribeNodes(ctx context.Context, ids []int64) map[int64]string 
 			if err != nil || res.Object == nil || res.Object.ObjectID == "" {
 				continue
 			}
-			v, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-				FunctionDeclaration: describeJS,
-				ObjectID:            res.Object.ObjectID,
-				ReturnByValue:       new(true),
-			})
+			v, err := p.callFunction(ctx, describeJS, res.Object.ObjectID)
 			_, _ = chromedp.Call(ctx, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: res.Object.ObjectID})
-			if err != nil || v.ExceptionDetails != nil || v.Result == nil {
+			if err != nil {
 				continue
 			}
 			var s string
-			if json.Unmarshal(v.Result.Value, &s) == nil && s != "" {
+			if json.Unmarshal(v, &s) == nil && s != "" {
 				mu.Lock()
 				out[id] = s
 				mu.Unlock()

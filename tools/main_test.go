@@ -235,8 +235,6 @@ func (e *testEnv) fails(t *testing.T, name string, args map[string]any) string {
 	return r.text
 }
 
-var pageLine = regexp.MustCompile(`(?m)^(\d+): .*\[selected\]$`)
-
 // openPage opens path of the test site in a new page, closed at the end of
 // the test, and returns its id.
 func (e *testEnv) openPage(t *testing.T, path string) int {
