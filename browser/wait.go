@@ -24,6 +24,8 @@ const (
 	// navStartGrace is how long a requested navigation may take to start
 	// loading before the wait gives up on it (it may have been cancelled).
 	navStartGrace = 1 * time.Second
+	// fnExitWait bounds the wait for a cancelled call to return.
+	fnExitWait = 10 * time.Second
 	// DefaultNavigationTimeout bounds a navigation that has no timeout of its
 	// own.
 	DefaultNavigationTimeout = 30 * time.Second
@@ -45,10 +47,10 @@ func blockedError(d *page.EventJavascriptDialogOpening) error {
 	return fmt.Errorf("%w (%s: %s). Call handle_dialog to accept or dismiss it first", ErrDialogOpen, d.Type, d.Message)
 }
 
-// await runs fn on the tab and returns its error, or returns early with a
+// await runs fn on the tab and returns its error, or ends early with a
 // DialogOpenedError when a dialog opens meanwhile, or with the page's closed
-// error. fn's context is cancelled when await returns, which does not undo
-// what Chrome already started.
+// error. Ending early cancels fn's context and waits for fn to return, which
+// does not undo what Chrome already started.
 func (p *Page) await(ctx context.Context, fn func(ctx context.Context) error) error {
 	return p.run(ctx, runOpts{}, fn)
 }
@@ -78,9 +80,26 @@ func (p *Page) run(ctx context.Context, o runOpts, fn func(ctx context.Context) 
 		return err
 	}
 	cctx, cancel := p.Context(ctx)
-	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- fn(cctx) }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		errc <- fn(cctx)
+	}()
+	// fn writes its results into its caller's variables, so run must not
+	// return while fn still runs: cancel it, and wait for it to return. Its
+	// calls are bound to cctx and return at once; the bound only guards
+	// against a fn that ignores its context.
+	defer func() {
+		cancel()
+		t := time.NewTimer(fnExitWait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			p.b.log.Error("a page call did not return after its context ended", "page", p.ID)
+		}
+	}()
 	var answered *page.EventJavascriptDialogOpening // until Chrome says it closed
 	for {
 		if err := p.usable(); err != nil && !o.recover {
