@@ -2,10 +2,8 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -104,64 +102,4 @@ func pageIDArg(req mcp.CallToolRequest) (int, error) {
 		return 0, &argError{fmt.Sprintf("invalid pageId %v: want a page id number from list_pages", v)}
 	}
 	return int(f), nil
-}
-
-// render turns what the handler said into the result, adding the sections it
-// asked for while the locks are still held.
-func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.CallToolResult {
-	r := c.resp
-	parts := []string{strings.Join(r.lines, "\n")}
-	if c.page != nil && r.reportNavigation && !c.page.Closed() {
-		if url := c.page.URL(); url != c.startURL {
-			parts = append(parts, fmt.Sprintf("Page navigated to %s.", url))
-		}
-	}
-	parts = append(parts, emulationLines(c)...) // emulate.go
-	if c.page != nil && !c.page.Closed() {
-		if dlg := c.page.Dialog(); dlg != nil {
-			parts = append(parts, formatDialog(string(dlg.Type), dlg.Message))
-		} else if r.withSnapshot {
-			snap, err := c.page.Snapshot(ctx, r.verbose)
-			if err != nil {
-				parts = append(parts, "Could not take a snapshot: "+err.Error())
-			} else {
-				parts = append(parts, "## Latest page snapshot\n"+strings.TrimSuffix(snap.Text, "\n"))
-			}
-		}
-	}
-	if r.withPages {
-		s.browser.Refresh(ctx)
-		if moved, now := s.browser.TakeSelectionNote(); moved {
-			parts = append(parts, fmt.Sprintf("Note: the previously selected page was closed. Page %d is now selected.", now))
-		}
-		parts = append(parts, formatPages(s.browser.Pages(), s.browser.SelectedID()))
-	}
-	if w := g.Waited(); w > waitNoticeAfter && c.page != nil {
-		parts = append(parts, fmt.Sprintf("Waited %d ms for page %d", w.Milliseconds(), c.page.ID))
-	}
-	var nonEmpty []string
-	for _, p := range parts {
-		if p != "" {
-			nonEmpty = append(nonEmpty, p)
-		}
-	}
-	content := []mcp.Content{mcp.NewTextContent(strings.Join(nonEmpty, "\n"))}
-	return &mcp.CallToolResult{Content: append(content, r.images...)}
-}
-
-// toolError is the result for an error an agent should see.
-func toolError(err error) *mcp.CallToolResult {
-	return mcp.NewToolResultError(errorText(err))
-}
-
-// errorText is the message of an error as an agent reads it, with the
-// "Error: " that chrome-devtools-mcp puts before its errors.
-func errorText(err error) string {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return "Error: the call was cancelled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "Error: the call ran out of time"
-	}
-	return "Error: " + err.Error()
 }
