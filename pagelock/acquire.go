@@ -16,33 +16,43 @@ const (
 	whyClosed                  // one of the call's keys was closed
 )
 
-// waiter is one Acquire call that had to queue. It lives until that call
-// returns and queues on the call's locks one at a time, in key order.
+// waiter is one call that had to queue. It lives until that call's wait
+// ends, and holds a place in the queue of every lock the call needs at once:
+// one slot per lock.
 type waiter struct {
-	ctx    context.Context
-	owner  string
-	keys   []Key         // all the call's keys, for Close to match
-	ready  chan struct{} // one slot: a lock was handed to this waiter
-	timer  *time.Timer   // Options.Timeout for the whole call; nil if none
-	start  instant       // when the call first queued; the timer counts from here
-	waited time.Duration // the waits finished so far
+	ctx     context.Context
+	owner   string
+	keys    []Key         // all the call's keys, for Close to match
+	slots   []slot        // one per lock of the call, in Guard.fifos order
+	ready   chan struct{} // one value per lock handed over after queuing
+	pending int           // the slots that queued, so the values ready will get
+	timer   *time.Timer   // Options.Timeout for the whole call; nil if none
+	start   instant       // when the call reserved; the timer counts from here
 
 	// Guarded by Locker.mu; closedKey is read only after cancel is closed.
 	cancel    chan struct{} // closed when one of keys is closed
 	closedKey Key
 	woken     bool
+}
 
-	// Guarded by the mu of the fifo the waiter is queued on.
-	granted    bool
-	since      instant // when it joined that queue
-	prev, next *waiter
+// slot is a waiter's place on one lock. Its fields are guarded by the mu of
+// that lock.
+type slot struct {
+	w          *waiter
+	f          *fifo
+	key        Key  // the key that names f in errors
+	granted    bool // f was given to w, at once or by a handoff
+	queued     bool // w joined f's queue (rather than taking f free)
+	since      instant
+	prev, next *slot
 }
 
 // Acquire waits, in strict FIFO order of arrival, for every lock that keys
-// map to, and returns a Guard holding them all. Several keys are taken in one
-// canonical (sorted) order, so no two calls can deadlock; duplicate keys are
-// fine, and in Global mode all keys map to the one lock, taken once. Zero keys
-// return a Guard that holds nothing, without waiting.
+// map to, and returns a Guard holding them all. It is Reserve followed by
+// Wait: the call takes its place in every queue at once, so no two calls can
+// deadlock and no later call overtakes an earlier one on any lock. Duplicate
+// keys are fine, and in Global mode all keys map to the one lock, taken
+// once. Zero keys return a Guard that holds nothing, without waiting.
 //
 // Acquire fails with *ClosedError if a key is closed, *BusyError if a queue is
 // full, *TimeoutError after Options.Timeout, and with an error wrapping
@@ -51,62 +61,186 @@ type waiter struct {
 // in ctx. Acquire does not retry, and unless it has to wait it allocates
 // nothing but the Guard.
 func (l *Locker) Acquire(ctx context.Context, keys ...Key) (*Guard, error) {
-	g, err := l.newGuard(keys)
-	if err != nil || len(g.keys) == 0 {
+	g, w, err := l.reserve(ctx, keys)
+	if err != nil || w == nil {
 		return g, err
 	}
-	if ctx.Err() != nil {
-		return nil, cancelError(ctx, g.keys[0])
-	}
-	owner := ownerOf(ctx)
-	for i, f := range g.fifos {
-		if !f.tryLock(owner) {
-			return l.acquireSlow(ctx, g, i, owner)
-		}
-	}
-	return l.checkOpen(g)
+	return l.await(g, w)
 }
 
-// acquireSlow queues for g.fifos[from:] in order; g.fifos[:from] are held.
-func (l *Locker) acquireSlow(ctx context.Context, g *Guard, from int, owner string) (*Guard, error) {
-	w, err := l.register(ctx, g.keys, owner)
+// Reservation is a call's place in the queues of its locks, taken by Reserve
+// and redeemed by Wait. It holds the locks it was granted so far; Wait must
+// be called once, or the places are never given up.
+type Reservation struct {
+	l *Locker
+	g *Guard
+	w *waiter // nil when g was complete at once
+}
+
+// Reserve takes the call's place in the queue of every lock keys map to, all
+// in one step, and returns without waiting for them. A call reserved later
+// never gets one of these locks before this one. This lets a caller fix the
+// order of calls when they arrive and wait for the locks elsewhere. ctx
+// governs the wait that follows in Wait; errors are those of Acquire, except
+// that timeouts and cancellation come from Wait.
+func (l *Locker) Reserve(ctx context.Context, keys ...Key) (*Reservation, error) {
+	g, w, err := l.reserve(ctx, keys)
 	if err != nil {
-		g.unlockFirst(from)
 		return nil, err
 	}
-	defer l.unregister(w)
-	for i := from; i < len(g.fifos); i++ {
-		if err := l.wait(w, g.fifos[i], g.keys[i]); err != nil {
-			g.unlockFirst(i)
-			return nil, err
+	return &Reservation{l: l, g: g, w: w}, nil
+}
+
+// Wait waits until every lock of r was handed over and returns the Guard
+// holding them, with the errors of Acquire. It must be called once.
+func (r *Reservation) Wait() (*Guard, error) {
+	if r.w == nil {
+		return r.g, nil
+	}
+	return r.l.await(r.g, r.w)
+}
+
+// reserve makes g for keys and takes every lock of g that is free, or queues
+// for all of them at once. It returns a nil waiter when g holds all its locks.
+func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, error) {
+	g, err := l.newGuard(keys)
+	if err != nil || len(g.keys) == 0 {
+		return g, nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, nil, cancelError(ctx, g.keys[0])
+	}
+	owner := ownerOf(ctx)
+	if g.tryLockAll(owner) {
+		g, err = l.checkOpen(g)
+		return g, nil, err
+	}
+	w, err := l.register(ctx, g, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := l.queueAll(w); err != nil {
+		l.unregister(w)
+		return nil, nil, err
+	}
+	if w.pending == 0 { // the holders left between the two looks
+		l.unregister(w)
+		g, err = l.checkOpen(g)
+		return g, nil, err
+	}
+	return g, w, nil
+}
+
+// tryLockAll takes every lock of g if all are free, and none otherwise.
+func (g *Guard) tryLockAll(owner string) bool {
+	if len(g.fifos) == 1 {
+		return g.fifos[0].tryLock(owner)
+	}
+	for _, f := range g.fifos {
+		f.mu.Lock()
+	}
+	free := true
+	for _, f := range g.fifos {
+		free = free && !f.held
+	}
+	if free {
+		now := monoNow()
+		for _, f := range g.fifos {
+			f.grant(owner, now)
+			f.st.acquired++
 		}
 	}
-	g.waited = w.waited
+	for _, f := range g.fifos {
+		f.mu.Unlock()
+	}
+	return free
+}
+
+// queueAll takes the free locks of w and queues w on the held ones, in one
+// step under all their mutexes (taken in key order). It fails with
+// *BusyError, taking and queuing nothing, if a queue is full.
+func (l *Locker) queueAll(w *waiter) error {
+	for _, s := range w.slots {
+		s.f.mu.Lock()
+	}
+	defer func() {
+		for _, s := range w.slots {
+			s.f.mu.Unlock()
+		}
+	}()
+	for _, s := range w.slots {
+		if f := s.f; f.held && l.maxQueue > 0 && f.queued >= l.maxQueue {
+			f.st.busy++
+			return &BusyError{Key: s.key, Queued: f.queued, Max: l.maxQueue}
+		}
+	}
+	now := monoNow()
+	for i := range w.slots {
+		s := &w.slots[i]
+		s.since = now
+		if !s.f.held {
+			s.f.grant(w.owner, now)
+			s.f.st.acquired++
+			s.granted = true
+			continue
+		}
+		s.queued = true
+		s.f.push(s)
+		w.pending++
+	}
+	return nil
+}
+
+// await waits until every lock w queued for is handed over, or the wait
+// ends: then it gives back what w got and fails.
+func (l *Locker) await(g *Guard, w *waiter) (*Guard, error) {
+	defer l.unregister(w)
+	for got := 0; got < w.pending; {
+		select {
+		case <-w.ready:
+			got++
+			continue
+		case <-w.cancel:
+			l.abandonAll(w, whyClosed)
+			return nil, &ClosedError{Key: w.closedKey}
+		case <-w.ctx.Done():
+			s := l.abandonAll(w, whyCancelled)
+			return nil, cancelError(w.ctx, s.key)
+		case <-w.timeout():
+			now := monoNow()
+			s := l.abandonAll(w, whyTimeout)
+			return nil, &TimeoutError{Key: s.key, Waited: now.Sub(w.start), Holder: s.holder, HeldFor: s.heldFor}
+		}
+	}
+	for i := range w.slots {
+		if s := &w.slots[i]; s.queued {
+			g.waited = max(g.waited, s.f.gotHandoff(s))
+		}
+	}
 	return l.checkOpen(g)
 }
 
-// wait takes f for w, queuing if f is held, until it is handed over or the
-// wait ends. key names f in errors.
-func (l *Locker) wait(w *waiter, f *fifo, key Key) error {
-	got, err := f.enqueue(w, l.maxQueue, key)
-	if got || err != nil {
-		return err
+// gaveUp is what a waiter saw of the first lock it still waited for.
+type gaveUp struct {
+	key     Key
+	holder  string
+	heldFor time.Duration
+}
+
+// abandonAll gives back every lock w was granted and leaves every queue it
+// is still in. It returns the first lock w had not got yet, for the error.
+func (l *Locker) abandonAll(w *waiter, why reason) gaveUp {
+	now := monoNow()
+	first := gaveUp{key: w.slots[0].key}
+	found := false
+	for i := range w.slots {
+		s := &w.slots[i]
+		holder, heldFor, waiting := s.f.abandon(s, why, now)
+		if waiting && !found {
+			first, found = gaveUp{key: s.key, holder: holder, heldFor: heldFor}, true
+		}
 	}
-	select {
-	case <-w.ready:
-		w.waited += f.gotHandoff(w)
-		return nil
-	case <-w.cancel:
-		f.abandon(w, whyClosed, monoNow())
-		return &ClosedError{Key: w.closedKey}
-	case <-w.ctx.Done():
-		f.abandon(w, whyCancelled, monoNow())
-		return cancelError(w.ctx, key)
-	case <-w.timeout():
-		now := monoNow()
-		holder, heldFor := f.abandon(w, whyTimeout, now)
-		return &TimeoutError{Key: key, Waited: now.Sub(w.start), Holder: holder, HeldFor: heldFor}
-	}
+	return first
 }
 
 // timeout returns the channel of the call's timer; nil, which never fires,
@@ -118,19 +252,27 @@ func (w *waiter) timeout() <-chan time.Time {
 	return w.timer.C
 }
 
-// register makes w known to Close before it queues anywhere, so a key that
-// closes from now on wakes it, and fails if a key closed already.
-func (l *Locker) register(ctx context.Context, keys []Key, owner string) (*waiter, error) {
+// register makes a waiter for g known to Close before it queues anywhere, so
+// a key that closes from now on wakes it, and fails if a key closed already.
+func (l *Locker) register(ctx context.Context, g *Guard, owner string) (*waiter, error) {
 	w := &waiter{
 		ctx:    ctx,
 		owner:  owner,
-		keys:   keys,
-		ready:  make(chan struct{}, 1),
+		keys:   g.keys,
+		slots:  make([]slot, len(g.fifos)),
+		ready:  make(chan struct{}, len(g.fifos)),
 		cancel: make(chan struct{}),
+	}
+	for i, f := range g.fifos {
+		key := f.name
+		if l.mode == Global {
+			key = g.keys[0]
+		}
+		w.slots[i] = slot{w: w, f: f, key: key}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, k := range keys {
+	for _, k := range g.keys {
 		if l.isClosed(k) {
 			return nil, &ClosedError{Key: k}
 		}

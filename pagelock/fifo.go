@@ -26,7 +26,7 @@ type fifo struct {
 	held       bool
 	owner      string  // the holder's owner name; "" when free
 	since      instant // when the holder got the lock
-	head, tail *waiter // the queue, first arrival at head
+	head, tail *slot // the queue, first arrival at head
 	queued     int
 	st         counters
 }
@@ -53,34 +53,12 @@ func (f *fifo) tryLock(owner string) bool {
 	return free
 }
 
-// enqueue takes f for w if it is free; otherwise it queues w at the back and
-// w must wait for w.ready. It fails with *BusyError, queuing nothing, when
-// maxQueue waiters are already queued; key is the name to report.
-func (f *fifo) enqueue(w *waiter, maxQueue int, key Key) (got bool, err error) {
-	now := monoNow()
+// gotHandoff records, once the waiter of s has read its ready channel, how
+// long s waited in f's queue, and returns that wait.
+func (f *fifo) gotHandoff(s *slot) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.held {
-		f.grant(w.owner, now)
-		f.st.acquired++
-		return true, nil
-	}
-	if maxQueue > 0 && f.queued >= maxQueue {
-		f.st.busy++
-		return false, &BusyError{Key: key, Queued: f.queued, Max: maxQueue}
-	}
-	w.granted = false
-	w.since = now
-	f.push(w)
-	return false, nil
-}
-
-// gotHandoff records, once a queued waiter has read w.ready, how long it
-// waited, and returns that wait.
-func (f *fifo) gotHandoff(w *waiter) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	waited := f.since.Sub(w.since) // f.since is when f was handed to w
+	waited := f.since.Sub(s.since) // f.since is when f was handed to s
 	f.st.acquired++
 	f.st.waitTotal += waited
 	f.st.maxWait = max(f.st.maxWait, waited)
@@ -96,25 +74,28 @@ func (f *fifo) unlock() {
 	f.mu.Unlock()
 }
 
-// abandon takes w out of the queue after its wait ended without the lock at
-// now, counting why (whyCancelled, whyTimeout, or neither). If f was handed
-// to w in the meantime, w passes it on, so the lock is never stranded. It
-// returns the holder w gave up on, or "" when w was itself that holder.
-func (f *fifo) abandon(w *waiter, why reason, now instant) (holder string, heldFor time.Duration) {
+// abandon gives up s after its waiter's wait ended without all its locks at
+// now, counting why (whyCancelled, whyTimeout, or neither) if s had queued.
+// If f was granted to s, at once or by a handoff in the meantime, s passes it
+// on, so the lock is never stranded. Otherwise it leaves the queue and
+// returns the holder it gave up on, with waiting set.
+func (f *fifo) abandon(s *slot, why reason, now instant) (holder string, heldFor time.Duration, waiting bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	switch why {
-	case whyCancelled:
-		f.st.cancelled++
-	case whyTimeout:
-		f.st.timeouts++
+	if s.queued {
+		switch why {
+		case whyCancelled:
+			f.st.cancelled++
+		case whyTimeout:
+			f.st.timeouts++
+		}
 	}
-	if w.granted {
-		f.handoff(now) // w never used the lock: no hold time to count
-		return "", 0
+	if s.granted {
+		f.handoff(now) // s never used the lock: no hold time to count
+		return "", 0, false
 	}
-	f.remove(w)
-	return f.owner, now.Sub(f.since)
+	f.remove(s)
+	return f.owner, now.Sub(f.since), true
 }
 
 // stats returns f's figures at now.
@@ -149,20 +130,20 @@ func (f *fifo) grant(owner string, now instant) {
 // handoff passes f from its holder to the first waiter, or frees it. f.mu
 // must be held.
 func (f *fifo) handoff(now instant) {
-	w := f.head
-	if w == nil {
+	s := f.head
+	if s == nil {
 		f.held = false
 		f.owner = ""
 		return
 	}
-	f.remove(w)
-	f.grant(w.owner, now)
-	w.granted = true
-	w.ready <- struct{}{} // never blocks: one slot, one grant per queuing
+	f.remove(s)
+	f.grant(s.w.owner, now)
+	s.granted = true
+	s.w.ready <- struct{}{} // never blocks: room for one value per slot
 }
 
 // push appends w to the queue. f.mu must be held.
-func (f *fifo) push(w *waiter) {
+func (f *fifo) push(w *slot) {
 	w.prev, w.next = f.tail, nil
 	if f.tail == nil {
 		f.head = w
@@ -174,7 +155,7 @@ func (f *fifo) push(w *waiter) {
 }
 
 // remove unlinks w from the queue. f.mu must be held.
-func (f *fifo) remove(w *waiter) {
+func (f *fifo) remove(w *slot) {
 	if w.prev == nil {
 		f.head = w.next
 	} else {

@@ -789,15 +789,13 @@ func TestGiveBack(t *testing.T) {
 	for _, tt := range tests {
 		f := &fifo{name: PageKey(1)}
 		f.tryLock("holder")
-		late := &waiter{owner: "late", ready: make(chan struct{}, 1)}
-		next := &waiter{owner: "next", ready: make(chan struct{}, 1)}
-		f.enqueue(late, 0, f.name)
+		late := queueOn(f, "late")
 		if tt.next {
-			f.enqueue(next, 0, f.name)
+			queueOn(f, "next")
 		}
 		f.unlock() // hands f to late
-		if holder, _ := f.abandon(late, tt.why, monoNow()); holder != "" {
-			t.Errorf("abandon after a handoff reports holder %q, want none", holder)
+		if holder, _, waiting := f.abandon(late, tt.why, monoNow()); holder != "" || waiting {
+			t.Errorf("abandon after a handoff reports holder %q (waiting %t), want none", holder, waiting)
 		}
 		held, owner, queued := state(f)
 		wantOwner := map[bool]string{false: "", true: "next"}[tt.next]
@@ -808,6 +806,17 @@ func TestGiveBack(t *testing.T) {
 			t.Errorf("why %d: Cancelled %d, Timeouts %d", tt.why, s.Cancelled, s.Timeouts)
 		}
 	}
+}
+
+// queueOn queues a new waiter named owner on the held lock f, as queueAll
+// does, and returns its slot.
+func queueOn(f *fifo, owner string) *slot {
+	w := &waiter{owner: owner, ready: make(chan struct{}, 1)}
+	s := &slot{w: w, f: f, key: f.name, queued: true, since: monoNow()}
+	f.mu.Lock()
+	f.push(s)
+	f.mu.Unlock()
+	return s
 }
 
 // TestCloseBeforeAcquireReturns closes a key after its lock was taken but
@@ -828,7 +837,7 @@ func TestCloseBeforeAcquireReturns(t *testing.T) {
 			if held, _, _ := state(g.fifos[0]); held {
 				t.Error("the lock of a call that failed stays held")
 			}
-			if _, err := l.register(t.Context(), []Key{PageKey(1)}, "late"); !errors.Is(err, ErrClosed) {
+			if _, err := l.register(t.Context(), g, "late"); !errors.Is(err, ErrClosed) {
 				t.Errorf("register after Close: %v; want ErrClosed", err)
 			}
 			if len(l.waiting) != 0 {

@@ -1,0 +1,147 @@
+package pagelock
+
+import (
+	"context"
+	"sync"
+)
+
+// Line puts the calls of one client in the order they arrived, so that they
+// take their places in the lock queues in that order even when they reach
+// Reserve from different goroutines. A transport takes a Ticket for each
+// call as it reads the request, before handing it to a worker; the worker
+// waits for its Turn, reserves its locks, and Admits the next ticket. Calls
+// on different locks still run side by side: a turn lasts only until the
+// call has queued, not until it holds its locks.
+//
+// A Line also orders changes that later calls depend on but that take no
+// lock of theirs, such as which page is selected: a call can Hold the line's
+// state while it runs, and a later call that reads that state AwaitHolds.
+//
+// The zero value is ready for use. A Line is safe for concurrent use. It does
+// not time out: a ticket that is never admitted blocks the ones behind it, so
+// every path of a call must Admit its ticket.
+type Line struct {
+	mu    sync.Mutex
+	last  chan struct{}   // closed when the last ticket taken was admitted
+	holds []chan struct{} // the holds not yet released, oldest first
+}
+
+// Ticket is one call's place in a Line. The methods of a nil Ticket return
+// at once, so code that runs without a Line needs no special case.
+type Ticket struct {
+	line    *Line
+	prev    <-chan struct{} // closed when the ticket before was admitted
+	done    chan struct{}   // closed when this one is admitted
+	once    sync.Once
+}
+
+// Take returns the next ticket of l. The ticket's turn comes when every
+// ticket taken before it was admitted. Take does not wait.
+func (l *Line) Take() *Ticket {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := &Ticket{line: l, prev: l.last, done: make(chan struct{})}
+	l.last = t.done
+	return t
+}
+
+// Turn waits until every earlier ticket of the line was admitted, or ctx
+// ends. After an error the ticket still admits itself once its turn comes,
+// so the calls behind it are not stuck.
+func (t *Ticket) Turn(ctx context.Context) error {
+	if t == nil || t.prev == nil {
+		return nil
+	}
+	select {
+	case <-t.prev:
+		return nil
+	case <-ctx.Done():
+		t.Admit()
+		return ctx.Err()
+	}
+}
+
+// Admit ends t's turn: the next ticket's turn comes once t's has come. It is
+// idempotent, and it does not wait: called before t's turn came, as when a
+// call fails before it reached its Turn, it admits t as soon as its turn
+// comes.
+func (t *Ticket) Admit() {
+	if t == nil {
+		return
+	}
+	t.once.Do(func() {
+		if t.prev == nil {
+			close(t.done)
+			return
+		}
+		select {
+		case <-t.prev:
+			close(t.done)
+		default:
+			go func() { <-t.prev; close(t.done) }()
+		}
+	})
+}
+
+// Hold marks state of the line that t's call is changing, such as the
+// selected page, until the returned release is called: a later ticket that
+// AwaitHolds waits for it. Call it during t's turn, so that holds come in
+// ticket order. release is idempotent.
+func (t *Ticket) Hold() (release func()) {
+	if t == nil {
+		return func() {}
+	}
+	ch := make(chan struct{})
+	l := t.line
+	l.mu.Lock()
+	l.holds = append(l.holds, ch)
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(ch)
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			for i, h := range l.holds {
+				if h == ch {
+					l.holds = append(l.holds[:i], l.holds[i+1:]...)
+					break
+				}
+			}
+		})
+	}
+}
+
+// AwaitHolds waits, during t's turn, until every hold taken by an earlier
+// ticket is released, or ctx ends.
+func (t *Ticket) AwaitHolds(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	t.line.mu.Lock()
+	holds := append([]chan struct{}(nil), t.line.holds...)
+	t.line.mu.Unlock()
+	for _, h := range holds {
+		select {
+		case <-h:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// ticketKey is the context key of a call's Ticket.
+type ticketKey struct{}
+
+// WithTicket returns a copy of ctx that carries t, from the transport that
+// took it to the code that reserves the call's locks.
+func WithTicket(ctx context.Context, t *Ticket) context.Context {
+	return context.WithValue(ctx, ticketKey{}, t)
+}
+
+// TicketFrom returns the Ticket WithTicket put in ctx, or nil.
+func TicketFrom(ctx context.Context) *Ticket {
+	t, _ := ctx.Value(ticketKey{}).(*Ticket)
+	return t
+}

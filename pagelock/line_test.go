@@ -1,0 +1,210 @@
+package pagelock
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLineOrdersReservations starts the workers of ten tickets in a shuffled
+// order, as a transport's worker pool may: each must still get the lock in
+// ticket order, in both modes.
+func TestLineOrdersReservations(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			l := New(Options{Mode: m})
+			for round := range 50 {
+				var line Line
+				tickets := make([]*Ticket, 10)
+				for i := range tickets {
+					tickets[i] = line.Take()
+				}
+				var mu sync.Mutex
+				var order []int
+				var wg sync.WaitGroup
+				for _, i := range rand.Perm(len(tickets)) {
+					wg.Go(func() {
+						tk := tickets[i]
+						if err := tk.Turn(t.Context()); err != nil {
+							t.Error(err)
+							return
+						}
+						r, err := l.Reserve(t.Context(), PageKey(1))
+						tk.Admit()
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						g, err := r.Wait()
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						order = append(order, i)
+						mu.Unlock()
+						g.Release()
+					})
+				}
+				wg.Wait()
+				if !slices.IsSorted(order) {
+					t.Fatalf("round %d: locks taken in order %v, want ticket order", round, order)
+				}
+			}
+		})
+	}
+}
+
+// TestLineAdmitBeforeTurn: a call that fails before its turn (the transport
+// admits its ticket when it answers) must not block the tickets behind it,
+// nor be admitted before the tickets ahead of it.
+func TestLineAdmitBeforeTurn(t *testing.T) {
+	var line Line
+	first, second, third := line.Take(), line.Take(), line.Take()
+	second.Admit()
+	turned := make(chan struct{})
+	go func() {
+		if err := third.Turn(t.Context()); err != nil {
+			t.Error(err)
+		}
+		close(turned)
+	}()
+	select {
+	case <-turned:
+		t.Fatal("the third ticket's turn came before the first was admitted")
+	case <-time.After(20 * time.Millisecond):
+	}
+	first.Admit()
+	select {
+	case <-turned:
+	case <-time.After(patience):
+		t.Fatal("the third ticket's turn never came")
+	}
+	third.Admit()
+}
+
+// TestLineCancelledTurn: a ticket whose ctx ends while it waits admits itself
+// once its turn comes.
+func TestLineCancelledTurn(t *testing.T) {
+	var line Line
+	first, second, third := line.Take(), line.Take(), line.Take()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := second.Turn(ctx); err == nil {
+		t.Fatal("Turn with a done ctx returned nil")
+	}
+	first.Admit()
+	if err := third.Turn(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	third.Admit()
+}
+
+// TestLineHolds: a call that changes the line's state holds it; a later call
+// that reads the state waits for the release, an earlier one does not.
+func TestLineHolds(t *testing.T) {
+	var line Line
+	before, changer, after := line.Take(), line.Take(), line.Take()
+	before.Admit()
+	release := changer.Hold()
+	changer.Admit()
+	if err := after.Turn(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- after.AwaitHolds(t.Context()) }()
+	select {
+	case <-waited:
+		t.Fatal("AwaitHolds returned while an earlier hold was held")
+	case <-time.After(20 * time.Millisecond):
+	}
+	release()
+	release()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(patience):
+		t.Fatal("AwaitHolds never returned")
+	}
+	after.Admit()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	last := line.Take()
+	if err := last.AwaitHolds(ctx); err != nil {
+		t.Errorf("AwaitHolds with no hold: %v", err)
+	}
+	last.Admit()
+}
+
+func TestNilTicket(t *testing.T) {
+	var tk *Ticket
+	if tk.Turn(t.Context()) != nil || tk.AwaitHolds(t.Context()) != nil {
+		t.Error("a nil ticket waited")
+	}
+	tk.Admit()
+	tk.Hold()()
+	if TicketFrom(t.Context()) != nil {
+		t.Error("TicketFrom a bare context is not nil")
+	}
+	var line Line
+	real := line.Take()
+	if TicketFrom(WithTicket(t.Context(), real)) != real {
+		t.Error("TicketFrom does not return the ticket WithTicket stored")
+	}
+	real.Admit()
+}
+
+// TestReserveAllAtOnce: a call queued on two locks holds its place on both,
+// so a later call on the free one waits behind it, and no order of grants
+// can deadlock.
+func TestReserveAllAtOnce(t *testing.T) {
+	l := New(Options{Mode: PerPage})
+	holder := mustAcquire(t, WithOwner(t.Context(), "holder"), l, PageKey(1))
+	first, err := l.Reserve(WithOwner(t.Context(), "first"), PageKey(1), Tracing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := statsOf(t, l, Tracing); s.Holder != "first" {
+		t.Fatalf("tracing is held by %q, want the first call, which reserved it free", s.Holder)
+	}
+	later := acquireAsync(WithOwner(t.Context(), "later"), l, Tracing)
+	waitQueued(t, l, Tracing, 1)
+	holder.Release()
+	g, err := first.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-later:
+		t.Fatal("the later call got tracing while the first held it")
+	default:
+	}
+	g.Release()
+	r := receive(t, later)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	r.g.Release()
+}
+
+// TestReserveTimeoutGivesBack: a reservation that times out on one lock gives
+// back the other lock it was granted.
+func TestReserveTimeoutGivesBack(t *testing.T) {
+	l := New(Options{Mode: PerPage, Timeout: 30 * time.Millisecond})
+	mustAcquire(t, WithOwner(t.Context(), "trace"), l, Tracing)
+	r, err := l.Reserve(t.Context(), PageKey(1), Tracing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Wait(); err == nil {
+		t.Fatal("Wait did not time out")
+	}
+	if s := statsOf(t, l, PageKey(1)); s.Holder != "" {
+		t.Errorf("page/1 is still held by %q after the timeout", s.Holder)
+	}
+}
