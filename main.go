@@ -20,6 +20,7 @@ import (
 
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/serve"
 	"github.com/pagemux/pagemux/tools"
 )
 
@@ -168,7 +169,12 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 			"See pagemux --help for the flags. Waiting for MCP messages on stdin (Ctrl-D to quit).")
 	}
 	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "max_queue", c.maxQueue)
-	return srv.ServeStdio(ctx, stdin, stdout)
+	err = serve.ServeStdio(ctx, srv.MCP(), stdin, stdout, serve.StdioOptions{Log: log})
+	if errors.Is(err, serve.ErrClientGone) {
+		log.Info("the client went away; stopping")
+		return nil
+	}
+	return err
 }
 
 func isTerminal(r io.Reader) bool {

@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/serve"
 )
 
 // The tests drive a real Chrome over real MCP: mcp-go's in-process transport,
@@ -149,7 +150,7 @@ func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 		serverRead, clientWrite := io.Pipe()
 		go func() {
 			defer close(done)
-			_ = srv.ServeStdio(ctx, serverRead, serverWrite)
+			_ = serve.ServeStdio(ctx, srv.MCP(), serverRead, serverWrite, serve.StdioOptions{Log: log})
 			serverWrite.Close()
 		}()
 		c = client.NewClient(transport.NewIO(clientRead, clientWrite, io.NopCloser(strings.NewReader(""))))

@@ -82,20 +82,6 @@ func (s *Server) Tools() []mcp.Tool {
 	return defs
 }
 
-// ServeStdio speaks MCP on in and out until in ends or ctx is done.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	stdio := server.NewStdioServer(s.mcp)
-	// mcp-go runs tool calls on 5 workers and reads stdin inline once its
-	// queue is full. Calls wait on page locks, so raise both: calls queued on
-	// a busy page must not delay a call on a free page, nor the reading of a
-	// cancellation.
-	server.WithWorkerPoolSize(100)(stdio)
-	server.WithQueueSize(10000)(stdio)
-	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	d := newDrain(ctx, in, out)
-	return stdio.Listen(ctx, d, d)
-}
-
 // scope says which lock a tool takes in page mode.
 type scope int
 
