@@ -30,6 +30,8 @@ type config struct {
 	isolated bool
 	lockMode string
 	lockWait time.Duration
+	// toolTimeout bounds how long one call holds its locks.
+	toolTimeout time.Duration
 	maxQueue int
 	logLevel string
 	logFile  string
@@ -65,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces) must lie in; repeatable (default the OS temp dir and the working directory)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
+	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks; past it the call is stopped (a running script is terminated) and its locks released ("+tools.OwnBounds()+" at least)")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFile, "log-file", "", "append logs to `FILE` instead of stderr")
@@ -162,13 +165,13 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	b := browser.New(c.browser)
 	defer b.Close()
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue})
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces})
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout})
 	if isTerminal(stdin) {
 		fmt.Fprintln(stderr, "pagemux speaks MCP on stdin/stdout: start it from an MCP client, not a terminal.\n"+
 			`Client config: {"mcpServers": {"pagemux": {"command": "`+executable()+`", "args": ["--lock-mode=page"]}}}`+"\n"+
 			"See pagemux --help for the flags. Waiting for MCP messages on stdin (Ctrl-D to quit).")
 	}
-	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "max_queue", c.maxQueue)
+	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "tool_timeout", c.toolTimeout, "max_queue", c.maxQueue)
 	err = serve.ServeStdio(ctx, srv.MCP(), stdin, stdout, serve.StdioOptions{Log: log})
 	if errors.Is(err, serve.ErrClientGone) {
 		log.Info("the client went away; stopping")

@@ -21,58 +21,103 @@ const waitNoticeAfter = 100 * time.Millisecond
 
 // guard wraps a tool's handler: it starts Chrome, resolves the page the call
 // acts on, holds the call's locks while the handler runs, and releases them on
-// success, error, panic and cancellation alike. Errors an agent can act on
-// become results with isError set; none escapes as a protocol error.
+// success, error, panic, cancellation and past the tool's bound alike. Errors
+// an agent can act on become results with isError set; none escapes as a
+// protocol error.
+//
+// A call that came with a pagelock.Ticket (the stdio transport gives one to
+// each tools/call in reading order) resolves its page and reserves its locks
+// in its turn, so the calls of one client take their places in every lock
+// queue in the order they arrived; calls on other locks still run side by
+// side, since a turn ends as soon as the call has queued.
 func (s *Server) guard(t tool) server.ToolHandlerFunc {
 	name := t.def.Name
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		defer func() {
-			if r := recover(); r != nil {
-				s.log.Error("tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
-				res = toolError(fmt.Errorf("internal error in %s: %v; the server keeps serving, so try again, and report it if it repeats", name, r))
-			}
-			s.log.Debug("tool call", "tool", name, "took", time.Since(start), "error", res != nil && res.IsError)
-		}()
-		if err := s.browser.Start(ctx); err != nil {
-			return toolError(err), nil
-		}
-		page, keys, err := s.target(ctx, t, req)
-		if err != nil {
-			return toolError(err), nil
-		}
-		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, name), keys...)
-		if err != nil {
-			return toolError(err), nil
-		}
-		defer g.Release()
-		if page != nil && page.Closed() {
-			return toolError(&browser.PageClosedError{ID: page.ID}), nil
-		}
-		if page != nil && !t.answersDialogs {
-			if dlg := page.Dialog(); dlg != nil {
-				return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message))), nil
-			}
-		}
-		c := &call{req: req, page: page, resp: &response{}}
-		if page != nil {
-			c.startURL = page.URL()
-		}
-		if err := t.handle(ctx, c); err != nil {
-			return toolError(err), nil
-		}
-		return s.render(ctx, c, g), nil
+		res := s.serveCall(ctx, t, req)
+		s.log.Debug("tool call", "tool", name, "took", time.Since(start), "error", res.IsError)
+		return res, nil
 	}
+}
+
+// serveCall is the Guard of one call.
+func (s *Server) serveCall(ctx context.Context, t tool, req mcp.CallToolRequest) (res *mcp.CallToolResult) {
+	ticket := pagelock.TicketFrom(ctx)
+	defer ticket.Admit()
+	defer s.recoverCall(t.def.Name, &res)
+	r, page, release, err := s.admit(ctx, t, req, ticket)
+	if err != nil {
+		return toolError(err)
+	}
+	defer release()
+	ticket.Admit()
+	g, err := r.Wait()
+	if err != nil {
+		return toolError(err)
+	}
+	defer g.Release()
+	if page != nil && page.Closed() {
+		return toolError(&browser.PageClosedError{ID: page.ID})
+	}
+	if page != nil && !t.answersDialogs {
+		if dlg := page.Dialog(); dlg != nil {
+			return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message)))
+		}
+	}
+	c := &call{req: req, page: page, resp: &response{}}
+	if page != nil {
+		c.startURL = page.URL()
+	}
+	return s.runBounded(ctx, t, c, g)
+}
+
+// recoverCall turns a panic of the call into an isError result.
+func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
+	if r := recover(); r != nil {
+		s.log.Error("tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+		*res = toolError(fmt.Errorf("internal error in %s: %v; the server keeps serving, so try again, and report it if it repeats", name, r))
+	}
+}
+
+// admit does what a call does in its turn: it starts Chrome, waits for the
+// selection changes that came before it when it acts on the selected page,
+// resolves its page and reserves its locks. release ends the call's hold on
+// the selection, for tools that change it.
+func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
+	id, err := pageIDArg(req)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := ticket.Turn(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := s.browser.Start(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if t.scope == browserScope || id == 0 {
+		if err := ticket.AwaitHolds(ctx); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	release = func() {}
+	if t.selects {
+		release = ticket.Hold()
+	}
+	p, keys, err := s.target(ctx, t, id)
+	if err == nil {
+		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, t.def.Name), keys...)
+	}
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return r, p, release, nil
 }
 
 // target resolves the page a call acts on, when it acts on one, and the lock
 // keys it needs. The page is fixed here, on arrival: a select_page that comes
 // later does not move a call that already waits.
-func (s *Server) target(ctx context.Context, t tool, req mcp.CallToolRequest) (*browser.Page, []pagelock.Key, error) {
-	id, err := pageIDArg(req)
-	if err != nil {
-		return nil, nil, err
-	}
+func (s *Server) target(ctx context.Context, t tool, id int) (*browser.Page, []pagelock.Key, error) {
 	if t.scope == browserScope {
 		if s.locks.Mode() == pagelock.Global {
 			return nil, []pagelock.Key{browserKey}, nil
@@ -80,6 +125,7 @@ func (s *Server) target(ctx context.Context, t tool, req mcp.CallToolRequest) (*
 		return nil, nil, nil
 	}
 	var p *browser.Page
+	var err error
 	if id != 0 {
 		p, err = s.browser.Page(id)
 	} else {

@@ -136,12 +136,20 @@ func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
 
 func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 	t.Helper()
+	return startEnvWith(t, opts, Options{}, stdio)
+}
+
+// startEnvWith is startEnvOver with server options of the test's own; their
+// Log is set here.
+func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
-	srv := New(b, pagelock.New(opts), Options{Log: log})
+	sopts.Log = log
+	srv := New(b, pagelock.New(opts), sopts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var c *client.Client

@@ -41,7 +41,7 @@ type newPageArgs struct {
 }
 
 func (s *Server) newPage() tool {
-	return newTool("new_page", "Creates a new page", false, browserScope,
+	t := newTool("new_page", "Creates a new page", false, browserScope,
 		func(ctx context.Context, c *call, a *newPageArgs) error {
 			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(a.IsolatedContext))
 			if err != nil {
@@ -60,6 +60,8 @@ func (s *Server) newPage() tool {
 			c.resp.includePages()
 			return nil
 		})
+	t.selects = true
+	return t
 }
 
 // lockPage takes the lock of a page that a browser-scope tool works on. In
@@ -81,7 +83,7 @@ type selectPageArgs struct {
 }
 
 func (s *Server) selectPage() tool {
-	return newTool("select_page", "Select a page as a context for future tool calls.", false, browserScope,
+	t := newTool("select_page", "Select a page as a context for future tool calls.", false, browserScope,
 		func(ctx context.Context, c *call, a *selectPageArgs) error {
 			p, err := s.browser.Select(a.PageID)
 			if err != nil {
@@ -100,6 +102,8 @@ func (s *Server) selectPage() tool {
 			c.resp.includePages()
 			return nil
 		})
+	t.selects = true
+	return t
 }
 
 type closePageArgs struct {
@@ -118,6 +122,7 @@ func (s *Server) closePage() tool {
 			return err
 		})
 	t.answersDialogs = true
+	t.selects = true // closing the selected page selects another
 	return t
 }
 

@@ -36,6 +36,8 @@ type Server struct {
 	files   *workspace
 	mcp     *server.MCPServer
 	perf    tracer // performance.go: the running trace, the last summaries
+	// toolTimeout bounds how long one call holds its locks (bound.go).
+	toolTimeout time.Duration
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -45,6 +47,10 @@ type Options struct {
 	// Workspaces are the directories that file paths given to tools must lie
 	// in. Empty means the OS temp dir and the working directory.
 	Workspaces []string
+	// ToolTimeout bounds how long one call may hold its locks; past it the
+	// call is stopped with an error that says so. Zero means
+	// DefaultToolTimeout; some tools keep longer bounds (OwnBounds).
+	ToolTimeout time.Duration
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -58,7 +64,10 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if err != nil {
 		log.Warn("workspace roots", "error", err)
 	}
-	s := &Server{browser: b, locks: locks, log: log, files: files}
+	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout}
+	if s.toolTimeout <= 0 {
+		s.toolTimeout = DefaultToolTimeout
+	}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
@@ -99,6 +108,9 @@ type tool struct {
 	// answersDialogs marks page tools that work while a dialog is open;
 	// the others fail with the dialog, as it blocks the page.
 	answersDialogs bool
+	// selects marks tools that change which page is selected: a later call
+	// of the same client on the selected page waits until they are done.
+	selects bool
 	// resources are browser-wide keys the tool holds besides its page, such
 	// as pagelock.Tracing: taken in page mode too, in canonical order.
 	resources []pagelock.Key
