@@ -3,13 +3,32 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// maxErrorText bounds an error's text: errors quote bad input, and a 10 MB
+// URL must not come back as a 10 MB error.
+const maxErrorText = 2000
+
 // toolError is the result for an error an agent should see.
 func toolError(err error) *mcp.CallToolResult {
-	return mcp.NewToolResultError(errorText(err))
+	return mcp.NewToolResultError(capText(errorText(err), maxErrorText))
+}
+
+// capText cuts s to at most n bytes, on a rune boundary, saying how much
+// was cut.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes of this error cut)", s[:cut], len(s)-cut)
 }
 
 // errorText is the message of an error as an agent reads it, with the

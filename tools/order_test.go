@@ -312,3 +312,15 @@ func newEnvWith(t *testing.T, opts pagelock.Options, sopts Options) *testEnv {
 	t.Cleanup(e.close)
 	return e
 }
+
+// TestHugeBadInput: a 10 MB URL is refused with an error that quotes only a
+// short prefix of it.
+func TestHugeBadInput(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	page := e.openPage(t, "/form.html")
+	text := e.fails(t, "navigate_page", map[string]any{"pageId": page, "url": "notascheme://" + strings.Repeat("x", 10<<20)})
+	if len(text) > 4000 {
+		t.Fatalf("the error is %d bytes long", len(text))
+	}
+	mustContain(t, text, "more bytes of this error cut")
+}
