@@ -37,6 +37,7 @@ type config struct {
 	timeout     time.Duration
 	strict      bool
 	audit       bool
+	bursts      int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -53,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
+	fs.IntVar(&c.bursts, "bursts", 100, "pipelined bursts of 10 evaluate_script calls written in one write each, checked for order (0: none)")
 	fs.BoolVar(&c.audit, "audit", true, "also probe page B while page A runs a real Lighthouse audit (needs ./scripts/setup)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -119,7 +121,8 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 	for _, r := range rs {
 		failed := r.Failure != "" || r.Evaluate.Errors+r.Click.Errors+r.Fill.Errors > 0 ||
 			(r.BWhileA != nil && (r.BWhileA.B.Errors > 0 || r.BWhileA.AError != "")) ||
-			(r.BWhileAudit != nil && (r.BWhileAudit.B.Errors > 0 || r.BWhileAudit.AError != ""))
+			(r.BWhileAudit != nil && (r.BWhileAudit.B.Errors > 0 || r.BWhileAudit.AError != "")) ||
+			(r.Bursts != nil && (r.Bursts.OutOfOrder > 0 || r.Bursts.Burst.Samples < r.Bursts.Bursts))
 		missed := false
 		for _, g := range r.Goals {
 			missed = missed || !g.Met

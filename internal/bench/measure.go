@@ -16,21 +16,22 @@ import (
 
 // modeResult is everything measured against one server in one lock mode.
 type modeResult struct {
-	Mode         string      `json:"mode"`
-	PID          int         `json:"pid,omitempty"`
-	InitializeMS float64     `json:"initialize_ms"`
-	FirstPageMS  float64     `json:"first_new_page_ms"` // includes Chrome's launch
-	Evaluate     *series     `json:"evaluate_script"`
-	Click        *series     `json:"click"`
-	Fill         *series     `json:"fill"`
-	BWhileA      *holdResult `json:"b_while_a,omitempty"`
-	BWhileAudit  *holdResult `json:"b_while_audit,omitempty"` // audit.go
-	RSSPeakMB    float64     `json:"server_rss_peak_mb"`
-	RSSEndMB     float64     `json:"server_rss_end_mb"`
-	CloseMS      float64     `json:"close_ms"`
-	Goals        []goal      `json:"goals"`
-	Anomalies    []string    `json:"anomalies,omitempty"`
-	Failure      string      `json:"failure,omitempty"`
+	Mode         string       `json:"mode"`
+	PID          int          `json:"pid,omitempty"`
+	InitializeMS float64      `json:"initialize_ms"`
+	FirstPageMS  float64      `json:"first_new_page_ms"` // includes Chrome's launch
+	Evaluate     *series      `json:"evaluate_script"`
+	Click        *series      `json:"click"`
+	Fill         *series      `json:"fill"`
+	BWhileA      *holdResult  `json:"b_while_a,omitempty"`
+	BWhileAudit  *holdResult  `json:"b_while_audit,omitempty"`    // audit.go
+	Bursts       *burstResult `json:"pipelined_bursts,omitempty"` // burst.go
+	RSSPeakMB    float64      `json:"server_rss_peak_mb"`
+	RSSEndMB     float64      `json:"server_rss_end_mb"`
+	CloseMS      float64      `json:"close_ms"`
+	Goals        []goal       `json:"goals"`
+	Anomalies    []string     `json:"anomalies,omitempty"`
+	Failure      string       `json:"failure,omitempty"`
 }
 
 // holdResult is the "B while A" figure: calls on page B while page A runs a
@@ -68,6 +69,15 @@ func bench(ctx context.Context, cfg *config, bin, siteURL, mode string, log *slo
 	if err := r.run(ctx, cfg, bin, siteURL, log); err != nil {
 		r.Failure = err.Error()
 		log.Error("mode failed", "mode", mode, "err", err)
+	}
+	if cfg.bursts > 0 {
+		var err error
+		if r.Bursts, err = burstOrder(ctx, bin, siteURL, mode, cfg.bursts, log); err != nil {
+			r.anomaly("pipelined bursts: %v", err)
+		}
+		if r.Bursts.OutOfOrder > 0 {
+			r.anomaly("pipelined bursts: %d of %d ran out of order (%s)", r.Bursts.OutOfOrder, r.Bursts.Bursts, r.Bursts.FirstBad)
+		}
 	}
 	for _, s := range []*series{r.Evaluate, r.Click, r.Fill} {
 		s.finish()

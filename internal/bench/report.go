@@ -87,6 +87,9 @@ func printMode(w io.Writer, cfg *config, r *modeResult) {
 	if h := r.BWhileAudit; h != nil {
 		row(h.B, auditRow(h))
 	}
+	if b := r.Bursts; b != nil {
+		row(b.Burst, fmt.Sprintf(" (its own server; %d of %d bursts out of order)", b.OutOfOrder, b.Bursts))
+	}
 	tw.Flush()
 	fmt.Fprintf(w, "server peak RSS (VmHWM of pid %d, Chrome excluded): %.1f MB (VmRSS at the end %.1f MB)\n", r.PID, r.RSSPeakMB, r.RSSEndMB)
 	for _, s := range []*series{r.Evaluate, r.Click, r.Fill} {
