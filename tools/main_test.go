@@ -23,6 +23,7 @@ import (
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
+	"go.uber.org/goleak"
 )
 
 // The tests drive a real Chrome over real MCP: mcp-go's in-process transport,
@@ -49,12 +50,21 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("TMPDIR", tmp)
+	before := goleak.IgnoreCurrent()
 	testSite = httptest.NewServer(siteHandler())
 	code := m.Run()
 	for _, e := range shared {
 		e.close()
 	}
 	testSite.Close()
+	if code == 0 {
+		// Every server, browser and call of the tests is done: no goroutine
+		// of theirs may be left, such as a call whose lock was never given back.
+		if err := goleak.Find(before); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: goroutines left behind:", err)
+			code = 1
+		}
+	}
 	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles left behind:", leaked)
 		code = 1
