@@ -47,6 +47,10 @@ type Browser struct {
 	// selectionMoved says the selected page closed since TakeSelectionNote.
 	selectionMoved bool
 	closed         bool
+	// quit ends a launch in progress when Close is called (see allocator);
+	// made on first use, under mu.
+	quit    context.Context
+	quitNow context.CancelFunc
 
 	contexts contextSet // the named browser contexts of isolated pages
 }
@@ -62,6 +66,7 @@ type launch struct {
 	dead    chan struct{} // closed when Chrome went away
 
 	profileDir string       // the profile of a Chrome pagemux launched; set before done closes
+	chrome     *chromeProc  // a Chrome pagemux launched (profile.go); set by allocator, before Chrome starts
 	devtools   atomic.Value // its DevTools endpoint, once read (devtools.go)
 }
 
@@ -171,7 +176,12 @@ func (b *Browser) start(l *launch) {
 	}()
 }
 
-// allocator returns the chromedp allocator context for the config.
+// allocator returns the chromedp allocator context for the config. For a
+// Chrome that pagemux launches, the cancel func kills Chrome if it still runs
+// and removes what it leaves: its helpers, its temporary profile, its
+// singleton directory; that also happens by itself once a started Chrome went
+// away, so a Chrome that died and was started anew leaves nothing either.
+// Close ends a launch in progress through the allocator's parent context.
 func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, error) {
 	if b.cfg.Attaches() {
 		u, err := b.cfg.attachURL()
@@ -181,12 +191,29 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		ctx, cancel := remote.NewAllocator(context.Background(), u)
 		return ctx, cancel, nil
 	}
-	opts, err := b.cfg.allocatorOptions(l.out, func(dir string) { l.profileDir = dir })
+	c, err := newChromeProc(b.cfg, b.log)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	return ctx, cancel, nil
+	opts, err := b.cfg.allocatorOptions(l.out, c.tempDir(), func(dir string) { l.profileDir = dir })
+	if err != nil {
+		c.stop()
+		return nil, nil, err
+	}
+	ctx, cancel := chromedp.NewExecAllocator(b.quitContext(), opts...)
+	c.stopAlloc = cancel
+	l.chrome = c
+	go func() {
+		// A Chrome that goes away by itself (it crashed, or was killed)
+		// leaves nothing either; a failed start already called stop.
+		<-l.done
+		if l.err == nil {
+			c.noteStarted(l.rootCtx)
+			<-l.dead
+			c.stop()
+		}
+	}()
+	return ctx, c.stop, nil
 }
 
 // startError explains a failed start with what was tried and what Chrome said.
@@ -504,10 +531,18 @@ func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
 }
 
 // Close closes the pages pagemux opened and Chrome if pagemux launched it; an
-// attached browser is only detached from. It waits for Chrome to exit, so a
-// temporary profile is removed before Close returns.
+// attached browser is only detached from. A launch in progress ends at once.
+// A launched Chrome gets a moment to exit after Browser.close (so that a kept
+// profile is saved); past it, its process group is killed. Close waits for
+// Chrome to exit and removes its temporary profile before it returns; it takes
+// at most about a second for a launched Chrome, a few for an attached one. A
+// second Close returns at once.
 func (b *Browser) Close() error {
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
 	b.closed = true
 	l := b.launch
 	var owned []*Page
@@ -520,18 +555,26 @@ func (b *Browser) Close() error {
 	if l == nil {
 		return nil
 	}
-	<-l.done
+	select {
+	case <-l.done:
+	default:
+		b.stopLaunches() // Chrome is still starting: end that at once
+		<-l.done
+	}
+	defer b.stopLaunches()
 	if l.err != nil {
 		return nil
 	}
-	b.contexts.closeAll()
 	if b.cfg.Attaches() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		b.contexts.closeAll()
+		ctx, cancel := context.WithTimeout(l.rootCtx, 2*time.Second)
 		defer cancel()
 		for _, p := range owned {
-			_, _ = chromedp.CallBrowser(l.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+			_, _ = chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
 		}
-		_ = ctx
+	} else {
+		l.chrome.noteStarted(l.rootCtx)
+		l.chrome.quit(l.rootCtx)
 	}
 	l.cancel()
 	return nil

@@ -28,8 +28,8 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
-	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
-		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles left behind:", leaked)
+	if leaked := leftBehind(tmp); len(leaked) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles or singleton directories left behind:", leaked)
 		code = 1
 	}
 	removeAllRetry(tmp)
@@ -201,9 +201,11 @@ func runningChrome(t *testing.T) (browserURL string, exited <-chan struct{}) {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
+		sd := singletonDir(dir) // killed, Chrome leaves it (TestMain checks)
 		cmd.Process.Kill()
 		<-done
 		removeAllRetry(dir)
+		removeSingletonDir(sd)
 	})
 	return "http://127.0.0.1:" + devToolsPort(t, dir), done
 }

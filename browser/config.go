@@ -125,11 +125,13 @@ func parseChromeArg(a string) (chromeFlag, error) {
 	return chromeFlag{s, true}, nil
 }
 
-// allocatorOptions builds the chromedp options that launch Chrome. Chrome
-// also serves DevTools on a loopback port (see devtools.go); started is told
-// the profile directory, where Chrome writes that port, just before Chrome
-// starts.
-func (c Config) allocatorOptions(out *tail.Buffer, started func(profileDir string)) ([]chromedp.ExecAllocatorOption, error) {
+// allocatorOptions builds the chromedp options that launch Chrome with the
+// profile in tempProfile (a temporary profile pagemux made, see profile.go),
+// or in UserDataDir when tempProfile is "". Chrome also serves DevTools on a
+// loopback port (see devtools.go); started is told the profile directory,
+// where Chrome writes that port, just before Chrome starts. Chrome runs in a
+// process group of its own and dies with pagemux (Linux).
+func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, started func(profileDir string)) ([]chromedp.ExecAllocatorOption, error) {
 	path, err := c.ResolveExecPath()
 	if err != nil {
 		return nil, err
@@ -139,11 +141,21 @@ func (c Config) allocatorOptions(out *tail.Buffer, started func(profileDir strin
 		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd)) }))
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			started(prepareCommand(cmd))
+			setChromeProcess(cmd)
+		}))
 	for _, f := range fs {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}
-	if c.UserDataDir != "" {
+	switch {
+	case tempProfile != "":
+		opts = append(opts, chromedp.UserDataDir(tempProfile))
+		if tmp := chromeTempDir(tempProfile); tmp != "" {
+			// Chrome's singleton socket directory then goes with the profile.
+			opts = append(opts, chromedp.Env("TMPDIR="+tmp))
+		}
+	case c.UserDataDir != "":
 		opts = append(opts, chromedp.UserDataDir(c.UserDataDir))
 	}
 	if os.Getuid() == 0 {

@@ -65,8 +65,15 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
-		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles left behind:", leaked)
+	// Temporary profiles (pagemux's, and chromedp's of old) and Chrome's
+	// singleton directories.
+	var leaked []string
+	for _, pattern := range []string{"pagemux-[0-9]*", "chromedp-runner*", "org.chromium.Chromium.*"} {
+		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
+		leaked = append(leaked, m...)
+	}
+	if len(leaked) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles or singleton directories left behind:", leaked)
 		code = 1
 	}
 	os.RemoveAll(tmp)

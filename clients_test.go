@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests drive the real binary with MCP clients pagemux did not write:
+// the official TypeScript SDK (clients/order.mjs) and the MCP Inspector CLI,
+// both installed from npm by ./scripts/setup into clients/node_modules.
+
+// clientsDir returns clients/ once its packages are installed, and fails
+// the test, saying what to run, when they are not.
+func clientsDir(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("these tests need Node.js: run ./scripts/setup")
+	}
+	dir, err := filepath.Abs("clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", p)); err != nil {
+			t.Fatalf("%s is not installed in clients/node_modules: run ./scripts/setup", p)
+		}
+	}
+	return dir
+}
+
+// TestTypeScriptSDK: the SDK sends ten tool calls at once; pagemux runs them
+// in the order sent, in both lock modes, and an aborted call frees its page.
+func TestTypeScriptSDK(t *testing.T) {
+	dir, bin := clientsDir(t), buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	for _, mode := range []string{"global", "page"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--log-level=error")
+			cmd.Dir = dir
+			out, err := cmd.Output()
+			stderr := ""
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			if err != nil {
+				t.Fatalf("order.mjs: %v\n%s%s", err, out, stderr)
+			}
+			var got struct {
+				OK     bool `json:"ok"`
+				Bursts int  `json:"bursts"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil || !got.OK || got.Bursts == 0 {
+				t.Fatalf("order.mjs said %q (%v)", out, err)
+			}
+		})
+	}
+}
+
+// TestInspectorCLI lists the tools and calls one through the Inspector CLI.
+func TestInspectorCLI(t *testing.T) {
+	dir, bin := clientsDir(t), buildBinary(t)
+	inspect := func(t *testing.T, args ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "mcp-inspector"),
+			append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			stderr := ""
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("inspector %v: %v\n%s%s", args, err, out, stderr)
+		}
+		return out
+	}
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(inspect(t, "--method", "tools/list"), &list); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tool := range list.Tools {
+		names[tool.Name] = len(tool.InputSchema) > 0
+	}
+	for _, want := range []string{"new_page", "take_snapshot", "click", "evaluate_script", "lighthouse_audit"} {
+		if !names[want] {
+			t.Errorf("the Inspector sees no tool %s with a schema (it sees %d tools)", want, len(list.Tools))
+		}
+	}
+	out := inspect(t, "--method", "tools/call", "--tool-name", "evaluate_script", "--tool-arg", "function=() => 6 * 7")
+	if !strings.Contains(string(out), "42") {
+		t.Errorf("evaluate_script through the Inspector: %s", out)
+	}
+}
