@@ -326,3 +326,15 @@ func TestTicketsOnlyForToolCalls(t *testing.T) {
 		t.Errorf("the call behind a rejected one: %v", seen)
 	}
 }
+
+// TestStatelessRevision: a 2026-07-28 request needs no initialize; its
+// protocol version and client travel in _meta on every request.
+func TestStatelessRevision(t *testing.T) {
+	c := start(t, newTestServer(), t.Context(), StdioOptions{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"stateless","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	c.send(t, `{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"echo","arguments":{"say":"no handshake"},`+meta+`}}`)
+	a := c.read(t, 1)[0]
+	if string(a["id"]) != `"s1"` || !strings.Contains(string(a["result"]), "no handshake") {
+		t.Fatalf("stateless call: %v", a)
+	}
+}
