@@ -125,6 +125,9 @@ type conn struct {
 type request struct {
 	id     json.RawMessage // as the client wrote it
 	cancel context.CancelCauseFunc
+	// byClient says the client cancelled it: MCP says such a request gets
+	// no answer. Guarded by conn.mu.
+	byClient bool
 }
 
 func newConn(ctx context.Context, srv *server.MCPServer, out io.Writer, opts StdioOptions) *conn {
@@ -284,7 +287,12 @@ func (c *conn) serve(m map[string]json.RawMessage, id, method json.RawMessage) {
 			c.writeError(id, mcp.INVALID_REQUEST, "invalid request: "+err.Error())
 			return
 		}
-		c.answer(id, c.handle(ctx, msg))
+		resp := c.handle(ctx, msg)
+		if c.cancelledByClient(seq) {
+			c.log.Debug("not answering a request the client cancelled", "id", echo(id))
+			return
+		}
+		c.answer(id, resp)
 	}()
 }
 
@@ -328,7 +336,8 @@ func (c *conn) notification(m map[string]json.RawMessage, line []byte, method js
 	}
 }
 
-// cancelRequest cancels the requests in flight whose id is exactly id.
+// cancelRequest cancels the requests in flight whose id is exactly id; they
+// will not be answered.
 func (c *conn) cancelRequest(id json.RawMessage, reason string) {
 	if len(id) == 0 {
 		return
@@ -341,9 +350,18 @@ func (c *conn) cancelRequest(id json.RawMessage, reason string) {
 	defer c.mu.Unlock()
 	for _, r := range c.inflight {
 		if sameID(r.id, id) {
+			r.byClient = true
 			r.cancel(cause)
 		}
 	}
+}
+
+// cancelledByClient reports whether the client cancelled request seq.
+func (c *conn) cancelledByClient(seq int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.inflight[seq]
+	return ok && r.byClient
 }
 
 // sameID reports whether two ids are the same JSON value: the string "7" is
