@@ -191,7 +191,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		ctx, cancel := remote.NewAllocator(context.Background(), u)
 		return ctx, cancel, nil
 	}
-	c, err := newChromeProc(b.cfg, b.log)
+	c, err := newChromeProc(b.cfg, l, b.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,7 +208,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		// leaves nothing either; a failed start already called stop.
 		<-l.done
 		if l.err == nil {
-			c.noteStarted(l.rootCtx)
+			c.noteStarted()
 			<-l.dead
 			c.stop()
 		}
@@ -573,8 +573,7 @@ func (b *Browser) Close() error {
 			_, _ = chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
 		}
 	} else {
-		l.chrome.noteStarted(l.rootCtx)
-		l.chrome.quit(l.rootCtx)
+		l.chrome.quit()
 	}
 	l.cancel()
 	return nil

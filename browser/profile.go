@@ -237,6 +237,7 @@ type chromeProc struct {
 	log       *slog.Logger
 	profile   *profile // nil for a profile given by --user-data-dir, which stays
 	dir       string   // the profile Chrome runs with
+	l         *launch  // the launch that starts it
 	stopAlloc context.CancelFunc
 
 	mu        sync.Mutex
@@ -248,8 +249,8 @@ type chromeProc struct {
 
 // newChromeProc makes the temporary profile of a Chrome to launch, unless cfg
 // names a profile to keep.
-func newChromeProc(cfg Config, log *slog.Logger) (*chromeProc, error) {
-	c := &chromeProc{log: log, dir: cfg.UserDataDir, stopAlloc: func() {}}
+func newChromeProc(cfg Config, l *launch, log *slog.Logger) (*chromeProc, error) {
+	c := &chromeProc{log: log, dir: cfg.UserDataDir, l: l, stopAlloc: func() {}}
 	if c.dir == "" {
 		p, err := newProfile()
 		if err != nil {
@@ -269,23 +270,34 @@ func (c *chromeProc) tempDir() string {
 }
 
 // noteStarted records, once Chrome runs, its pid and where its singleton
-// socket is. Call it after a successful start, with Chrome's root context.
-func (c *chromeProc) noteStarted(root context.Context) {
+// socket is. Before the start is done, and after a failed one, it does
+// nothing.
+func (c *chromeProc) noteStarted() {
+	select {
+	case <-c.l.done:
+		if c.l.err != nil {
+			return
+		}
+	default:
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.noted {
 		return
 	}
 	c.noted = true
-	if cc := chromedp.FromContext(root); cc != nil && cc.Browser != nil && cc.Browser.Process() != nil {
+	if cc := chromedp.FromContext(c.l.rootCtx); cc != nil && cc.Browser != nil && cc.Browser.Process() != nil {
 		c.pid = cc.Browser.Process().Pid
 	}
 	c.singleton = singletonDir(c.dir)
 }
 
 // kill kills Chrome's process group at once: the browser and its helpers.
-// It does not wait for them to exit, nor remove anything.
+// It does not wait for them to exit, nor remove anything. It does nothing
+// while Chrome is still starting: cancelling the launch's contexts ends that.
 func (c *chromeProc) kill() {
+	c.noteStarted()
 	c.mu.Lock()
 	pid := c.pid
 	c.mu.Unlock()
@@ -293,9 +305,11 @@ func (c *chromeProc) kill() {
 }
 
 // quit asks Chrome to close (Browser.close) and waits for it to exit, at most
-// politeClose; past that it kills Chrome's process group. root is Chrome's
-// root context. It does not remove the profile: stop does.
-func (c *chromeProc) quit(root context.Context) {
+// politeClose; past that it kills Chrome's process group. Call it once, after
+// a successful start. It does not remove the profile: stop does.
+func (c *chromeProc) quit() {
+	c.noteStarted()
+	root := c.l.rootCtx
 	limit := politeClose
 	if c.profile == nil {
 		limit = politeCloseKept
