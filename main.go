@@ -32,10 +32,10 @@ type config struct {
 	lockWait time.Duration
 	// toolTimeout bounds how long one call holds its locks.
 	toolTimeout time.Duration
-	maxQueue int
-	logLevel string
-	logFile  string
-	version  bool
+	maxQueue    int
+	logLevel    string
+	logFile     string
+	version     bool
 	// workspaces are the directories file paths given to tools must lie in.
 	workspaces []string
 }
@@ -162,8 +162,15 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		return fmt.Errorf("--lock-mode: %w", err)
 	}
 	c.browser.Logger = log
+	// The profiles of a pagemux that was killed go now; a failed sweep is
+	// no reason not to serve.
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		browser.SweepProfiles(ctx, log)
+	}()
+	defer func() { <-swept }()
 	b := browser.New(c.browser)
-	defer b.Close()
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue})
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout})
 	if isTerminal(stdin) {
@@ -172,10 +179,56 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 			"See pagemux --help for the flags. Waiting for MCP messages on stdin (Ctrl-D to quit).")
 	}
 	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "tool_timeout", c.toolTimeout, "max_queue", c.maxQueue)
-	err = serve.ServeStdio(ctx, srv.MCP(), stdin, stdout, serve.StdioOptions{Log: log})
+	err = serveThenClose(ctx, log, b, func(ctx context.Context) error {
+		return serve.ServeStdio(ctx, srv.MCP(), stdin, stdout, serve.StdioOptions{Log: log})
+	})
 	if errors.Is(err, serve.ErrClientGone) {
-		log.Info("the client went away; stopping")
+		log.Info("the client went away; stopped")
 		return nil
+	}
+	return err
+}
+
+const (
+	// answerWait is how long, after a signal, the calls in flight get to
+	// write their answers once Chrome is closed (closing it ends them).
+	answerWait = 200 * time.Millisecond
+	// exitLimit bounds the whole shutdown: past it pagemux exits anyway, and
+	// the kernel kills the Chrome it launched (see browser's
+	// setProcessOptions). A shutdown takes about a second at most.
+	exitLimit = 5 * time.Second
+)
+
+// serveThenClose serves until serveMCP returns (stdin ended, or the client
+// went away) or ctx is done (a signal), then closes b: its Chrome and
+// temporary profile. On a signal it does not wait for serveMCP first, so that
+// calls still in flight, such as a script that never ends, cannot hold up the
+// exit: closing Chrome ends them.
+func serveThenClose(ctx context.Context, log *slog.Logger, b *browser.Browser, serveMCP func(context.Context) error) error {
+	served := make(chan error, 1)
+	go func() { served <- serveMCP(ctx) }()
+	var err error
+	signalled := false
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		signalled = true
+		log.Info("signal received; stopping")
+	}
+	watchdog := time.AfterFunc(exitLimit, func() {
+		log.Error("shutdown took too long; exiting anyway", "limit", exitLimit)
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
+	start := time.Now()
+	b.Close()
+	log.Debug("browser closed", "took", time.Since(start))
+	if signalled {
+		select {
+		case err = <-served:
+		case <-time.After(answerWait):
+			log.Warn("calls still running at exit")
+		}
 	}
 	return err
 }
@@ -210,10 +263,28 @@ func main() {
 		fmt.Println("pagemux", tools.Version)
 		return
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A write to a closed stdout (the client died) then fails with EPIPE,
+	// which ends the server cleanly, instead of the runtime killing pagemux
+	// by SIGPIPE with Chrome and its profile left behind. Notify, unlike
+	// Ignore, leaves SIGPIPE at its default in the processes pagemux starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), exitSignals()...)
 	defer stop()
 	if err := run(ctx, c, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "pagemux:", err)
 		os.Exit(1)
 	}
+}
+
+// exitSignals are the signals that stop pagemux cleanly: SIGTERM, and SIGINT
+// and SIGHUP unless pagemux started with them ignored (nohup, a background
+// job of a script), which catching them would undo.
+func exitSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }

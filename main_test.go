@@ -1,16 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,15 +171,16 @@ func TestExitOnStdinClose(t *testing.T) {
 	}
 	// stdout holds only JSON-RPC messages.
 	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		if !strings.HasPrefix(line, `{"jsonrpc":"2.0"`) {
+		var m struct{ JSONRPC string }
+		if json.Unmarshal([]byte(line), &m) != nil || m.JSONRPC != "2.0" {
 			t.Fatalf("stdout has a line that is not JSON-RPC: %q", line)
 		}
 	}
 	if !strings.Contains(stdout.String(), `1: about:blank [selected]`) {
 		t.Fatalf("list_pages answer missing:\n%s", stdout.String())
 	}
-	if leaked, _ := filepath.Glob(filepath.Join(tmp, "chromedp-runner*")); len(leaked) > 0 {
-		t.Fatalf("temporary profile left behind: %v", leaked)
+	if left := leftInTmp(tmp); len(left) > 0 {
+		t.Fatalf("left behind in TMPDIR: %v", left)
 	}
 }
 
@@ -227,4 +234,373 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(builtBin))
 	}
 	os.Exit(code)
+}
+
+// leftInTmp lists what a pagemux and its Chrome could leave in the temp dir
+// tmp: temporary profiles (pagemux's, and chromedp's of old) and Chrome's
+// singleton directories.
+func leftInTmp(tmp string) []string {
+	var found []string
+	for _, pattern := range []string{"pagemux-[0-9]*", "chromedp-runner*", "org.chromium.Chromium.*"} {
+		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
+		found = append(found, m...)
+	}
+	return found
+}
+
+// shortTmp returns a temp dir short enough for Chrome's singleton socket to
+// fit in the profile; t.TempDir is too long for it, which tests the other
+// way, where the singleton directory lies beside the profile.
+func shortTmp(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "pm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// server is the real pagemux binary, driven over raw stdio as an MCP client
+// drives it.
+type server struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	tmp    string
+	stdin  io.WriteCloser
+	stdout *os.File // the read end of its stdout
+	lines  chan string
+	stderr *lockedBuffer
+	exited chan struct{}
+}
+
+// startServer starts pagemux with TMPDIR=tmp and initializes the session.
+func startServer(t *testing.T, tmp string) *server {
+	t.Helper()
+	bin := buildBinary(t)
+	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, "--log-level=debug")
+	s.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	s.cmd.Stderr = s.stderr
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stdout = w
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s.stdout = r
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	go func() { s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			s.cmd.Process.Kill()
+			<-s.exited
+		}
+		if t.Failed() {
+			t.Logf("pagemux stderr:\n%s", s.stderr.String())
+		}
+	})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	s.answer(1)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *server) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatalf("write to pagemux: %v", err)
+	}
+}
+
+// call sends a tools/call request; answer reads its answer.
+func (s *server) call(id int, tool, args string) {
+	s.t.Helper()
+	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
+}
+
+// answer waits up to a minute for the answer with the id and returns it.
+func (s *server) answer(id int) string {
+	s.t.Helper()
+	want := fmt.Sprintf(`"id":%d,`, id)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("stdout closed before the answer to %d", id)
+			}
+			if strings.Contains(line, want) {
+				return line
+			}
+		case <-timeout:
+			s.t.Fatalf("no answer to %d in a minute", id)
+		}
+	}
+}
+
+// waitExit waits up to limit for pagemux to exit and returns how long that
+// took from since.
+func (s *server) waitExit(since time.Time, limit time.Duration) time.Duration {
+	s.t.Helper()
+	select {
+	case <-s.exited:
+		return time.Since(since)
+	case <-time.After(limit - time.Since(since)):
+		s.t.Fatalf("pagemux still runs %s after it was told to stop", limit)
+		return 0
+	}
+}
+
+// exitedCleanly fails the test unless pagemux exited with status 0, and not
+// by a signal (such as SIGPIPE: status 141 from a shell).
+func (s *server) exitedCleanly() {
+	s.t.Helper()
+	st := s.cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		s.t.Fatalf("pagemux was killed by %v", ws.Signal())
+	}
+	if st.ExitCode() != 0 {
+		s.t.Fatalf("pagemux exited with %d", st.ExitCode())
+	}
+}
+
+// startChrome makes pagemux start Chrome and returns the processes it then
+// runs: Chrome and its helpers, found as pagemux's descendants (never by
+// name, so that no other Chrome on the machine counts).
+func (s *server) startChrome() []proc {
+	s.t.Helper()
+	s.call(2, "list_pages", `{}`)
+	if a := s.answer(2); !strings.Contains(a, "about:blank") {
+		s.t.Fatalf("list_pages: %s", a)
+	}
+	chrome := descendants(s.cmd.Process.Pid)
+	if len(chrome) == 0 {
+		s.t.Fatal("pagemux runs no Chrome after list_pages")
+	}
+	return chrome
+}
+
+// proc names one process: a pid and its start time, so that a process that
+// got the pid later is not taken for it.
+type proc struct {
+	pid   int
+	start string
+}
+
+// stat returns the state, parent and start time of a process.
+func stat(pid int) (state byte, ppid int, start string, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, "", false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, "", false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 {
+		return 0, 0, "", false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return f[0][0], ppid, f[19], true
+}
+
+// descendants walks /proc for the processes below pid.
+func descendants(pid int) []proc {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]proc{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, ppid, start, ok := stat(p); ok {
+			children[ppid] = append(children[ppid], proc{p, start})
+		}
+	}
+	var out []proc
+	queue := []int{pid}
+	for len(queue) > 0 {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+		queue = queue[1:]
+	}
+	return out
+}
+
+// running returns the processes of ps that still run (zombies do not).
+func running(ps []proc) []proc {
+	var out []proc
+	for _, p := range ps {
+		if state, _, start, ok := stat(p.pid); ok && start == p.start && state != 'Z' && state != 'X' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// noChromeLeft fails the test unless every process of chrome is gone within
+// 15 s.
+func noChromeLeft(t *testing.T, chrome []proc) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for len(running(chrome)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Chrome processes pagemux started still run 15 s after it exited: %v of %d", running(chrome), len(chrome))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A never-ending script cannot hold up an exit.
+const (
+	busyScript    = `{"function":"() => { while (true) {} }"}`
+	pendingScript = `{"function":"() => new Promise(() => {})"}`
+)
+
+// SIGTERM and SIGINT stop pagemux at once, with a call in flight: calls
+// cancelled, Chrome closed (all its processes), the profile and Chrome's
+// singleton directory removed, exit status 0.
+func TestExitOnSignal(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		sig    syscall.Signal
+		script string
+		tmp    func(*testing.T) string
+	}{
+		{"SIGTERM", syscall.SIGTERM, busyScript, shortTmp},
+		{"SIGINT", syscall.SIGINT, pendingScript, (*testing.T).TempDir},
+		{"SIGHUP", syscall.SIGHUP, busyScript, shortTmp},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := tt.tmp(t)
+			s := startServer(t, tmp)
+			chrome := s.startChrome()
+			s.call(3, "evaluate_script", tt.script)
+			time.Sleep(500 * time.Millisecond) // the call is in flight
+			sent := time.Now()
+			s.cmd.Process.Signal(tt.sig)
+			took := s.waitExit(sent, 10*time.Second)
+			t.Logf("exit %s after %s, %d Chrome processes", took, tt.name, len(chrome))
+			s.exitedCleanly()
+			noChromeLeft(t, chrome)
+			if left := leftInTmp(tmp); len(left) > 0 {
+				t.Fatalf("left behind in TMPDIR: %v", left)
+			}
+		})
+	}
+}
+
+// stdin closed with a never-ending call in flight: the call gets its grace,
+// then pagemux exits with nothing left.
+func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
+	tmp := shortTmp(t)
+	s := startServer(t, tmp)
+	chrome := s.startChrome()
+	s.call(3, "evaluate_script", busyScript)
+	time.Sleep(500 * time.Millisecond)
+	closed := time.Now()
+	s.stdin.Close()
+	took := s.waitExit(closed, 15*time.Second)
+	t.Logf("exit %s after stdin closed, %d Chrome processes", took, len(chrome))
+	s.exitedCleanly()
+	noChromeLeft(t, chrome)
+	if left := leftInTmp(tmp); len(left) > 0 {
+		t.Fatalf("left behind in TMPDIR: %v", left)
+	}
+}
+
+// The client dies during a long call, so its end of stdout is closed and
+// the answer cannot be written: pagemux ends cleanly (no SIGPIPE), with
+// Chrome and its profile gone. stdin stays open, so the broken stdout is the
+// only sign the client left.
+func TestExitWhenClientGone(t *testing.T) {
+	tmp := shortTmp(t)
+	s := startServer(t, tmp)
+	chrome := s.startChrome()
+	s.call(3, "evaluate_script", `{"function":"() => new Promise(r => setTimeout(() => r(1), 3000))"}`)
+	s.stdout.Close()
+	gone := time.Now()
+	took := s.waitExit(gone, 15*time.Second)
+	t.Logf("exit %s after the client closed stdout (the call ends after 3 s)", took)
+	s.exitedCleanly()
+	noChromeLeft(t, chrome)
+	if left := leftInTmp(tmp); len(left) > 0 {
+		t.Fatalf("left behind in TMPDIR: %v", left)
+	}
+	if !strings.Contains(s.stderr.String(), "client went away") {
+		t.Errorf("stderr does not say the client went away:\n%s", s.stderr.String())
+	}
+}
+
+// SIGKILL leaves pagemux no time to clean up: the kernel kills its Chrome
+// (every process of it ends), and the next pagemux removes the profile.
+func TestKilledServerLeavesNoChrome(t *testing.T) {
+	tmp := t.TempDir()
+	s := startServer(t, tmp)
+	chrome := s.startChrome()
+	s.call(3, "evaluate_script", busyScript)
+	time.Sleep(500 * time.Millisecond)
+	s.cmd.Process.Kill()
+	<-s.exited
+	noChromeLeft(t, chrome)
+	left := leftInTmp(tmp)
+	profile := filepath.Join(tmp, fmt.Sprintf("pagemux-%d-", s.cmd.Process.Pid))
+	if !slices.ContainsFunc(left, func(p string) bool { return strings.HasPrefix(p, profile) }) {
+		t.Fatalf("no profile of the killed pagemux to sweep (%v): the test proves nothing", left)
+	}
+
+	next := startServer(t, tmp)
+	deadline := time.Now().Add(15 * time.Second)
+	for len(leftInTmp(tmp)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the next pagemux did not sweep %v in 15 s", leftInTmp(tmp))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(next.stderr.String(), "removed the profile of a pagemux that is gone") {
+		t.Errorf("the sweep is not logged:\n%s", next.stderr.String())
+	}
+	next.stdin.Close()
+	next.waitExit(time.Now(), 15*time.Second)
+	next.exitedCleanly()
+	if left := leftInTmp(tmp); len(left) > 0 {
+		t.Fatalf("left behind in TMPDIR: %v", left)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writer and the test to share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
