@@ -224,10 +224,12 @@ func ownerLine(pid int, start uint64) string {
 // politeClose is how long a Chrome gets to exit after Browser.close before
 // its process group is killed. A temporary profile holds nothing to save, so
 // it gets only what a healthy Chrome needs (closing takes it 80–170 ms on a
-// busy 2-core machine); a kept profile gets longer to write its state.
+// busy 2-core machine, a script still running or not); a kept profile gets
+// longer to write its state, still short enough for pagemux to exit within a
+// second of a signal.
 const (
 	politeClose     = 300 * time.Millisecond
-	politeCloseKept = 2 * time.Second
+	politeCloseKept = 700 * time.Millisecond
 )
 
 // chromeProc is one Chrome that pagemux launched, and what it leaves behind
