@@ -68,7 +68,7 @@ func (s *Server) emulate() tool {
 			return nil
 		})
 	patchSchema(&t, map[string]map[string]any{
-		"networkConditions":    {"enum": browser.NetworkPresetNames()},
+		"networkConditions":    {"enum": append([]string{noNetworkEmulation}, browser.NetworkPresetNames()...)},
 		"extraHttpHeaders":     {"type": "string"}, // not null: "" clears them
 		"cpuThrottlingRate":    {"minimum": minCPURate, "maximum": maxCPURate},
 		"colorScheme":          {"enum": colorSchemes},

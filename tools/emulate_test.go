@@ -227,8 +227,8 @@ func TestEmulateBadInput(t *testing.T) {
 		want []string
 	}{
 		{map[string]any{"networkConditions": "Slow 5G"}, []string{`"Slow 5G"`, `"Offline", "Slow 3G", "Fast 3G", "Slow 4G", "Fast 4G"`}},
-		{map[string]any{"cpuThrottlingRate": -2}, []string{"cpuThrottlingRate -2", "from 1 to 20"}},
-		{map[string]any{"cpuThrottlingRate": 50}, []string{"from 1 to 20"}},
+		{map[string]any{"cpuThrottlingRate": -2}, []string{`invalid argument "cpuThrottlingRate" for emulate: want at least 1`, "got -2"}},
+		{map[string]any{"cpuThrottlingRate": 50}, []string{"want at most 20", "got 50"}},
 		{map[string]any{"viewport": "400by300"}, []string{`"400by300"`, "<width>x<height>x<devicePixelRatio>[,mobile][,touch][,landscape]"}},
 		{map[string]any{"viewport": "400x300x0"}, []string{"devicePixelRatio"}},
 		{map[string]any{"viewport": "-4x300"}, []string{"width"}},

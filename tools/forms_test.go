@@ -61,7 +61,7 @@ func TestFillForm(t *testing.T) {
 			mustContain(t, msg, "uid "+plan, `no option "Enterprise"`, "the elements before it were filled")
 			// Bad input.
 			mustContain(t, e.fails(t, "fill_form", map[string]any{"pageId": id, "elements": []map[string]any{}}), "at least one element")
-			mustContain(t, e.fails(t, "fill_form", map[string]any{"pageId": id, "elements": []map[string]any{{"value": "x"}}}), "element 1 of fill_form has no uid")
+			mustContain(t, e.fails(t, "fill_form", map[string]any{"pageId": id, "elements": []map[string]any{{"value": "x"}}}), `missing key "uid" in argument "elements[0]" of fill_form`)
 			mustContain(t, e.fails(t, "fill_form", map[string]any{"pageId": id}), `missing required argument "elements"`)
 		})
 	}

@@ -32,19 +32,27 @@ const waitNoticeAfter = 100 * time.Millisecond
 // side, since a turn ends as soon as the call has queued.
 func (s *Server) guard(t tool) server.ToolHandlerFunc {
 	name := t.def.Name
+	schema, err := newArgSchema(t.def)
+	if err != nil {
+		panic(err) // a tool definition's bug, found by every test
+	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		res := s.serveCall(ctx, t, req)
+		res := s.serveCall(ctx, t, schema, req)
 		s.log.Debug("tool call", "tool", name, "took", time.Since(start), "error", res.IsError)
 		return res, nil
 	}
 }
 
 // serveCall is the Guard of one call.
-func (s *Server) serveCall(ctx context.Context, t tool, req mcp.CallToolRequest) (res *mcp.CallToolResult) {
+func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req mcp.CallToolRequest) (res *mcp.CallToolResult) {
 	ticket := pagelock.TicketFrom(ctx)
 	defer ticket.Admit()
 	defer s.recoverCall(t.def.Name, &res)
+	args, err := schema.check(req)
+	if err != nil {
+		return toolError(err) // before any turn or lock: bad input waits for nothing
+	}
 	r, page, release, err := s.admit(ctx, t, req, ticket)
 	if err != nil {
 		return toolError(err)
@@ -56,6 +64,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, req mcp.CallToolRequest)
 		return toolError(err)
 	}
 	defer g.Release()
+	defer s.browser.Supervise(ctx)()
 	if page != nil && page.Closed() {
 		return toolError(&browser.PageClosedError{ID: page.ID})
 	}
@@ -64,7 +73,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, req mcp.CallToolRequest)
 			return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message)))
 		}
 	}
-	c := &call{req: req, page: page, resp: &response{}}
+	c := &call{req: req, page: page, args: args, resp: &response{}}
 	if page != nil {
 		c.startURL = page.URL()
 	}

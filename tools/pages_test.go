@@ -76,7 +76,7 @@ func TestNavigateBadInput(t *testing.T) {
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "url": "http://127.0.0.1:9/"}), "net::ERR_")
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "type": "sideways"}), `invalid type "sideways"`)
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id}), "needs a url")
-	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": "two"}), "invalid pageId")
+	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": "two"}), `invalid argument "pageId" for navigate_page: want an integer, got string`)
 	// The page still works.
 	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": testSite.URL + "/form.html"})
 	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id}), `RootWebArea "Harness Form"`)

@@ -97,12 +97,15 @@ func TestAnnotations(t *testing.T) {
 		}
 		names[def.Name] = true
 		a := def.Annotations
-		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
 			t.Errorf("%s: annotations not all set: %+v", def.Name, a)
 			continue
 		}
 		if *a.ReadOnlyHint != isReadOnly(def.Name) {
 			t.Errorf("%s: readOnlyHint %v, TOOLS.md says %v", def.Name, *a.ReadOnlyHint, isReadOnly(def.Name))
+		}
+		if *a.ReadOnlyHint && *a.DestructiveHint {
+			t.Errorf("%s: read-only and destructive at once", def.Name)
 		}
 		if def.Description == "" {
 			t.Errorf("%s: no description", def.Name)

@@ -122,27 +122,15 @@ type call struct {
 	req      mcp.CallToolRequest
 	page     *browser.Page // the page acted on; nil for browser-scope tools
 	startURL string        // the page's URL when the call began
+	args     []byte        // the arguments, checked against the schema
 	resp     *response
 }
 
-// bind checks the call's arguments against the tool's required ones and
-// decodes them into args, with errors an agent can act on.
-func (c *call) bind(required []string, args any) error {
+// bind decodes the call's arguments, checked by the Guard against the
+// tool's schema (args.go), into args.
+func (c *call) bind(args any) error {
 	name := c.req.Params.Name
-	raw, err := json.Marshal(c.req.GetRawArguments())
-	if err != nil {
-		return err
-	}
-	var present map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &present); err != nil {
-		return &argError{fmt.Sprintf("invalid arguments for %s: want a JSON object", name)}
-	}
-	for _, r := range required {
-		if _, ok := present[r]; !ok {
-			return &argError{fmt.Sprintf("missing required argument %q for %s; see the tool's input schema", r, name)}
-		}
-	}
-	if err := json.Unmarshal(raw, args); err != nil {
+	if err := json.Unmarshal(c.args, args); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			field := te.Field[strings.LastIndex(te.Field, ".")+1:] // without embedded structs
@@ -170,15 +158,6 @@ func jsonKind(t reflect.Type) string {
 	return "an object"
 }
 
-// requiredArgs reads the required property names from a tool's schema.
-func requiredArgs(def mcp.Tool) []string {
-	var schema struct {
-		Required []string `json:"required"`
-	}
-	_ = json.Unmarshal(def.RawInputSchema, &schema)
-	return schema.Required
-}
-
 // argError is bad input from the agent.
 type argError struct{ msg string }
 
@@ -199,10 +178,9 @@ func newTool[A any](name, description string, readOnly bool, sc scope, handle fu
 		mcp.WithOpenWorldHintAnnotation(true),
 	)
 	def.RawInputSchema = nullable.ReplaceAll(def.RawInputSchema, []byte(`"type":"$1"`))
-	required := requiredArgs(def)
 	return tool{def: def, scope: sc, handle: func(ctx context.Context, c *call) error {
 		args := new(A)
-		if err := c.bind(required, args); err != nil {
+		if err := c.bind(args); err != nil {
 			return err
 		}
 		return handle(ctx, c, args)
@@ -211,7 +189,7 @@ func newTool[A any](name, description string, readOnly bool, sc scope, handle fu
 
 // tools lists every tool, group by group; each group's file lists its own.
 func (s *Server) tools() []tool {
-	return slices.Concat(
+	return withCompat(slices.Concat(
 		s.pageTools(),        // pages.go: list, new, select, close, navigate
 		s.snapshotTools(),    // snapshot.go: wait_for, take_snapshot
 		s.inputTools(),       // input.go: click, hover, fill, type, keys, dialogs
@@ -224,7 +202,7 @@ func (s *Server) tools() []tool {
 		s.performanceTools(), // performance.go: traces, insights
 		s.memoryTools(),      // memory.go: heap snapshots
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
-	)
+	))
 }
 
 // ms turns a timeout argument in milliseconds into a duration, def if 0 or

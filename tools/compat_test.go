@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// cdmTools is chrome-devtools-mcp 1.11.0's own tools/list, as its server
+// answered it (recorded with the MCP Inspector CLI, `--headless --isolated`).
+const cdmTools = "testdata/cdm/tools-1.11.0.json"
+
+// schemaProp is what TestCompatSchemas compares of a property.
+type schemaProp struct {
+	Type             string          `json:"type"`
+	Enum             []any           `json:"enum"`
+	Minimum          *float64        `json:"minimum"`
+	Maximum          *float64        `json:"maximum"`
+	ExclusiveMinimum *float64        `json:"exclusiveMinimum"`
+	MinItems         *int            `json:"minItems"`
+	Default          json.RawMessage `json:"default"`
+	Items            *schemaProp     `json:"items"`
+}
+
+type schemaDoc struct {
+	Properties map[string]schemaProp `json:"properties"`
+	Required   []string              `json:"required"`
+}
+
+// Deliberate differences from chrome-devtools-mcp's schemas, each named in
+// the README's compatibility section.
+var (
+	// pagemux-only parameters.
+	extraParams = map[string]bool{"lighthouse_audit.categories": true}
+	// "No emulation" ends network throttling, as the description says.
+	extraEnum = map[string][]any{"emulate.networkConditions": {"No emulation"}}
+)
+
+// zodBound is the ±2^53-1 bound zod writes for every integer: no bound.
+const zodBound = 9007199254740991
+
+// TestCompatSchemas: every tool, parameter, enum, bound, default and
+// minItems of chrome-devtools-mcp 1.11 is in pagemux's schemas, with the
+// same meaning. pageId is optional in pagemux (the selected page is the
+// default) and integers are "integer" where the Node server says "number".
+func TestCompatSchemas(t *testing.T) {
+	raw, err := os.ReadFile(filepath.FromSlash(cdmTools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node struct {
+		Tools []struct {
+			Name        string    `json:"name"`
+			InputSchema schemaDoc `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &node); err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]schemaDoc{}
+	for _, def := range definitions(t) {
+		var d schemaDoc
+		if err := json.Unmarshal(def.RawInputSchema, &d); err != nil {
+			t.Fatal(err)
+		}
+		ours[def.Name] = d
+	}
+	for _, nt := range node.Tools {
+		pt, ok := ours[nt.Name]
+		if !ok {
+			t.Errorf("chrome-devtools-mcp has %s; pagemux does not", nt.Name)
+			continue
+		}
+		for _, r := range pt.Required {
+			if !slices.Contains(nt.InputSchema.Required, r) {
+				t.Errorf("%s: pagemux requires %q, chrome-devtools-mcp does not", nt.Name, r)
+			}
+		}
+		for name, np := range nt.InputSchema.Properties {
+			pp, ok := pt.Properties[name]
+			if !ok {
+				t.Errorf("%s: no parameter %q", nt.Name, name)
+				continue
+			}
+			compareProp(t, nt.Name+"."+name, np, pp)
+		}
+		for name := range pt.Properties {
+			if _, ok := nt.InputSchema.Properties[name]; !ok && name != "pageId" && !extraParams[nt.Name+"."+name] {
+				t.Errorf("%s: parameter %q is pagemux's own; list it in extraParams and the README", nt.Name, name)
+			}
+		}
+	}
+}
+
+func compareProp(t *testing.T, where string, node, ours schemaProp) {
+	t.Helper()
+	if node.Type != ours.Type && !(node.Type == "number" && ours.Type == "integer") {
+		t.Errorf("%s: type %q, chrome-devtools-mcp says %q", where, ours.Type, node.Type)
+	}
+	if want := append(slices.Clone(extraEnum[where]), node.Enum...); len(node.Enum) > 0 && !reflect.DeepEqual(ours.Enum, want) {
+		t.Errorf("%s: enum %v, want %v", where, ours.Enum, want)
+	}
+	bound := func(name string, n, o *float64) {
+		if n != nil && (*n == zodBound || *n == -zodBound) {
+			n = nil
+		}
+		if fmt.Sprint(deref(n)) != fmt.Sprint(deref(o)) {
+			t.Errorf("%s: %s %v, chrome-devtools-mcp says %v", where, name, deref(o), deref(n))
+		}
+	}
+	bound("minimum", node.Minimum, ours.Minimum)
+	bound("maximum", node.Maximum, ours.Maximum)
+	bound("exclusiveMinimum", node.ExclusiveMinimum, ours.ExclusiveMinimum)
+	if fmt.Sprint(derefInt(node.MinItems)) != fmt.Sprint(derefInt(ours.MinItems)) {
+		t.Errorf("%s: minItems %v, chrome-devtools-mcp says %v", where, derefInt(ours.MinItems), derefInt(node.MinItems))
+	}
+	if len(node.Default) > 0 && string(node.Default) != string(ours.Default) {
+		t.Errorf("%s: default %s, chrome-devtools-mcp says %s", where, ours.Default, node.Default)
+	}
+	if node.Items != nil {
+		if ours.Items == nil {
+			t.Errorf("%s: no items schema", where)
+			return
+		}
+		compareProp(t, where+"[]", *node.Items, *ours.Items)
+	}
+}
+
+func deref(f *float64) any {
+	if f == nil {
+		return "none"
+	}
+	return *f
+}
+
+func derefInt(i *int) any {
+	if i == nil {
+		return "none"
+	}
+	return *i
+}
