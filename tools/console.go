@@ -33,6 +33,7 @@ type listConsoleArgs struct {
 	Types                    []string `json:"types,omitempty" jsonschema:"Filter messages to only return messages of the specified resource types. When omitted or empty, returns all messages. Types: log, debug, info, error (also uncaught exceptions and unhandled promise rejections), warn, dir, dirxml, table, trace, clear, startGroup, startGroupCollapsed, endGroup, assert, profile, profileEnd, count, timeEnd, verbose, issue."`
 	IncludePreservedMessages bool     `json:"includePreservedMessages,omitempty" jsonschema:"Set to true to return the preserved messages over the last 3 navigations."`
 	IncludeStackTraces       bool     `json:"includeStackTraces,omitempty" jsonschema:"Set to true to include the stack trace for each message when available. Increases the response size."`
+	ServiceWorkerID          string   `json:"serviceWorkerId,omitempty" jsonschema:"Filter messages to only return messages of the specified service worker."`
 }
 
 func (s *Server) listConsoleMessages() tool {
@@ -47,6 +48,11 @@ func (s *Server) listConsoleMessages() tool {
 			}
 			if err := checkPaging(a.PageSize, a.PageIdx); err != nil {
 				return err
+			}
+			if a.ServiceWorkerID != "" {
+				// Said rather than answered with an empty list, which would
+				// read as "the worker logged nothing".
+				return &argError{fmt.Sprintf("no service worker %q: pagemux collects the console messages of pages, not of service workers yet; omit serviceWorkerId to list page %d's messages", a.ServiceWorkerID, c.page.ID)}
 			}
 			msgs, info := c.page.Console().List(a.IncludePreservedMessages)
 			if len(a.Types) > 0 {

@@ -188,3 +188,12 @@ func TestCollectorsSeparatePages(t *testing.T) {
 		})
 	}
 }
+
+// A serviceWorkerId filter is refused with what to do, not answered with an
+// empty list that would read as "the worker logged nothing".
+func TestConsoleServiceWorkerID(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/console.html")
+	mustContain(t, e.fails(t, "list_console_messages", map[string]any{"pageId": id, "serviceWorkerId": "sw-1"}),
+		`no service worker "sw-1"`, "omit serviceWorkerId")
+}
