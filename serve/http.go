@@ -1,0 +1,267 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// DefaultMaxBody bounds an HTTP request body unless HTTPOptions says otherwise.
+const DefaultMaxBody = 4 << 20
+
+// HTTPOptions configure the Streamable HTTP transport.
+type HTTPOptions struct {
+	// Log receives the transport's logs; nil discards them.
+	Log *slog.Logger
+	// Tokens are the bearer tokens that may call, by name. Empty: no
+	// authentication, which ListenHTTP allows on loopback only.
+	Tokens map[string]string
+	// AllowedOrigins are the Origin values a browser-borne request may carry
+	// besides none at all, such as "http://localhost:6274".
+	AllowedOrigins []string
+	// MaxBody bounds a request body in bytes; 0: DefaultMaxBody.
+	MaxBody int64
+	// Health reports whether the browser is up, for /healthz.
+	Health func() (up bool, detail string)
+}
+
+// Agent is who is calling, as the transport knows it: the MCP session where
+// the protocol has one, else the name of the caller's token, else the one
+// shared anonymous agent.
+type Agent struct {
+	Session string // Mcp-Session-Id; "" for the stateless revision
+	Token   string // the name of the bearer token; "" without auth
+}
+
+// ID is the agent's identity as a string, for logs and the arrival lines.
+func (a Agent) ID() string {
+	switch {
+	case a.Session != "":
+		return "session:" + a.Session
+	case a.Token != "":
+		return "token:" + a.Token
+	}
+	return "anonymous"
+}
+
+type agentKey struct{}
+
+// AgentFrom returns the agent of a call that came over HTTP.
+func AgentFrom(ctx context.Context) (Agent, bool) {
+	a, ok := ctx.Value(agentKey{}).(Agent)
+	return a, ok
+}
+
+// httpHandler is /mcp and /healthz.
+type httpHandler struct {
+	opts    HTTPOptions
+	log     *slog.Logger
+	mcp     *server.StreamableHTTPServer
+	maxBody int64
+
+	mu    sync.Mutex
+	lines map[string]*pagelock.Line // by Agent.ID
+}
+
+// NewHTTP returns the Streamable HTTP handler of srv: MCP at /mcp, both
+// protocol generations mcp-go serves (session-based, with Mcp-Session-Id, and
+// the stateless 2026-07-28 revision), and /healthz without authentication.
+// Every tools/call of an agent takes its ticket in that agent's line when its
+// request arrives, so one agent's calls on a page run in arrival order.
+func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
+	h := &httpHandler{opts: opts, log: opts.Log, maxBody: opts.MaxBody, lines: map[string]*pagelock.Line{}}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBody
+	}
+	h.mcp = server.NewStreamableHTTPServer(srv,
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPLogger(h.log),
+	)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", h.healthz)
+	mux.HandleFunc("/mcp", h.serveMCP)
+	return mux
+}
+
+// healthz says whether pagemux and its browser are up.
+func (h *httpHandler) healthz(w http.ResponseWriter, r *http.Request) {
+	up, detail := true, "no browser check"
+	if h.opts.Health != nil {
+		up, detail = h.opts.Health()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "chrome": up, "detail": detail})
+}
+
+// serveMCP checks the request, takes its ticket, and hands it to mcp-go.
+func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(h.opts.AllowedOrigins, origin) {
+		httpError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed; start pagemux with --allowed-origin %s to allow it", origin, origin))
+		return
+	}
+	token, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	agent := Agent{Session: r.Header.Get(server.HeaderKeySessionID), Token: token}
+	ctx := context.WithValue(r.Context(), agentKey{}, agent)
+	if r.Method == http.MethodDelete {
+		defer h.forget(agent)
+	}
+	if r.Method != http.MethodPost {
+		h.mcp.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+	body, err := readBody(w, r, h.maxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the %d MiB limit; save big inputs to a file and pass its path", h.maxBody>>20))
+			return
+		}
+		httpError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		return
+	}
+	if isToolCall(body) {
+		ticket := h.line(agent).Take()
+		defer ticket.Admit() // a call that never reached its Guard
+		ctx = pagelock.WithTicket(ctx, ticket)
+	}
+	r = r.WithContext(ctx)
+	r.Body = readCloser{bytes.NewReader(body)}
+	h.mcp.ServeHTTP(w, r)
+}
+
+// authenticate checks the bearer token, answering 401 when it is missing
+// or wrong, and returns the token's name.
+func (h *httpHandler) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if len(h.opts.Tokens) == 0 {
+		return "", true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok {
+		// Every token is compared, so the time taken says nothing of which
+		// one nearly matched.
+		name := ""
+		for n, secret := range h.opts.Tokens {
+			if subtle.ConstantTimeCompare([]byte(got), []byte(secret)) == 1 {
+				name = n
+			}
+		}
+		if name != "" {
+			return name, true
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="pagemux"`)
+	httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer <secret of a --auth-token>")
+	return "", false
+}
+
+// line returns the arrival line of agent.
+func (h *httpHandler) line(a Agent) *pagelock.Line {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, ok := h.lines[a.ID()]
+	if !ok {
+		l = new(pagelock.Line)
+		h.lines[a.ID()] = l
+	}
+	return l
+}
+
+// forget drops the line of an agent whose session ended.
+func (h *httpHandler) forget(a Agent) {
+	if a.Session == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.lines, a.ID())
+}
+
+// readBody reads a body of at most max bytes.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	var b bytes.Buffer
+	_, err := b.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	return b.Bytes(), err
+}
+
+// isToolCall reports whether a body is one tools/call request.
+func isToolCall(body []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodToolsCall)
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// httpError answers a request refused before MCP, as JSON-RPC would.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": mcp.INVALID_REQUEST, "message": msg}})
+}
+
+// ListenHTTP serves NewHTTP on addr until ctx ends, then shuts down within
+// a second. It refuses a non-loopback address without tokens: anyone who can
+// reach the port would drive the browser.
+func ListenHTTP(ctx context.Context, addr string, srv *server.MCPServer, opts HTTPOptions) error {
+	if len(opts.Tokens) == 0 && !loopback(addr) {
+		return fmt.Errorf("--http %s listens beyond this machine without authentication: anyone who reaches it drives the browser; bind 127.0.0.1 (--http 127.0.0.1:8931), or give --auth-token NAME=SECRET", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: NewHTTP(srv, opts), ReadHeaderTimeout: 10 * time.Second}
+	if opts.Log != nil {
+		opts.Log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(opts.Tokens) > 0)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		hs.Close()
+		return ctx.Err()
+	}
+}
+
+// loopback reports whether addr (host:port) binds loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -1,0 +1,159 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func startHTTP(t *testing.T, opts HTTPOptions) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(NewHTTP(newTestServer().srv, opts))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// mcpClient is mcp-go's own Streamable HTTP client, initialized.
+func mcpClient(t *testing.T, url string, headers map[string]string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url+"/mcp", transport.WithHTTPHeaders(headers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "http-test", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func callText(t *testing.T, c *client.Client, tool string, args map[string]any) string {
+	t.Helper()
+	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Content[0].(mcp.TextContent).Text
+}
+
+// TestHTTPServesMCP: mcp-go's client calls tools over Streamable HTTP, and
+// tool calls carry their agent's ticket.
+func TestHTTPServesMCP(t *testing.T) {
+	ts := startHTTP(t, HTTPOptions{})
+	c := mcpClient(t, ts.URL, nil)
+	if got := callText(t, c, "echo", map[string]any{"say": "over http"}); got != "over http" {
+		t.Errorf("echo: %q", got)
+	}
+	if got := callText(t, c, "ticket", nil); got != "true" {
+		t.Errorf("a tools/call over HTTP had no ticket: %q", got)
+	}
+}
+
+// post sends one raw JSON-RPC body and returns the status, body and headers.
+func post(t *testing.T, url, body string, headers map[string]string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+
+// TestHTTPAuth: without the right bearer token a request gets 401 with
+// WWW-Authenticate; with it, it is served; /healthz needs none.
+func TestHTTPAuth(t *testing.T) {
+	ts := startHTTP(t, HTTPOptions{Tokens: map[string]string{"lead": "s3cret-lead", "sub": "s3cret-sub"},
+		Health: func() (bool, string) { return true, "chrome 156" }})
+	for _, auth := range []string{"", "Bearer wrong", "Basic s3cret-lead", "Bearer s3cret-lea"} {
+		status, body, h := post(t, ts.URL, ping, map[string]string{"Authorization": auth})
+		if status != http.StatusUnauthorized || h.Get("WWW-Authenticate") == "" {
+			t.Errorf("Authorization %q: %d %s", auth, status, body)
+		}
+		if strings.Contains(body, "s3cret") {
+			t.Errorf("the 401 quotes a secret: %s", body)
+		}
+	}
+	c := mcpClient(t, ts.URL, map[string]string{"Authorization": "Bearer s3cret-sub"})
+	if got := callText(t, c, "echo", map[string]any{"say": "authorized"}); got != "authorized" {
+		t.Errorf("echo with a token: %q", got)
+	}
+	resp, err := http.Get(ts.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var health struct {
+		OK     bool   `json:"ok"`
+		Chrome bool   `json:"chrome"`
+		Detail string `json:"detail"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&health); err != nil || !health.OK || !health.Chrome || health.Detail != "chrome 156" {
+		t.Errorf("/healthz: %d %+v %v", resp.StatusCode, health, err)
+	}
+}
+
+// TestHTTPOriginAndBody: a browser-borne request from an origin not allowed
+// is 403; a body past the limit is 413.
+func TestHTTPOriginAndBody(t *testing.T) {
+	ts := startHTTP(t, HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}, MaxBody: 1 << 20})
+	if status, body, _ := post(t, ts.URL, ping, map[string]string{"Origin": "https://evil.example"}); status != http.StatusForbidden || !strings.Contains(body, "--allowed-origin") {
+		t.Errorf("bad origin: %d %s", status, body)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	if status, body, _ := post(t, ts.URL, initialize, map[string]string{"Origin": "http://localhost:6274"}); status != http.StatusOK {
+		t.Errorf("allowed origin: %d %s", status, body)
+	}
+	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"say":"` + strings.Repeat("x", 2<<20) + `"}}}`
+	if status, body, _ := post(t, ts.URL, big, nil); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "1 MiB") {
+		t.Errorf("big body: %d %.200s", status, body)
+	}
+}
+
+// TestHTTPStateless: a 2026-07-28 request needs no session and no initialize.
+func TestHTTPStateless(t *testing.T) {
+	ts := startHTTP(t, HTTPOptions{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"stateless","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	status, body, _ := post(t, ts.URL, `{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"echo","arguments":{"say":"stateless"},`+meta+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+	if status != http.StatusOK || !strings.Contains(body, "stateless") {
+		t.Errorf("stateless call: %d %s", status, body)
+	}
+}
+
+// TestListenHTTPRefusesOpenAddress: without tokens only loopback may be bound.
+func TestListenHTTPRefusesOpenAddress(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := ListenHTTP(ctx, "0.0.0.0:0", newTestServer().srv, HTTPOptions{})
+	if err == nil || !strings.Contains(err.Error(), "--auth-token") || !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("ListenHTTP on 0.0.0.0 without tokens: %v", err)
+	}
+	if err := ListenHTTP(ctx, "127.0.0.1:0", newTestServer().srv, HTTPOptions{}); err != context.Canceled {
+		t.Errorf("ListenHTTP on loopback: %v", err)
+	}
+}
