@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +40,9 @@ type config struct {
 	version     bool
 	// workspaces are the directories file paths given to tools must lie in.
 	workspaces []string
+	// httpAddr serves Streamable HTTP there instead of stdio.
+	httpAddr string
+	http     serve.HTTPOptions
 }
 
 // repeated is a flag that may be given many times.
@@ -52,7 +57,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	headless := true
 	viewport := ""
-	var chromeArgs, workspaces repeated
+	var chromeArgs, workspaces, tokens, origins repeated
+	tokenFile := ""
 	fs.StringVar(&c.browser.ExecPath, "executable-path", "", "the Chrome binary at `PATH` (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
 	fs.BoolVar(&headless, "headless", true, "run Chrome without a window")
 	fs.BoolVar(&c.isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
@@ -69,6 +75,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks; past it the call is stopped (a running script is terminated) and its locks released ("+tools.OwnBounds()+" at least)")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
+	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
+	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
+	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
+	fs.Var(&origins, "allowed-origin", "with --http, an `ORIGIN` (such as http://localhost:6274) browser requests may come from; repeatable (default none: requests with an Origin header are refused)")
+	fs.Int64Var(&c.http.MaxBody, "max-body", serve.DefaultMaxBody, "with --http, the largest request body in `BYTES`")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFile, "log-file", "", "append logs to `FILE` instead of stderr")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -89,6 +100,15 @@ Flags:
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))
+	}
+	if err := c.parseTokens(tokens, tokenFile); err != nil {
+		return nil, err
+	}
+	c.http.AllowedOrigins = origins
+	if c.httpAddr != "" {
+		if err := serve.CheckAddr(c.httpAddr, len(c.http.Tokens) > 0); err != nil {
+			return nil, err
+		}
 	}
 	c.browser.Headful = !headless
 	c.browser.ChromeArgs = chromeArgs
@@ -177,6 +197,14 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, "pagemux speaks MCP on stdin/stdout: start it from an MCP client, not a terminal.\n"+
 			`Client config: {"mcpServers": {"pagemux": {"command": "`+executable()+`", "args": ["--lock-mode=page"]}}}`+"\n"+
 			"See pagemux --help for the flags. Waiting for MCP messages on stdin (Ctrl-D to quit).")
+	}
+	if c.httpAddr != "" {
+		opts := c.http
+		opts.Log, opts.Health = log, b.Status
+		log.Info("serving MCP over HTTP", "addr", c.httpAddr, "lock_mode", mode, "tokens", slices.Sorted(maps.Keys(opts.Tokens)))
+		return serveThenClose(ctx, log, b, func(ctx context.Context) error {
+			return serve.ListenHTTP(ctx, c.httpAddr, srv.MCP(), opts)
+		})
 	}
 	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "tool_timeout", c.toolTimeout, "max_queue", c.maxQueue)
 	err = serveThenClose(ctx, log, b, func(ctx context.Context) error {
@@ -287,4 +315,41 @@ func exitSignals() []os.Signal {
 		}
 	}
 	return sigs
+}
+
+// parseTokens reads --auth-token and --auth-token-file into c.http.Tokens.
+func (c *config) parseTokens(flags []string, file string) error {
+	lines := slices.Clone(flags)
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("--auth-token-file: %w", err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) > 0 && c.httpAddr == "" {
+		return errors.New("--auth-token and --auth-token-file need --http")
+	}
+	for _, l := range lines {
+		name, secret, ok := strings.Cut(l, "=")
+		if !ok || name == "" {
+			// Nothing of it is echoed: it may be a real secret, mistyped.
+			return errors.New("an auth token is not NAME=SECRET; give each as --auth-token NAME=SECRET")
+		}
+		if len(secret) < 8 {
+			return fmt.Errorf("auth token %q: its secret is shorter than 8 characters", name)
+		}
+		if c.http.Tokens == nil {
+			c.http.Tokens = map[string]string{}
+		}
+		if _, dup := c.http.Tokens[name]; dup {
+			return fmt.Errorf("auth token %q given twice", name)
+		}
+		c.http.Tokens[name] = secret
+	}
+	return nil
 }

@@ -228,8 +228,8 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 // a second. It refuses a non-loopback address without tokens: anyone who can
 // reach the port would drive the browser.
 func ListenHTTP(ctx context.Context, addr string, srv *server.MCPServer, opts HTTPOptions) error {
-	if len(opts.Tokens) == 0 && !loopback(addr) {
-		return fmt.Errorf("--http %s listens beyond this machine without authentication: anyone who reaches it drives the browser; bind 127.0.0.1 (--http 127.0.0.1:8931), or give --auth-token NAME=SECRET", addr)
+	if err := CheckAddr(addr, len(opts.Tokens) > 0); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -251,6 +251,18 @@ func ListenHTTP(ctx context.Context, addr string, srv *server.MCPServer, opts HT
 		hs.Close()
 		return ctx.Err()
 	}
+}
+
+// CheckAddr refuses an address ListenHTTP would refuse: one beyond
+// loopback without authentication, or one that is not host:port.
+func CheckAddr(addr string, authenticated bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8931", addr)
+	}
+	if !authenticated && !loopback(addr) {
+		return fmt.Errorf("--http %s listens beyond this machine without authentication: anyone who reaches it drives the browser; bind 127.0.0.1 (--http 127.0.0.1:8931), or give --auth-token NAME=SECRET", addr)
+	}
+	return nil
 }
 
 // loopback reports whether addr (host:port) binds loopback only.

@@ -1,0 +1,30 @@
+package browser
+
+// Status says whether Chrome is up, for a health check: "up" once a start
+// succeeded and Chrome has not gone away since. It does not start Chrome
+// and does not talk to it.
+func (b *Browser) Status() (up bool, detail string) {
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	switch {
+	case l == nil:
+		return false, "not started yet: Chrome starts on the first tool call"
+	case !isDone(l.done):
+		return false, "starting"
+	case l.err != nil:
+		return false, "the last start failed: " + l.err.Error()
+	case l.gone():
+		return false, "Chrome went away; the next tool call starts a new one"
+	}
+	return true, "running"
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// freeAddr returns a loopback address nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestHTTPBinary serves the real binary over Streamable HTTP with a token:
+// two clients share its browser, /healthz reports Chrome, a request without
+// the token gets 401, and SIGTERM ends it.
+func TestHTTPBinary(t *testing.T) {
+	bin := buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "--http", addr, "--auth-token", "lead=lead-secret-1", "--auth-token", "sub=sub-secret-2", "--lock-mode=page", "--log-level=warn")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Error("pagemux --http did not exit on SIGTERM")
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pagemux --http never answered /healthz: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: status %d", resp.StatusCode)
+	}
+
+	connect := func(secret string) *client.Client {
+		c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+			ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "http-binary-test", Version: "1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	call := func(c *client.Client, tool string, args map[string]any) string {
+		t.Helper()
+		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		text := res.Content[0].(mcp.TextContent).Text
+		if res.IsError {
+			t.Fatalf("%s: %s", tool, text)
+		}
+		return text
+	}
+	lead, sub := connect("lead-secret-1"), connect("sub-secret-2")
+	call(lead, "new_page", map[string]any{"url": site.URL + "/form.html"})
+	call(sub, "new_page", map[string]any{"url": site.URL + "/page2.html"})
+	if got := call(sub, "list_pages", nil); !strings.Contains(got, "/form.html") || !strings.Contains(got, "/page2.html") {
+		t.Errorf("the two agents do not share the browser:\n%s", got)
+	}
+	if got := call(lead, "evaluate_script", map[string]any{"function": "() => 6 * 7"}); !strings.Contains(got, "42") {
+		t.Errorf("evaluate over HTTP: %s", got)
+	}
+
+	resp, err = http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var health struct {
+		Chrome bool `json:"chrome"`
+	}
+	if json.Unmarshal(body, &health) != nil || !health.Chrome {
+		t.Errorf("/healthz after calls: %s", body)
+	}
+	if strings.Contains(stderr.String(), "secret-") {
+		t.Errorf("a secret reached the logs:\n%s", stderr.String())
+	}
+}
+
+// TestHTTPFlags: --http refuses what would expose the browser, and tokens
+// are checked without echoing their secrets.
+func TestHTTPFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", "0.0.0.0:8931"}, "without authentication"},
+		{[]string{"--http", "8931"}, "want HOST:PORT"},
+		{[]string{"--http", "127.0.0.1:8931", "--auth-token", "lead=short"}, "shorter than 8"},
+		{[]string{"--http", "127.0.0.1:8931", "--auth-token", "justasecretvalue"}, "NAME=SECRET"},
+		{[]string{"--auth-token", "lead=long-enough-secret"}, "need --http"},
+	}
+	for _, tt := range tests {
+		_, err := parseFlags(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "justasecretvalue") {
+			t.Errorf("%v: the error echoes the secret: %v", tt.args, err)
+		}
+	}
+	c, err := parseFlags([]string{"--http", "0.0.0.0:8931", "--auth-token", "lead=long-enough-secret"}, io.Discard)
+	if err != nil || c.http.Tokens["lead"] != "long-enough-secret" {
+		t.Errorf("a token allows any address: %v %+v", err, c)
+	}
+}
