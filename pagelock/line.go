@@ -3,6 +3,7 @@ package pagelock
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Line puts the calls of one client in the order they arrived, so that they
@@ -24,6 +25,15 @@ type Line struct {
 	mu    sync.Mutex
 	last  chan struct{}   // closed when the last ticket taken was admitted
 	holds []chan struct{} // the holds not yet released, oldest first
+	// numbered are the done channels of TakeNumbered's tickets, by number,
+	// kept until both the ticket and its successor were taken.
+	numbered map[uint64]*numberedSlot
+}
+
+// numberedSlot is the done channel of ticket n of a numbered line.
+type numberedSlot struct {
+	done             chan struct{}
+	taken, nextTaken bool
 }
 
 // Ticket is one call's place in a Line. The methods of a nil Ticket return
@@ -33,6 +43,7 @@ type Ticket struct {
 	prev    <-chan struct{} // closed when the ticket before was admitted
 	done    chan struct{}   // closed when this one is admitted
 	once    sync.Once
+	gap     bool // numbered: a lost predecessor holds it for gapWait at most
 }
 
 // Take returns the next ticket of l. The ticket's turn comes when every
@@ -45,6 +56,50 @@ func (l *Line) Take() *Ticket {
 	return t
 }
 
+// TakeNumbered returns ticket n (counting from 1) of l, for a client that
+// numbers its calls because they can reach the server out of order, such as
+// a bridge that sends each on an HTTP request of its own. Ticket n's turn
+// comes when tickets 1 to n-1 were admitted, whichever arrived first; a
+// number that never comes holds the ones after it for at most gapWait. A
+// line is used with Take or with TakeNumbered, not both. n 0 is Take.
+func (l *Line) TakeNumbered(n uint64) *Ticket {
+	if n == 0 {
+		return l.Take()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.numbered == nil {
+		l.numbered = make(map[uint64]*numberedSlot)
+	}
+	slot := func(k uint64) *numberedSlot {
+		s, ok := l.numbered[k]
+		if !ok {
+			s = &numberedSlot{done: make(chan struct{})}
+			l.numbered[k] = s
+		}
+		return s
+	}
+	t := &Ticket{line: l, done: slot(n).done, gap: true}
+	me := slot(n)
+	me.taken = true
+	if n > 1 {
+		prev := slot(n - 1)
+		t.prev = prev.done
+		prev.nextTaken = true
+		if prev.taken {
+			delete(l.numbered, n-1)
+		}
+	}
+	if me.nextTaken {
+		delete(l.numbered, n)
+	}
+	return t
+}
+
+// gapWait bounds how long a numbered ticket waits for a number before it
+// that never came (its request was lost).
+const gapWait = 5 * time.Second
+
 // Turn waits until every earlier ticket of the line was admitted, or ctx
 // ends. After an error the ticket still admits itself once its turn comes,
 // so the calls behind it are not stuck.
@@ -52,8 +107,17 @@ func (t *Ticket) Turn(ctx context.Context) error {
 	if t == nil || t.prev == nil {
 		return nil
 	}
+	var gap <-chan time.Time
+	if t.gap {
+		timer := time.NewTimer(gapWait)
+		defer timer.Stop()
+		gap = timer.C
+	}
 	select {
 	case <-t.prev:
+		return nil
+	case <-gap:
+		t.prev = nil // go on without the lost one; the ones after follow this
 		return nil
 	case <-ctx.Done():
 		t.Admit()
@@ -78,7 +142,19 @@ func (t *Ticket) Admit() {
 		case <-t.prev:
 			close(t.done)
 		default:
-			go func() { <-t.prev; close(t.done) }()
+			go func() {
+				if t.gap {
+					timer := time.NewTimer(gapWait)
+					defer timer.Stop()
+					select {
+					case <-t.prev:
+					case <-timer.C:
+					}
+				} else {
+					<-t.prev
+				}
+				close(t.done)
+			}()
 		}
 	})
 }

@@ -208,3 +208,50 @@ func TestReserveTimeoutGivesBack(t *testing.T) {
 		t.Errorf("page/1 is still held by %q after the timeout", s.Holder)
 	}
 }
+
+// TestLineNumbered: numbered tickets taken in any order take their turns
+// in number order; a number that never comes holds the rest only a while.
+func TestLineNumbered(t *testing.T) {
+	var line Line
+	order := rand.Perm(20)
+	tickets := make([]*Ticket, 20)
+	for _, i := range order {
+		tickets[i] = line.TakeNumbered(uint64(i + 1))
+	}
+	var mu sync.Mutex
+	var got []int
+	var wg sync.WaitGroup
+	for _, i := range rand.Perm(20) {
+		wg.Go(func() {
+			if err := tickets[i].Turn(t.Context()); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got = append(got, i)
+			mu.Unlock()
+			tickets[i].Admit()
+		})
+	}
+	wg.Wait()
+	if !slices.IsSorted(got) {
+		t.Fatalf("numbered turns came in the order %v", got)
+	}
+	if len(line.numbered) > 1 {
+		t.Errorf("%d numbered slots kept after every ticket was taken", len(line.numbered))
+	}
+
+	// Number 22 comes, 21 never does: 22's turn still comes.
+	var gappy Line
+	for i := uint64(1); i <= 20; i++ {
+		gappy.TakeNumbered(i).Admit()
+	}
+	late := gappy.TakeNumbered(22)
+	start := time.Now()
+	if err := late.Turn(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	late.Admit()
+	if waited := time.Since(start); waited < gapWait/2 {
+		t.Errorf("ticket 22 did not wait for the missing 21 (%v)", waited)
+	}
+}

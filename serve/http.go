@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/pagelock"
 )
+
+// CallNumberHeader numbers a client's tools/call requests from 1, for a
+// client whose requests may reach the server out of order: they take their
+// places in the lock queues in number order (see pagelock.Line.TakeNumbered).
+const CallNumberHeader = "Pagemux-Call"
 
 // DefaultMaxBody bounds an HTTP request body unless HTTPOptions says otherwise.
 const DefaultMaxBody = 4 << 20
@@ -141,7 +147,10 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isToolCall(body) {
-		ticket := h.line(agent).Take()
+		// A client that may send its calls over several connections at
+		// once, as --join does, numbers them so that they keep its order.
+		n, _ := strconv.ParseUint(r.Header.Get(CallNumberHeader), 10, 64)
+		ticket := h.line(agent).TakeNumbered(n)
 		defer ticket.Admit() // a call that never reached its Guard
 		ctx = pagelock.WithTicket(ctx, ticket)
 	}
