@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -84,28 +85,32 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration, op
 // Evaluate calls a JavaScript function declaration, such as
 // "() => document.title", with the elements of uids as its arguments, awaits
 // a promise it returns, and returns the JSON of the value. An exception is a
-// *ScriptError. It does not settle the page: the caller decides.
+// *ScriptError; a script that Chrome terminated is a *ScriptStoppedError. A
+// call that gives up stops its own script, never another call's on a page
+// that shares the renderer (scriptstop.go). It does not settle the page: the
+// caller decides.
 func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnswer, uids ...string) (json.RawMessage, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
 	function = strings.TrimRight(strings.TrimSpace(function), ";")
+	run := p.newScriptRun(ctx)
 	var out json.RawMessage
 	err := p.run(ctx, runOpts{answer: answer}, func(ctx context.Context) error {
 		if len(uids) > 0 {
-			v, err := p.callWithElements(ctx, function, uids)
+			v, err := p.callWithElements(ctx, run.declaration(function), uids)
 			out = v
 			return err
 		}
-		v, err := evaluate(ctx, "("+function+"\n)()")
+		v, err := evaluate(ctx, run.expression(function))
 		out = v
 		return err
 	})
-	if err != nil && ctx.Err() != nil && !p.Closed() {
-		// Stop a script that would run on with nobody waiting for it.
-		tctx, cancel := context.WithTimeout(p.ctx, time.Second)
-		_, _ = chromedp.Call(tctx, runtime.TerminateExecution, cdp.Empty{})
-		cancel()
+	p.endScript(run, err != nil && ctx.Err() != nil && !p.Closed())
+	var cerr *cdproto.Error
+	if errors.As(err, &cerr) && cerr.Code == -32603 && ctx.Err() == nil {
+		// What Chrome answers for a script whose execution was terminated.
+		return nil, &ScriptStoppedError{Detail: fmt.Sprintf("it answered %q (%d) before the script returned", cerr.Message, cerr.Code)}
 	}
 	return out, err
 }

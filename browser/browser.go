@@ -68,6 +68,7 @@ type launch struct {
 	profileDir string       // the profile of a Chrome pagemux launched; set before done closes
 	chrome     *chromeProc  // a Chrome pagemux launched (profile.go); set by allocator, before Chrome starts
 	devtools   atomic.Value // its DevTools endpoint, once read (devtools.go)
+	wd         watchdog     // whether Chrome still answers (watchdog.go)
 }
 
 // New returns a Browser for cfg. It does not start Chrome.
@@ -104,8 +105,10 @@ func (b *Browser) Start(ctx context.Context) error {
 		return fmt.Errorf("%w: the server is shutting down", ErrStart)
 	}
 	l := b.launch
-	if l == nil || l.failed() || l.gone() {
-		l = &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tail.Buffer{}}
+	if l == nil || l.failed() || l.gone() || l.unresponsiveErr() != nil {
+		next := &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tail.Buffer{}}
+		next.wd.reattach = l != nil && b.cfg.Attaches() && (l.unresponsiveErr() != nil || l.failed() && l.wd.reattach)
+		l = next
 		b.launch = l
 		go b.start(l)
 	}
@@ -154,12 +157,19 @@ func (b *Browser) start(l *launch) {
 
 	started := make(chan error, 1)
 	go func() { started <- chromedp.Do(rootCtx) }()
-	timer := time.NewTimer(startTimeout)
+	limit := startTimeout
+	if l.wd.reattach {
+		limit = reattachTimeout
+	}
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
 	case err = <-started:
 	case <-timer.C:
-		err = fmt.Errorf("no answer after %s", startTimeout)
+		err = fmt.Errorf("no answer after %s", limit)
+		if l.wd.reattach {
+			err = fmt.Errorf("%w: it still does not answer (%v); pagemux reconnects on a later call once it answers again", ErrUnresponsive, err)
+		}
 	}
 	if err == nil {
 		err = b.adoptExisting(l)
@@ -332,6 +342,10 @@ func (b *Browser) pageGone(p *Page) {
 		return
 	}
 	delete(b.byTarget, p.TargetID)
+	if p.closing.Load() {
+		p.setWhy(ClosedByPagemux)
+	}
+	p.setWhy(ClosedOutside) // unless a reason came first
 	if b.selected == p.ID {
 		b.selected = 0
 		if open := b.sortedLocked(); len(open) > 0 {
@@ -361,6 +375,7 @@ func (b *Browser) browserGone(l *launch) {
 		b.log.Warn("chrome went away; the next call starts it again", "pages", len(gone), "output", l.out.String())
 	}
 	for _, p := range gone {
+		p.setWhy(ClosedRestart)
 		b.pageGone(p)
 	}
 }
@@ -390,7 +405,7 @@ func (b *Browser) Page(id int) (*Page, error) {
 	case !ok:
 		return nil, &NoPageError{ID: id}
 	case p.Closed():
-		return nil, &PageClosedError{ID: id}
+		return nil, p.Err()
 	}
 	return p, nil
 }
@@ -471,7 +486,7 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 	}
 	res, err := chromedp.CallBrowser(l.rootCtx, target.CreateTarget, params)
 	if err != nil {
-		return nil, fmt.Errorf("open a new tab: %w", err)
+		return nil, fmt.Errorf("open a new tab: %w", l.explainBrowser(err))
 	}
 	if nc != nil {
 		b.contexts.addPage(nc, res.TargetID)
@@ -496,13 +511,15 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	n := len(b.byTarget)
 	b.mu.Unlock()
 	if p.Closed() {
-		return &PageClosedError{ID: p.ID}
+		return p.closedErr()
 	}
 	if n <= 1 {
 		return ErrLastPage
 	}
+	p.closing.Store(true)
 	if _, err := chromedp.CallBrowser(p.launch.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil && !p.Closed() {
-		return fmt.Errorf("close page %d: %w", p.ID, err)
+		p.closing.Store(false)
+		return fmt.Errorf("close page %d: %w", p.ID, p.launch.explainBrowser(err))
 	}
 	select {
 	case <-p.closed:

@@ -27,13 +27,47 @@ const (
 	ErrCrashed Error = "the page crashed"
 	// ErrStart means Chrome could not be started or attached.
 	ErrStart Error = "chrome could not start"
+	// ErrUnresponsive means Chrome stopped answering: a call ran past its
+	// expected time and a check of the browser's connection got no answer.
+	// The calls in flight fail with it; a Chrome pagemux launched is killed
+	// and the next call starts a new one.
+	ErrUnresponsive Error = "Chrome stopped responding"
+	// ErrScriptStopped means Chrome terminated a script before it returned.
+	ErrScriptStopped Error = "the script was stopped before it returned"
 )
 
-// PageClosedError is returned for a page that was closed, by the agent or by
-// the page itself. It does not say who closed it.
-type PageClosedError struct{ ID int }
+// CloseReason says why a page went away.
+type CloseReason int
 
-func (e *PageClosedError) Error() string { return fmt.Sprintf("page %d is closed", e.ID) }
+// The reasons a page goes away. The zero value is a close by pagemux.
+const (
+	// ClosedByPagemux is a close_page.
+	ClosedByPagemux CloseReason = iota
+	// ClosedOutside is a tab that closed itself (window.close) or that
+	// another DevTools client closed.
+	ClosedOutside
+	// ClosedRestart is a tab of a Chrome that went away: it crashed, was
+	// killed, or stopped responding.
+	ClosedRestart
+)
+
+// PageClosedError is returned for a page that went away. Why says how, and
+// the message with it: "page 3 is closed" (close_page), "page 3 was closed
+// (outside pagemux)", "page 3 is gone (the browser was restarted)".
+type PageClosedError struct {
+	ID  int
+	Why CloseReason
+}
+
+func (e *PageClosedError) Error() string {
+	switch e.Why {
+	case ClosedOutside:
+		return fmt.Sprintf("page %d was closed (outside pagemux)", e.ID)
+	case ClosedRestart:
+		return fmt.Sprintf("page %d is gone (the browser was restarted)", e.ID)
+	}
+	return fmt.Sprintf("page %d is closed", e.ID)
+}
 
 // Unwrap makes errors.Is(err, ErrPageClosed) hold.
 func (e *PageClosedError) Unwrap() error { return ErrPageClosed }
@@ -47,3 +81,37 @@ func (e *NoPageError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrNoPage) hold.
 func (e *NoPageError) Unwrap() error { return ErrNoPage }
+
+// unresponsiveError is ErrUnresponsive with what pagemux did about it.
+type unresponsiveError struct{ msg string }
+
+func (e *unresponsiveError) Error() string { return e.msg }
+
+// Unwrap makes errors.Is(err, ErrUnresponsive) hold.
+func (e *unresponsiveError) Unwrap() error { return ErrUnresponsive }
+
+// pageUnresponsiveError is the error of a call on a page that was in flight
+// when Chrome stopped responding: the page is gone with its browser.
+type pageUnresponsiveError struct {
+	cause error // an *unresponsiveError
+	page  *PageClosedError
+}
+
+func (e *pageUnresponsiveError) Error() string {
+	return fmt.Sprintf("%v; %v", e.cause, e.page)
+}
+
+// Unwrap makes errors.Is hold for ErrUnresponsive and ErrPageClosed.
+func (e *pageUnresponsiveError) Unwrap() []error { return []error{e.cause, e.page} }
+
+// ScriptStoppedError is a script that Chrome terminated before it returned:
+// a script of another call on a page that shares the renderer was stopped,
+// or the page's renderer stopped it.
+type ScriptStoppedError struct{ Detail string }
+
+func (e *ScriptStoppedError) Error() string {
+	return fmt.Sprintf("%s: Chrome terminated it (%s); run it again if it still needs to run", ErrScriptStopped, e.Detail)
+}
+
+// Unwrap makes errors.Is(err, ErrScriptStopped) hold.
+func (e *ScriptStoppedError) Unwrap() error { return ErrScriptStopped }

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -30,6 +32,10 @@ type Page struct {
 
 	gen    atomic.Uint64
 	closed chan struct{}
+	// why is how the page went away: a CloseReason plus one, 0 while open;
+	// the first reason set wins. closing says close_page asked for it.
+	why     atomic.Int32
+	closing atomic.Bool
 
 	attachOnce sync.Once
 	attached   chan struct{} // closed when attach ended; attachErr says how
@@ -47,6 +53,8 @@ type Page struct {
 	// (collect.go); set by their observer before attach.
 	console *Console
 	network *Network
+	// scripts are the evaluate_script scripts in flight (scriptstop.go).
+	scripts scriptRuns
 
 	mu      sync.Mutex
 	url     string
@@ -79,6 +87,12 @@ func (p *Page) adoptRoot(ctx context.Context) {
 		p.ctx = ctx
 		p.cancel = func() {} // cancelling the root context would end the browser
 		p.attachErr = chromedp.Listen(ctx, p.onEvent)
+		if p.attachErr == nil {
+			p.attachErr = disableDOMEvents(ctx)
+		}
+		if p.attachErr == nil {
+			p.ensureScriptBinding(context.Background())
+		}
 		close(p.attached)
 	})
 }
@@ -95,21 +109,43 @@ func (p *Page) attach(ctx context.Context) error {
 			// The first Do binds the tab to p.ctx, so it must not carry the
 			// caller's deadline; the caller waits below instead.
 			p.attachErr = chromedp.Do(p.ctx)
+			if p.attachErr == nil {
+				p.attachErr = disableDOMEvents(p.ctx)
+			}
+			if p.attachErr == nil {
+				p.ensureScriptBinding(context.Background())
+			}
 			close(p.attached)
 		}()
 	})
 	select {
 	case <-p.attached:
 	case <-p.closed:
-		return &PageClosedError{ID: p.ID}
+		return p.closedErr()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	if p.attachErr != nil {
-		if p.Closed() {
-			return &PageClosedError{ID: p.ID}
+		if err := p.explain(ctx, p.attachErr); p.Closed() {
+			return err
 		}
 		return fmt.Errorf("attach to page %d: %w", p.ID, p.attachErr)
+	}
+	return nil
+}
+
+// disableDOMEvents turns the DOM domain's events off for the tab, so that
+// no event volume can stall it. chromedp answers each DOM.documentUpdated
+// by asking for the document from the loop that also takes the tab's
+// Runtime and Page events off a 4,096-event queue; while a page logs more
+// than that during its load, the answer waits behind the full queue, and
+// the tab, then the browser's connection, stop for good. pagemux names
+// nodes by backend id, which needs no DOM events; it never asks for the
+// document, which would turn them on again.
+func disableDOMEvents(ctx context.Context) error {
+	_, err := chromedp.Call(ctx, dom.Disable, cdp.Empty{})
+	if err != nil {
+		return fmt.Errorf("turn off DOM events: %w", err)
 	}
 	return nil
 }
@@ -117,6 +153,10 @@ func (p *Page) attach(ctx context.Context) error {
 // onEvent runs in the tab's event loop, in the order Chrome sent the events:
 // it must return fast and send no command.
 func (p *Page) onEvent(ev any) {
+	if ev, ok := ev.(*runtime.EventBindingCalled); ok {
+		p.scriptEvent(ev)
+		return
+	}
 	p.track(ev)
 	p.emulationEvent(ev)
 	for _, fn := range p.observers {
@@ -191,6 +231,36 @@ func (p *Page) crashed() {
 	p.changed = make(chan struct{})
 }
 
+// setWhy records why the page goes away, unless a reason is set already.
+func (p *Page) setWhy(why CloseReason) { p.why.CompareAndSwap(0, int32(why)+1) }
+
+// Err returns nil for an open page, else the *PageClosedError that says how
+// it went away: closed by pagemux, closed outside pagemux, or gone with its
+// browser.
+func (p *Page) Err() error {
+	if !p.Closed() {
+		return nil
+	}
+	why := ClosedByPagemux
+	if w := p.why.Load(); w > 0 {
+		why = CloseReason(w - 1)
+	}
+	return &PageClosedError{ID: p.ID, Why: why}
+}
+
+// closedErr is the error of a call on the page that was in flight when it
+// went away: Err, or, when its Chrome stopped responding, the error that
+// says so.
+func (p *Page) closedErr() error {
+	if cause := p.launch.unresponsiveErr(); cause != nil {
+		return &pageUnresponsiveError{cause: cause, page: &PageClosedError{ID: p.ID, Why: ClosedRestart}}
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return &PageClosedError{ID: p.ID}
+}
+
 // markClosed bumps the generation and wakes every waiter. It is idempotent.
 func (p *Page) markClosed() {
 	p.mu.Lock()
@@ -210,6 +280,7 @@ func (p *Page) markClosed() {
 		cancel()
 	}
 	go p.releaseEmulation()
+	p.release() // collect.go
 }
 
 // Closed reports whether the page went away.
@@ -290,16 +361,26 @@ func (p *Page) state() (navState, *page.EventJavascriptDialogOpening, <-chan str
 func (p *Page) Context(ctx context.Context) (context.Context, context.CancelFunc) {
 	cctx, cancel := context.WithCancelCause(p.ctx)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	stopClosed := context.AfterFunc(closedContext{p.closed}, func() { cancel(&PageClosedError{ID: p.ID}) })
+	stopClosed := context.AfterFunc(closedContext{p.closed}, func() { cancel(p.closedErr()) })
 	return cctx, func() { stop(); stopClosed(); cancel(context.Canceled) }
 }
 
 // Ready attaches to the tab if needed and fails for a closed page.
 func (p *Page) Ready(ctx context.Context) error {
 	if p.Closed() {
-		return &PageClosedError{ID: p.ID}
+		return p.closedErr()
 	}
 	return p.attach(ctx)
+}
+
+// Usable returns nil for a page that can answer commands, else why it
+// cannot: it went away, or its renderer crashed (with what to do about it).
+// It sends no command.
+func (p *Page) Usable() error {
+	if p.Closed() {
+		return p.closedErr()
+	}
+	return p.usable()
 }
 
 // usable fails for a page whose renderer crashed, with what to do about it.

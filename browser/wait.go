@@ -123,25 +123,61 @@ func (p *Page) run(ctx context.Context, o runOpts, fn func(ctx context.Context) 
 			return p.explain(ctx, err)
 		case <-changed:
 		case <-p.closed:
-			return &PageClosedError{ID: p.ID}
+			return p.closedErr()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-// explain turns the errors of a call whose tab closed or whose caller gave up
-// into the errors the caller expects.
+// explain turns the errors of a call whose tab closed, whose browser went
+// away or stopped responding, or whose caller gave up into the errors the
+// caller expects. A tab that Chrome detached from pagemux is closed: Chrome
+// says so before it says the tab is destroyed, so the wait for that is short.
 func (p *Page) explain(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case p.launch.unresponsiveErr() != nil:
+		return p.closedErr()
 	case p.Closed():
-		return &PageClosedError{ID: p.ID}
+		return p.closedErr()
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case errors.Is(err, chromedp.ErrTargetDetached):
+		if !p.awaitClosed(closeNoticeWait) {
+			// The session is gone, so the page is of no more use.
+			p.setWhy(ClosedOutside)
+			p.b.pageGone(p)
+		}
+		return p.closedErr()
+	case errors.Is(err, context.Canceled):
+		// chromedp's error for a lost connection: Chrome went away.
+		if p.awaitClosed(closeNoticeWait) {
+			return p.closedErr()
+		}
+	}
+	if msg := err.Error(); strings.Contains(msg, "Execution was terminated") {
+		return &ScriptStoppedError{Detail: msg}
 	}
 	return err
+}
+
+// closeNoticeWait bounds the wait for the event that a tab or its browser
+// went away, once a call learnt it from its own failure.
+const closeNoticeWait = 2 * time.Second
+
+// awaitClosed waits at most d for the page to go away and reports whether it
+// did.
+func (p *Page) awaitClosed(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.closed:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // Act runs an action that may start a navigation or open a dialog, then waits
@@ -227,7 +263,7 @@ func (p *Page) waitNavigation(ctx context.Context, before navState, deadline tim
 		case <-t.C:
 		case <-p.closed:
 			t.Stop()
-			return &PageClosedError{ID: p.ID}
+			return p.closedErr()
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
 )
 
 // maxErrorText bounds an error's text: errors quote bad input, and a 10 MB
@@ -35,6 +36,10 @@ func capText(s string, n int) string {
 // "Error: " that chrome-devtools-mcp puts before its errors.
 func errorText(err error) string {
 	switch {
+	case errors.Is(err, browser.ErrUnresponsive):
+		// Before the cancellations: the calls that Chrome's freeze ended
+		// wrap the context's errors too.
+		return "Error: " + err.Error()
 	case errors.Is(err, context.Canceled):
 		return "Error: the call was cancelled"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -27,7 +28,12 @@ func (s *Server) takeSnapshot() tool {
 	return newTool("take_snapshot", "Take a text snapshot of the currently selected page based on the a11y tree. The snapshot lists page elements along with a unique identifier (uid). Always use the latest snapshot. Prefer taking a snapshot over taking a screenshot.", true, pageScope,
 		func(ctx context.Context, c *call, a *snapshotArgs) error {
 			if err := c.page.Ready(ctx); err != nil {
-				return err
+				return fmt.Errorf("could not take a snapshot: %w", err)
+			}
+			// A page that cannot answer fails the call: the snapshot is all
+			// it returns.
+			if err := c.page.Usable(); err != nil {
+				return fmt.Errorf("could not take a snapshot: %w", err)
 			}
 			if a.FilePath == "" {
 				c.resp.includeSnapshot(a.Verbose)
@@ -38,7 +44,7 @@ func (s *Server) takeSnapshot() tool {
 			}
 			snap, err := c.page.Snapshot(ctx, a.Verbose)
 			if err != nil {
-				return err
+				return fmt.Errorf("could not take a snapshot: %w", err)
 			}
 			full, err := s.files.write(a.FilePath, []byte(snap.Text))
 			if err != nil {

@@ -1,0 +1,79 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// FloodHandler serves /flood?logs=N&reqs=M: a page that logs N console
+// messages and starts M requests while it loads (to /flood/r).
+func floodHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/flood", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("logs"))
+		reqs, _ := strconv.Atoi(r.URL.Query().Get("reqs"))
+		fmt.Fprintf(w, `<!doctype html><title>Flood</title><p>flood</p><script>
+for (let i = 0; i < %d; i++) console.log('message', i);
+for (let i = 0; i < %d; i++) fetch('/flood/r?i=' + i).catch(() => {});
+</script>`, n, reqs)
+	})
+	mux.HandleFunc("/flood/r", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	return mux
+}
+
+// No event volume stalls a page or the connection: a page that logs 20,000
+// messages and makes 5,000 requests while it loads (past the 4,096 events
+// that chromedp queues per tab) loads, answers at once afterwards, and so
+// does another page; the collectors keep their bounds and count the rest.
+func TestEventFlood(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	site := httptest.NewServer(floodHandler())
+	t.Cleanup(site.Close)
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := p.Navigate(ctx, site.URL+"/flood?logs=20000&reqs=5000", 60*time.Second); err != nil {
+		t.Fatalf("navigate after %s: %v", time.Since(start), err)
+	}
+	t.Logf("the flooding page loaded in %s", time.Since(start))
+	for _, q := range []*Page{p, other} {
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		start := time.Now()
+		v, err := q.Evaluate(qctx, "() => 1 + 1", nil)
+		cancel()
+		if err != nil || string(v) != "2" {
+			t.Fatalf("page %d after the flood: %s %v", q.ID, v, err)
+		}
+		t.Logf("page %d answered in %s", q.ID, time.Since(start))
+	}
+	msgs, info := p.Console().List(false)
+	if len(msgs) != BucketCap || len(msgs)+info.Dropped < 20000 {
+		t.Errorf("console kept %d and dropped %d of at least 20,000 messages", len(msgs), info.Dropped)
+	}
+	// Every request shows up once its document is the current one.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		reqs, ninfo := p.Network().List(false)
+		if len(reqs) == BucketCap && len(reqs)+ninfo.Dropped >= 5001 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("network kept %d and dropped %d of 5,001 requests", len(reqs), ninfo.Dropped)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,175 @@
+package browser
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// A call that gives up on its script must stop that script, and only that:
+// Runtime.terminateExecution stops whatever JavaScript runs in the renderer,
+// and tabs can share a renderer (--process-per-site, pages of one site opened
+// from each other, a renderer process limit). A script queued behind another
+// call's busy script has not started, so terminating then would kill the
+// other call's script. So evaluate_script's scripts tell pagemux, through a
+// binding, when they start and when their synchronous part returns; pagemux
+// terminates a script of a call that gave up only while that script runs,
+// and one that had not started yet as soon as it starts.
+
+// scriptBinding is the binding pagemux's scripts signal through. It is a
+// global of the page's main world; pages never see it called with tokens of
+// their own.
+const scriptBinding = "__pagemuxScript"
+
+// scriptState is where a script of evaluate_script is.
+type scriptState int
+
+const (
+	scriptQueued  scriptState = iota // sent, not started: another script runs
+	scriptRunning                    // its synchronous part runs
+	scriptAwaits                     // it returned a promise, or returned
+)
+
+// scriptRun is one script of evaluate_script.
+type scriptRun struct {
+	token     string
+	state     scriptState
+	abandoned bool // its call gave up; stop it when it starts
+}
+
+// scriptRuns are the scripts of a page's calls that have not ended, by token.
+type scriptRuns struct {
+	mu      sync.Mutex
+	runs    map[string]*scriptRun
+	binding atomic.Bool // the binding is added to the page's session
+}
+
+// scriptForget bounds how long an abandoned script that never starts (its
+// document went away meanwhile) is remembered.
+const scriptForget = time.Minute
+
+// newScriptRun registers a script about to be sent.
+func (p *Page) newScriptRun(ctx context.Context) *scriptRun {
+	p.ensureScriptBinding(ctx)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	r := &scriptRun{token: hex.EncodeToString(b[:])}
+	p.scripts.mu.Lock()
+	if p.scripts.runs == nil {
+		p.scripts.runs = map[string]*scriptRun{}
+	}
+	p.scripts.runs[r.token] = r
+	p.scripts.mu.Unlock()
+	return r
+}
+
+// ensureScriptBinding adds the binding once per page. Without it the scripts
+// run as before, and a call that gives up does not stop its script.
+func (p *Page) ensureScriptBinding(ctx context.Context) {
+	if p.scripts.binding.Load() || p.usable() != nil {
+		return // a crashed renderer would never answer
+	}
+	cctx, cancel := p.Context(ctx)
+	defer cancel()
+	cctx, stop := context.WithTimeout(cctx, bindingTimeout)
+	defer stop()
+	if _, err := chromedp.Call(cctx, runtime.AddBinding, runtime.AddBindingParams{Name: scriptBinding}); err == nil {
+		p.scripts.binding.Store(true)
+	}
+}
+
+// bindingTimeout bounds the adding of the binding: a renderer that does not
+// answer then is busy, and the script that follows would wait for it anyway.
+const bindingTimeout = 2 * time.Second
+
+// signal is the statement a script runs to tell pagemux where it is.
+func (r *scriptRun) signal(what string) string {
+	return "globalThis." + scriptBinding + "?.('" + what + ":" + r.token + "');"
+}
+
+// expression wraps the function declaration fn, called without arguments,
+// in an expression that signals its start and the return of its
+// synchronous part.
+func (r *scriptRun) expression(fn string) string {
+	return "(() => { " + r.signal("s") + " try { return (" + fn + "\n)(); } finally { " + r.signal("r") + " } })()"
+}
+
+// declaration wraps the function declaration fn, called on an object with
+// arguments, likewise. fn is compiled outside the wrapper, in the global
+// scope, so an arrow function still sees the window as this.
+func (r *scriptRun) declaration(fn string) string {
+	return "(f => function(...args) { " + r.signal("s") + " try { return f.apply(this, args); } finally { " + r.signal("r") + " } })(" + fn + "\n)"
+}
+
+// scriptEvent follows the signals of the page's scripts. It runs in the
+// page's event loop, so it sends no command itself.
+func (p *Page) scriptEvent(ev *runtime.EventBindingCalled) {
+	if ev.Name != scriptBinding {
+		return
+	}
+	what, token, ok := strings.Cut(ev.Payload, ":")
+	if !ok {
+		return
+	}
+	p.scripts.mu.Lock()
+	defer p.scripts.mu.Unlock()
+	r := p.scripts.runs[token]
+	if r == nil {
+		return
+	}
+	switch what {
+	case "s":
+		r.state = scriptRunning
+		if r.abandoned {
+			delete(p.scripts.runs, token)
+			go p.terminate() // it runs now, and nobody waits for it
+		}
+	case "r":
+		r.state = scriptAwaits
+		if r.abandoned {
+			delete(p.scripts.runs, token)
+		}
+	}
+}
+
+// endScript forgets a script whose call got its answer, or stops it when
+// the call gave up: at once while it runs, when it starts if it is still
+// queued behind another script, not at all once its synchronous part
+// returned (it awaits, so nothing of it runs).
+func (p *Page) endScript(r *scriptRun, gaveUp bool) {
+	p.scripts.mu.Lock()
+	state := r.state
+	switch {
+	case !gaveUp || state != scriptQueued:
+		delete(p.scripts.runs, r.token)
+	default:
+		r.abandoned = true
+		time.AfterFunc(scriptForget, func() {
+			p.scripts.mu.Lock()
+			delete(p.scripts.runs, r.token)
+			p.scripts.mu.Unlock()
+		})
+	}
+	p.scripts.mu.Unlock()
+	if gaveUp && state == scriptRunning {
+		p.terminate()
+	}
+}
+
+// terminate stops the JavaScript that runs in the page's renderer now.
+func (p *Page) terminate() {
+	if p.Closed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, time.Second)
+	defer cancel()
+	_, _ = chromedp.Call(ctx, runtime.TerminateExecution, cdp.Empty{})
+}

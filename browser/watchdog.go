@@ -1,0 +1,216 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+)
+
+// A frozen Chrome (its processes stopped, or a socket that stays open and
+// silent) answers nothing, and every call on it would wait for its client to
+// give up. So a call that runs past its expected time makes the browser check
+// its connection with a command the browser process answers at once, however
+// busy its pages are; no answer means Chrome stopped responding.
+const (
+	// superviseAfter is how long a call runs before its browser is checked,
+	// and how often it is checked again while the call goes on.
+	superviseAfter = 5 * time.Second
+	// probeTimeout bounds one check; two checks in a row must fail, so a
+	// browser that is only slow for a moment is not taken for a frozen one.
+	probeTimeout = 3 * time.Second
+	probeTries   = 2
+	// reattachTimeout bounds an attach to a browser that stopped responding
+	// before, instead of startTimeout: it fails fast while it stays frozen.
+	reattachTimeout = 5 * time.Second
+)
+
+// watchdog is the responsiveness state of one launch.
+type watchdog struct {
+	mu    sync.Mutex
+	probe *probeRun // the running or last check
+	// failure is set once, when Chrome stopped responding.
+	failure error
+	// reattach marks the attach that follows one to a Chrome that stopped
+	// responding (and the attaches that follow a failed one of those).
+	reattach bool
+}
+
+// probeRun is one check of the connection, shared by the calls that wait
+// for it.
+type probeRun struct {
+	done chan struct{}
+	err  error     // nil: Chrome answered, or it went away (that is no freeze)
+	at   time.Time // when it ended
+}
+
+// unresponsiveErr returns the error that says Chrome stopped responding, nil
+// while it answers.
+func (l *launch) unresponsiveErr() error {
+	l.wd.mu.Lock()
+	defer l.wd.mu.Unlock()
+	return l.wd.failure
+}
+
+// Supervise watches a tool call while it runs and returns the func that ends
+// the watch; call it when the call ends. A call still running after a few
+// seconds makes the browser check its connection, again every few seconds;
+// when Chrome does not answer, the calls in flight fail with an error that
+// wraps ErrUnresponsive, a Chrome that pagemux launched is killed (its
+// process group) and the next call starts a new one, and an attached Chrome
+// is let go of until it answers again. Supervise does not bound the call
+// itself: a slow call on a browser that answers runs on.
+func (b *Browser) Supervise(ctx context.Context) (stop func()) {
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	if l == nil || !l.ready() {
+		return func() {}
+	}
+	done := make(chan struct{})
+	t := time.AfterFunc(superviseAfter, func() { b.watch(ctx, l, done) })
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.Stop()
+			close(done)
+		})
+	}
+}
+
+// ready reports whether the launch started and still runs.
+func (l *launch) ready() bool {
+	select {
+	case <-l.done:
+		return l.err == nil && !l.gone()
+	default:
+		return false
+	}
+}
+
+// watch checks l while the call that done ends runs on.
+func (b *Browser) watch(ctx context.Context, l *launch, done <-chan struct{}) {
+	for {
+		if err := b.check(l); err != nil {
+			b.unresponsive(l, err)
+			return
+		}
+		t := time.NewTimer(superviseAfter)
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-l.dead:
+		case <-t.C:
+			continue
+		}
+		t.Stop()
+		return
+	}
+}
+
+// check returns an error when Chrome does not answer. Calls that check at
+// the same time, or right after another check, share its outcome.
+func (b *Browser) check(l *launch) error {
+	l.wd.mu.Lock()
+	pr := l.wd.probe
+	if pr == nil || probeDone(pr) && time.Since(pr.at) > time.Second {
+		pr = &probeRun{done: make(chan struct{})}
+		l.wd.probe = pr
+		go func() {
+			pr.err = probe(l)
+			pr.at = time.Now()
+			close(pr.done)
+		}()
+	}
+	l.wd.mu.Unlock()
+	<-pr.done
+	return pr.err
+}
+
+func probeDone(pr *probeRun) bool {
+	select {
+	case <-pr.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// probe asks the browser process for its version, probeTries times at most.
+// Only silence counts: a Chrome that went away is no freeze (browserGone
+// handles it).
+func probe(l *launch) error {
+	var err error
+	for range probeTries {
+		ctx, cancel := context.WithTimeout(l.rootCtx, probeTimeout)
+		_, err = chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
+		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err == nil || l.gone() || !timedOut {
+			return nil
+		}
+	}
+	return fmt.Errorf("no answer to %d checks of %s each: %w", probeTries, probeTimeout, err)
+}
+
+// unresponsive fails what runs on l and ends l: it kills a Chrome pagemux
+// launched, or lets go of an attached one. Its pages go away with l (see
+// browserGone), and their calls in flight return l's failure.
+func (b *Browser) unresponsive(l *launch, why error) {
+	var msg string
+	if b.cfg.Attaches() {
+		u, _ := b.cfg.attachURL()
+		msg = fmt.Sprintf("%s: Chrome at %s did not answer a check of its connection within %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, probeTimeout)
+	} else {
+		msg = fmt.Sprintf("%s: it did not answer a check of its connection within %s; pagemux killed it, and the next call starts a new one (its pages are gone: open them again with new_page)", ErrUnresponsive, probeTimeout)
+	}
+	l.wd.mu.Lock()
+	if l.wd.failure != nil {
+		l.wd.mu.Unlock()
+		return
+	}
+	l.wd.failure = &unresponsiveError{msg: msg}
+	l.wd.mu.Unlock()
+	b.log.Error("chrome stopped responding", "attached", b.cfg.Attaches(), "why", why, "output", l.out.String())
+	if l.chrome != nil {
+		l.chrome.kill()
+	}
+	// Cancelling the root context closes the connection, which ends every
+	// call that waits on it; for a launched Chrome it also waits for the
+	// process to exit, so not here.
+	go l.cancel()
+}
+
+// ChromePID returns the process id of the Chrome that pagemux launched and
+// that runs now; 0 when none runs or pagemux attached to a running Chrome.
+// It does not start Chrome.
+func (b *Browser) ChromePID() int {
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	if l == nil || !l.ready() {
+		return 0
+	}
+	c := chromedp.FromContext(l.rootCtx)
+	if c == nil || c.Browser == nil || c.Browser.Process() == nil {
+		return 0
+	}
+	return c.Browser.Process().Pid
+}
+
+// explainBrowser is explain for a browser command: its error when Chrome
+// stopped responding.
+func (l *launch) explainBrowser(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cause := l.unresponsiveErr(); cause != nil {
+		return cause
+	}
+	return err
+}

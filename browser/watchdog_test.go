@@ -1,0 +1,337 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// chromeTree returns the pid and the descendants of the Chrome that b
+// launched: the processes pagemux started, found from its own handle.
+func chromeTree(t *testing.T, b *Browser) []int {
+	t.Helper()
+	root := b.ChromePID()
+	if root == 0 {
+		t.Fatal("no Chrome runs")
+	}
+	return descendants(root)
+}
+
+// descendants returns pid and every process below it, from /proc.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 {
+			parent[p], _ = strconv.Atoi(f[1])
+		}
+	}
+	tree := []int{pid}
+	for i := 0; i < len(tree); i++ {
+		for p, pp := range parent {
+			if pp == tree[i] {
+				tree = append(tree, p)
+			}
+		}
+	}
+	return tree
+}
+
+// freeze stops the processes, and resumes them when the test ends, so no
+// stopped Chrome outlives it (pagemux kills them; SIGCONT of a gone pid
+// does nothing).
+func freeze(t *testing.T, pids []int) {
+	t.Helper()
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGSTOP)
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGCONT)
+		}
+	})
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// supervised runs fn as a tool call would: watched by Supervise.
+func supervised(b *Browser, ctx context.Context, fn func(ctx context.Context) error) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		stop := b.Supervise(ctx)
+		defer stop()
+		ch <- fn(ctx)
+	}()
+	return ch
+}
+
+// A Chrome whose processes are all stopped fails the calls in flight with
+// ErrUnresponsive, is killed, and the next call starts a new one; old page
+// ids then say the browser was restarted.
+func TestFrozenChrome(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	oldPID := b.ChromePID()
+	tree := chromeTree(t, b)
+	freeze(t, tree)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	onPage := supervised(b, ctx, func(ctx context.Context) error {
+		_, err := p.Evaluate(ctx, "() => 2", nil)
+		return err
+	})
+	onBrowser := supervised(b, ctx, func(ctx context.Context) error {
+		_, err := b.NewPage(ctx, true)
+		return err
+	})
+	for _, ch := range []<-chan error{onPage, onBrowser} {
+		err := <-ch
+		if !errors.Is(err, ErrUnresponsive) || !strings.Contains(err.Error(), "Chrome stopped responding") {
+			t.Fatalf("a call in flight on a frozen Chrome ended after %s with %v", time.Since(start), err)
+		}
+	}
+	t.Logf("the calls in flight failed after %s", time.Since(start))
+	if time.Since(start) > 40*time.Second {
+		t.Errorf("detecting the freeze took %s", time.Since(start))
+	}
+	// Killed processes take a moment to exit on a busy machine.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range tree {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			t.Errorf("process %d of the frozen Chrome (%d) still runs: %q", pid, oldPID, cmd)
+		}
+	}
+
+	// The next call starts a new Chrome.
+	np, err := b.Selected(ctx)
+	if err != nil {
+		t.Fatalf("no page after the restart: %v", err)
+	}
+	if v, err := np.Evaluate(ctx, "() => 3", nil); err != nil || string(v) != "3" {
+		t.Fatalf("the new Chrome: %s %v", v, err)
+	}
+	if pid := b.ChromePID(); pid == oldPID || pid == 0 {
+		t.Errorf("Chrome pid %d after the restart, was %d", pid, oldPID)
+	}
+	_, err = b.Page(p.ID)
+	if want := "page " + strconv.Itoa(p.ID) + " is gone (the browser was restarted)"; err == nil || err.Error() != want {
+		t.Fatalf("an old page id answers %v, want %q", err, want)
+	}
+	if !errors.Is(err, ErrPageClosed) {
+		t.Errorf("%v is not ErrPageClosed", err)
+	}
+}
+
+// A call that is slow on a Chrome that answers is left alone.
+func TestSlowCallNotFrozen(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := b.ChromePID()
+	err = <-supervised(b, t.Context(), func(ctx context.Context) error {
+		v, err := p.Evaluate(ctx, "() => new Promise(r => setTimeout(() => r('slept'), 2 * 5000 + 500))", nil)
+		if err == nil && string(v) != `"slept"` {
+			err = errors.New("got " + string(v))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a slow call on a Chrome that answers: %v", err)
+	}
+	if b.ChromePID() != pid {
+		t.Fatal("Chrome was restarted under a slow call")
+	}
+}
+
+// pauseProxy forwards TCP to an address until paused: then it holds what
+// it reads, in both directions, so the connection stays open and silent.
+type pauseProxy struct {
+	ln       net.Listener
+	upstream string
+	mu       sync.Mutex
+	cond     *sync.Cond
+	paused   bool
+}
+
+func newPauseProxy(t *testing.T, upstream string) *pauseProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := &pauseProxy{ln: ln, upstream: upstream}
+	pp.cond = sync.NewCond(&pp.mu)
+	var conns sync.WaitGroup
+	var open []net.Conn
+	var openMu sync.Mutex
+	track := func(c net.Conn) {
+		openMu.Lock()
+		open = append(open, c)
+		openMu.Unlock()
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			track(c)
+			track(up)
+			conns.Add(2)
+			go func() { defer conns.Done(); pp.pipe(up, c) }()
+			go func() { defer conns.Done(); pp.pipe(c, up) }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		pp.set(false)
+		openMu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		openMu.Unlock()
+		conns.Wait()
+	})
+	return pp
+}
+
+func (pp *pauseProxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		pp.mu.Lock()
+		for pp.paused {
+			pp.cond.Wait()
+		}
+		pp.mu.Unlock()
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				src.Close()
+			}
+			return
+		}
+	}
+}
+
+func (pp *pauseProxy) set(paused bool) {
+	pp.mu.Lock()
+	pp.paused = paused
+	pp.mu.Unlock()
+	pp.cond.Broadcast()
+}
+
+// An attached Chrome whose connection goes silent: the calls in flight fail
+// with ErrUnresponsive, pagemux does not kill it, later calls fail fast
+// while it stays silent, and pagemux reconnects once it answers again.
+func TestSilentAttachedChrome(t *testing.T) {
+	t.Parallel()
+	browserURL, exited := runningChrome(t)
+	proxy := newPauseProxy(t, strings.TrimPrefix(browserURL, "http://"))
+	b := New(Config{BrowserURL: "http://" + proxy.ln.Addr().String()})
+	t.Cleanup(func() { b.Close() })
+	if err := b.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	proxy.set(true)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = <-supervised(b, ctx, func(ctx context.Context) error {
+		_, err := p.Evaluate(ctx, "() => 2", nil)
+		return err
+	})
+	if !errors.Is(err, ErrUnresponsive) || !strings.Contains(err.Error(), "reconnects") {
+		t.Fatalf("a call in flight on a silent attached Chrome ended after %s with %v", time.Since(start), err)
+	}
+	t.Logf("the call in flight failed after %s: %v", time.Since(start), err)
+	select {
+	case <-exited:
+		t.Fatal("pagemux ended an attached Chrome")
+	default:
+	}
+
+	// While it stays silent, a call fails fast and says why.
+	start = time.Now()
+	if err := b.Start(ctx); !errors.Is(err, ErrUnresponsive) {
+		t.Fatalf("start while silent: %v", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("start while silent took %s", d)
+	}
+
+	proxy.set(false)
+	if err := b.Start(ctx); err != nil {
+		t.Fatalf("no reconnect once Chrome answers again: %v", err)
+	}
+	if _, err := b.Page(p.ID); err == nil || !strings.Contains(err.Error(), "is gone (the browser was restarted)") {
+		t.Fatalf("the old page after the reconnect: %v", err)
+	}
+	np, err := b.NewPage(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := np.Evaluate(ctx, "() => 4", nil); err != nil || string(v) != "4" {
+		t.Fatalf("after the reconnect: %s %v", v, err)
+	}
+}
