@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -28,17 +29,15 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestHTTPBinary serves the real binary over Streamable HTTP with a token:
-// two clients share its browser, /healthz reports Chrome, a request without
-// the token gets 401, and SIGTERM ends it.
-func TestHTTPBinary(t *testing.T) {
-	bin := buildBinary(t)
-	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
-	defer site.Close()
+// startHTTPServer starts the binary with --http and the given flags, waits
+// for /healthz, and stops it with SIGTERM when the test ends. It returns the
+// base URL and the server's stderr.
+func startHTTPServer(t *testing.T, bin string, flags ...string) (string, *lockedBuffer) {
+	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--http", addr, "--auth-token", "lead=lead-secret-1", "--auth-token", "sub=sub-secret-2", "--lock-mode=page", "--log-level=warn")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	cmd := exec.Command(bin, append([]string{"--http", addr}, flags...)...)
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +58,23 @@ func TestHTTPBinary(t *testing.T) {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			break
+			return base, stderr
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("pagemux --http never answered /healthz: %v\n%s", err, stderr.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
 
+// TestHTTPBinary serves the real binary over Streamable HTTP with a token:
+// two clients share its browser, /healthz reports Chrome, a request without
+// the token gets 401, and SIGTERM ends it.
+func TestHTTPBinary(t *testing.T) {
+	bin := buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "sub=sub-secret-2", "--lock-mode=page", "--log-level=warn")
 	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -155,5 +163,23 @@ func TestHTTPFlags(t *testing.T) {
 	c, err := parseFlags([]string{"--http", "0.0.0.0:8931", "--auth-token", "lead=long-enough-secret"}, io.Discard)
 	if err != nil || c.http.Tokens["lead"] != "long-enough-secret" {
 		t.Errorf("a token allows any address: %v %+v", err, c)
+	}
+}
+
+// TestJoinBinary: stdio clients share one server's browser through --join,
+// and the TypeScript SDK's parallel calls keep their order across the
+// bridge's HTTP requests.
+func TestJoinBinary(t *testing.T) {
+	dir, bin := clientsDir(t), buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	base, _ := startHTTPServer(t, bin, "--auth-token", "agents=agents-secret", "--lock-mode=page", "--log-level=warn")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "order.mjs", site.URL, bin, "--join", base+"/mcp", "--auth-token", "agents-secret", "--log-level=error")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("order.mjs through --join: %v\n%s", err, out)
 	}
 }

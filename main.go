@@ -43,6 +43,9 @@ type config struct {
 	// httpAddr serves Streamable HTTP there instead of stdio.
 	httpAddr string
 	http     serve.HTTPOptions
+	// join bridges stdio to a pagemux serving HTTP at this URL.
+	join      string
+	joinToken string
 }
 
 // repeated is a flag that may be given many times.
@@ -77,6 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
+	fs.StringVar(&c.join, "join", "", "bridge stdio to a running pagemux at `URL` (such as http://127.0.0.1:8931/mcp), so that stdio clients share its browser; --auth-token then gives the SECRET alone")
 	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
 	fs.Var(&origins, "allowed-origin", "with --http, an `ORIGIN` (such as http://localhost:6274) browser requests may come from; repeatable (default none: requests with an Origin header are refused)")
 	fs.Int64Var(&c.http.MaxBody, "max-body", serve.DefaultMaxBody, "with --http, the largest request body in `BYTES`")
@@ -180,6 +184,10 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	mode, err := pagelock.ParseMode(c.lockMode)
 	if err != nil {
 		return fmt.Errorf("--lock-mode: %w", err)
+	}
+	if c.join != "" {
+		log.Info("bridging stdio to a shared pagemux", "url", c.join)
+		return serve.Join(ctx, c.join, stdin, stdout, serve.JoinOptions{Log: log, Token: c.joinToken})
 	}
 	c.browser.Logger = log
 	// The profiles of a pagemux that was killed go now; a failed sweep is
@@ -319,6 +327,18 @@ func exitSignals() []os.Signal {
 
 // parseTokens reads --auth-token and --auth-token-file into c.http.Tokens.
 func (c *config) parseTokens(flags []string, file string) error {
+	if c.join != "" {
+		if c.httpAddr != "" {
+			return errors.New("give --http or --join, not both")
+		}
+		if file != "" || len(flags) > 1 {
+			return errors.New("--join takes one --auth-token SECRET")
+		}
+		if len(flags) == 1 {
+			c.joinToken = flags[0]
+		}
+		return nil
+	}
 	lines := slices.Clone(flags)
 	if file != "" {
 		b, err := os.ReadFile(file)

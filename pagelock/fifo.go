@@ -26,7 +26,7 @@ type fifo struct {
 	held       bool
 	owner      string  // the holder's owner name; "" when free
 	since      instant // when the holder got the lock
-	head, tail *slot // the queue, first arrival at head
+	head, tail *slot   // the queue, first arrival at head
 	queued     int
 	st         counters
 }

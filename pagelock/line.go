@@ -39,11 +39,11 @@ type numberedSlot struct {
 // Ticket is one call's place in a Line. The methods of a nil Ticket return
 // at once, so code that runs without a Line needs no special case.
 type Ticket struct {
-	line    *Line
-	prev    <-chan struct{} // closed when the ticket before was admitted
-	done    chan struct{}   // closed when this one is admitted
-	once    sync.Once
-	gap     bool // numbered: a lost predecessor holds it for gapWait at most
+	line *Line
+	prev <-chan struct{} // closed when the ticket before was admitted
+	done chan struct{}   // closed when this one is admitted
+	once sync.Once
+	gap  bool // numbered: a lost predecessor holds it for gapWait at most
 }
 
 // Take returns the next ticket of l. The ticket's turn comes when every

@@ -1,0 +1,122 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// recorder is an MCP server whose tool "record" keeps the order in which
+// calls took their turns, as the Guard does with its locks.
+type recorder struct {
+	srv   *server.MCPServer
+	mu    sync.Mutex
+	order []int
+}
+
+func newRecorder() *recorder {
+	rec := &recorder{srv: server.NewMCPServer("rec", "1", server.WithToolCapabilities(false))}
+	rec.srv.AddTool(mcp.NewTool("record", mcp.WithNumber("n")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ticket := pagelock.TicketFrom(ctx)
+		if err := ticket.Turn(ctx); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		rec.mu.Lock()
+		rec.order = append(rec.order, req.GetInt("n", -1))
+		rec.mu.Unlock()
+		ticket.Admit()
+		return mcp.NewToolResultText(fmt.Sprint(req.GetInt("n", -1))), nil
+	})
+	return rec
+}
+
+// TestJoinKeepsOrder: a stdio client writes bursts of calls through the
+// bridge; each goes on its own HTTP request, and the server still takes
+// them in the order written.
+func TestJoinKeepsOrder(t *testing.T) {
+	rec := newRecorder()
+	ts := httptest.NewServer(NewHTTP(rec.srv, HTTPOptions{Tokens: map[string]string{"sub": "sub-secret-1"}}))
+	defer ts.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Join(t.Context(), ts.URL+"/mcp", inR, outW, JoinOptions{Token: "sub-secret-1"})
+		outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	read := func(n int) []map[string]json.RawMessage {
+		t.Helper()
+		var got []map[string]json.RawMessage
+		for len(got) < n {
+			line, err := out.ReadString('\n')
+			if err != nil {
+				t.Fatalf("after %d answers: %v", len(got), err)
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("not JSON: %q", line)
+			}
+			if _, ok := m["id"]; ok {
+				got = append(got, m)
+			}
+		}
+		return got
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"join","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	if a := read(1)[0]; !strings.Contains(string(a["result"]), "protocolVersion") {
+		t.Fatalf("initialize through the bridge: %v", a)
+	}
+	for burst := range 20 {
+		var lines []string
+		for i := range 10 {
+			lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":"%d-%d","method":"tools/call","params":{"name":"record","arguments":{"n":%d}}}`, burst, i, burst*10+i))
+		}
+		io.WriteString(inW, strings.Join(lines, "\n")+"\n")
+		for _, a := range read(10) {
+			if _, ok := a["result"]; !ok {
+				t.Fatalf("burst %d: %v", burst, a)
+			}
+		}
+	}
+	rec.mu.Lock()
+	order := slices.Clone(rec.order)
+	rec.mu.Unlock()
+	if len(order) != 200 || !slices.IsSorted(order) {
+		t.Fatalf("the server took the calls in the order %v", order)
+	}
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Join did not end after stdin closed")
+	}
+}
+
+// TestJoinNothingListens: a bridge to a port where nothing listens says so
+// and how to start a server.
+func TestJoinNothingListens(t *testing.T) {
+	ts := httptest.NewServer(nil)
+	url := ts.URL + "/mcp"
+	ts.Close()
+	err := Join(t.Context(), url, strings.NewReader(""), io.Discard, JoinOptions{})
+	if err == nil || !strings.Contains(err.Error(), "nothing answers") || !strings.Contains(err.Error(), "pagemux --http") {
+		t.Errorf("Join to nothing: %v", err)
+	}
+}
