@@ -243,20 +243,17 @@ func TestSweepProfiles(t *testing.T) {
 	sleeper := startProcess(t, "sleep", "60")
 	livePID, liveStart := sleeper.Process.Pid, startTime(t, sleeper.Process.Pid)
 
-	// A live owner that holds its lock, as a pagemux does: flock(1) takes
-	// the same flock(2) lock. Its owner file must exist before flock runs.
-	lockedDir := fakeProfile(t, tmp, 0, 0)
-	lockFile := filepath.Join(lockedDir, ownerFile)
+	// A live owner that holds its lock, as a pagemux does (flock(1) takes
+	// the same flock(2) lock), in a pid namespace of its own, say: the pid
+	// its name gives runs no more here. The lock says it runs.
+	holderDir := fakeProfile(t, tmp, deadPID, 0)
+	lockFile := filepath.Join(holderDir, ownerFile)
 	if err := os.WriteFile(lockFile, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// -o: the lock stays with flock, not with the sleep it runs.
 	holder := startProcess(t, "flock", "-o", lockFile, "sleep", "60")
-	waitFor(t, "flock holds the lock", func() bool { return ownerAlive(lockedDir, holder.Process.Pid) })
-	holderDir := filepath.Join(tmp, fmt.Sprintf("pagemux-%d-0000beef", holder.Process.Pid))
-	if err := os.Rename(lockedDir, holderDir); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, "flock holds the lock", func() bool { return lockHeld(t, lockFile) })
 
 	// A zombie: exited, not reaped yet.
 	zombie := exec.Command("true")
@@ -343,6 +340,16 @@ func TestSweepProfiles(t *testing.T) {
 	if removed := sweep(t.Context(), tmp, slog.New(slog.DiscardHandler)); !slices.Equal(removed, []string{holderDir}) {
 		t.Errorf("after the owner died: swept %v, want %v", removed, holderDir)
 	}
+}
+
+// lockHeld reports whether another open file holds a flock on path.
+func lockHeld(t *testing.T, path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 }
 
 // orphanState reaps the orphan helper and says how it ended.
