@@ -108,15 +108,17 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 		return g, nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, nil, cancelError(ctx, g.keys[0])
+		err := cancelError(ctx, g.keys[0])
+		l.failed(g.fifos[0], err)
+		return nil, nil, err
 	}
 	owner := ownerOf(ctx)
 	if g.tryLockAll(owner) {
-		g, err = l.checkOpen(g)
-		return g, nil, err
+		return l.complete(g, nil)
 	}
 	w, err := l.register(ctx, g, owner)
 	if err != nil {
+		l.failed(g.fifos[0], err)
 		return nil, nil, err
 	}
 	if err := l.queueAll(w); err != nil {
@@ -125,10 +127,47 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 	}
 	if w.pending == 0 { // the holders left between the two looks
 		l.unregister(w)
-		g, err = l.checkOpen(g)
-		return g, nil, err
+		return l.complete(g, nil)
 	}
 	return g, w, nil
+}
+
+// complete returns g once it holds its locks, unless a key closed meanwhile,
+// and tells the Observer how long each lock was waited for (waits may be nil).
+func (l *Locker) complete(g *Guard, waits []time.Duration) (*Guard, *waiter, error) {
+	first := g.fifos[0]
+	g, err := l.checkOpen(g)
+	if err != nil {
+		l.failed(first, err)
+		return nil, nil, err
+	}
+	if l.obs != nil {
+		for i, f := range g.fifos {
+			var d time.Duration
+			if i < len(waits) {
+				d = waits[i]
+			}
+			l.obs.Acquired(f.name, d)
+		}
+	}
+	return g, nil, err
+}
+
+// failed tells the Observer why a call gave up on f.
+func (l *Locker) failed(f *fifo, err error) {
+	if l.obs == nil {
+		return
+	}
+	why := "cancelled"
+	switch {
+	case errors.Is(err, ErrTimeout):
+		why = "timeout"
+	case errors.Is(err, ErrBusy):
+		why = "busy"
+	case errors.Is(err, ErrClosed):
+		why = "closed"
+	}
+	l.obs.Failed(f.name, why)
 }
 
 // tryLockAll takes every lock of g if all are free, and none otherwise.
@@ -171,6 +210,9 @@ func (l *Locker) queueAll(w *waiter) error {
 	for _, s := range w.slots {
 		if f := s.f; f.held && l.maxQueue > 0 && f.queued >= l.maxQueue {
 			f.st.busy++
+			if l.obs != nil {
+				defer l.obs.Failed(f.name, "busy") // after the mutexes
+			}
 			return &BusyError{Key: s.key, Queued: f.queued, Max: l.maxQueue}
 		}
 	}
@@ -195,6 +237,14 @@ func (l *Locker) queueAll(w *waiter) error {
 // ends: then it gives back what w got and fails.
 func (l *Locker) await(g *Guard, w *waiter) (*Guard, error) {
 	defer l.unregister(w)
+	g, err := l.awaitAll(g, w)
+	if err != nil {
+		l.failed(w.slots[0].f, err)
+	}
+	return g, err
+}
+
+func (l *Locker) awaitAll(g *Guard, w *waiter) (*Guard, error) {
 	for got := 0; got < w.pending; {
 		select {
 		case <-w.ready:
@@ -212,12 +262,25 @@ func (l *Locker) await(g *Guard, w *waiter) (*Guard, error) {
 			return nil, &TimeoutError{Key: s.key, Waited: now.Sub(w.start), Holder: s.holder, HeldFor: s.heldFor}
 		}
 	}
+	waits := make([]time.Duration, len(w.slots))
 	for i := range w.slots {
 		if s := &w.slots[i]; s.queued {
-			g.waited = max(g.waited, s.f.gotHandoff(s))
+			waits[i] = s.f.gotHandoff(s)
+			g.waited = max(g.waited, waits[i])
 		}
 	}
-	return l.checkOpen(g)
+	return l.completeWaited(g, waits)
+}
+
+// completeWaited is complete for await, which reports its own failures.
+func (l *Locker) completeWaited(g *Guard, waits []time.Duration) (*Guard, error) {
+	g, err := l.checkOpen(g)
+	if err == nil && l.obs != nil {
+		for i, f := range g.fifos {
+			l.obs.Acquired(f.name, waits[i])
+		}
+	}
+	return g, err
 }
 
 // gaveUp is what a waiter saw of the first lock it still waited for.
@@ -359,7 +422,7 @@ func (l *Locker) isClosed(k Key) bool {
 func (l *Locker) fifoFor(k Key) (*fifo, error) {
 	v, ok := l.locks.Load(k)
 	if !ok {
-		v, _ = l.locks.LoadOrStore(k, &fifo{name: k})
+		v, _ = l.locks.LoadOrStore(k, &fifo{name: k, obs: l.obs})
 	}
 	if f := v.(*fifo); f != closedFifo {
 		return f, nil

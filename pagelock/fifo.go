@@ -20,6 +20,7 @@ import (
 // empty queue, and tryLock taking a free lock never jumps the queue.
 type fifo struct {
 	name   Key
+	obs    Observer    // the Locker's; nil if none
 	closed atomic.Bool // PerPage mode: Close dropped this lock from its Locker
 
 	mu         sync.Mutex
@@ -69,9 +70,13 @@ func (f *fifo) gotHandoff(s *slot) time.Duration {
 func (f *fifo) unlock() {
 	now := monoNow()
 	f.mu.Lock()
-	f.st.holdTotal += now.Sub(f.since)
+	held := now.Sub(f.since)
+	f.st.holdTotal += held
 	f.handoff(now)
 	f.mu.Unlock()
+	if f.obs != nil {
+		f.obs.Released(f.name, held)
+	}
 }
 
 // abandon gives up s after its waiter's wait ended without all its locks at

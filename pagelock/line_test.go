@@ -255,3 +255,66 @@ func TestLineNumbered(t *testing.T) {
 		t.Errorf("ticket 22 did not wait for the missing 21 (%v)", waited)
 	}
 }
+
+// countingObserver counts what an Observer is told.
+type countingObserver struct {
+	mu       sync.Mutex
+	acquired map[Key]int
+	waited   time.Duration
+	released map[Key]int
+	failed   map[string]int
+}
+
+func newCountingObserver() *countingObserver {
+	return &countingObserver{acquired: map[Key]int{}, released: map[Key]int{}, failed: map[string]int{}}
+}
+
+func (o *countingObserver) Acquired(k Key, d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.acquired[k]++
+	o.waited += d
+}
+
+func (o *countingObserver) Released(k Key, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.released[k]++
+}
+
+func (o *countingObserver) Failed(_ Key, why string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.failed[why]++
+}
+
+// TestObserver: every acquisition, release and failure reaches the Observer.
+func TestObserver(t *testing.T) {
+	obs := newCountingObserver()
+	l := New(Options{Mode: PerPage, Timeout: 30 * time.Millisecond, MaxQueue: 1, Observer: obs})
+	g := mustAcquire(t, t.Context(), l, PageKey(1))
+	waiter := acquireAsync(t.Context(), l, PageKey(1))
+	waitQueued(t, l, PageKey(1), 1)
+	if _, err := l.Acquire(t.Context(), PageKey(1)); err == nil {
+		t.Fatal("a full queue took a call")
+	}
+	if r := receive(t, waiter); r.err == nil {
+		t.Fatal("the waiter did not time out")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := l.Acquire(ctx, PageKey(2)); err == nil {
+		t.Fatal("a cancelled call took a lock")
+	}
+	g.Release()
+	two := mustAcquire(t, t.Context(), l, PageKey(1), Tracing)
+	two.Release()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.acquired[PageKey(1)] != 2 || obs.acquired[Tracing] != 1 || obs.released[PageKey(1)] != 2 || obs.released[Tracing] != 1 {
+		t.Errorf("acquired %v, released %v", obs.acquired, obs.released)
+	}
+	if obs.failed["busy"] != 1 || obs.failed["timeout"] != 1 || obs.failed["cancelled"] != 1 {
+		t.Errorf("failed %v", obs.failed)
+	}
+}

@@ -100,6 +100,21 @@ type Options struct {
 	// MaxQueue bounds the waiters queued on one lock; an Acquire that would
 	// queue past it fails at once with *BusyError. Zero means unbounded.
 	MaxQueue int
+	// Observer, if set, is told of every acquisition, release and failure,
+	// for metrics. It is called without any lock's mutex held.
+	Observer Observer
+}
+
+// Observer sees what the locks do, for metrics. Its methods must be quick
+// and safe for concurrent use; key names the lock: "global" in Global mode.
+type Observer interface {
+	// Acquired: a call got the lock of key after waiting (0 if it was free).
+	Acquired(key Key, waited time.Duration)
+	// Released: a call gave the lock of key back after holding it.
+	Released(key Key, held time.Duration)
+	// Failed: a call gave up on the lock of key: "timeout", "busy",
+	// "cancelled" or "closed".
+	Failed(key Key, why string)
 }
 
 // Locker hands out FIFO locks by Key. Make one with New; the zero value is
@@ -110,6 +125,7 @@ type Locker struct {
 	mode     Mode
 	timeout  time.Duration
 	maxQueue int
+	obs      Observer
 	global   *fifo // the one lock of Global mode; nil in PerPage mode
 
 	// locks maps a Key to its *fifo in PerPage mode and, in both modes, a
@@ -132,10 +148,11 @@ func New(opts Options) *Locker {
 		mode:     opts.Mode,
 		timeout:  max(opts.Timeout, 0),
 		maxQueue: max(opts.MaxQueue, 0),
+		obs:      opts.Observer,
 		waiting:  make(map[*waiter]struct{}),
 	}
 	if l.mode == Global {
-		l.global = &fifo{name: globalKey}
+		l.global = &fifo{name: globalKey, obs: l.obs}
 	}
 	return l
 }
