@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -372,5 +373,49 @@ func TestReadStat(t *testing.T) {
 	}
 	if _, err := readStat(1 << 30); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no such pid: %v", err)
+	}
+}
+
+// groupMembers lists the processes of the process group pgid.
+func groupMembers(pgid int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A Chrome that does not answer Browser.close (here: stopped) is killed,
+// every process of its group, and Close still returns at once.
+func TestCloseKillsFrozenChrome(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	c := b.launch.chrome
+	c.noteStarted()
+	pgid := c.pid
+	members := groupMembers(pgid)
+	if len(members) < 2 {
+		t.Fatalf("Chrome's group %d has %v", pgid, members)
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	b.Close()
+	took := time.Since(start)
+	t.Logf("Close of a stopped Chrome (%d processes) took %s", len(members), took)
+	if took > 10*time.Second {
+		t.Fatalf("Close of a stopped Chrome took %s", took)
+	}
+	waitFor(t, "Chrome's processes are gone", func() bool { return len(groupMembers(pgid)) == 0 })
+	if _, err := os.Lstat(b.launch.profileDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("profile left: %v", err)
 	}
 }
