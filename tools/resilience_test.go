@@ -1,0 +1,310 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// A browser that stops answering, one that talks too much, tabs closed
+// behind pagemux's back, cancellations on a shared renderer (issue 7).
+
+// newEnvConfig is newEnv with a browser config of the test's own, over the
+// in-process transport.
+func newEnvConfig(t *testing.T, cfg browser.Config, opts pagelock.Options) *testEnv {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	cfg.Logger = log
+	cfg.Headful = os.Getenv("PAGEMUX_TEST_HEADFUL") != ""
+	b := browser.New(cfg)
+	srv := New(b, pagelock.New(opts), Options{Log: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	close(done)
+	c := client.NewClient(transport.NewInProcessTransport(srv.MCP()))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "pagemux-test", Version: "1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+	t.Cleanup(e.close)
+	return e
+}
+
+// busyJS keeps the renderer's main thread busy for ms milliseconds.
+func busyJS(ms int) string {
+	return fmt.Sprintf("() => { const t = Date.now(); while (Date.now() - t < %d) {} return 'done' }", ms)
+}
+
+// chromeProcesses returns the Chrome that the env's browser launched and
+// its descendants: processes pagemux started, found from its own pid.
+func chromeProcesses(t *testing.T, e *testEnv) []int {
+	t.Helper()
+	root := e.b.ChromePID()
+	if root == 0 {
+		t.Fatal("no Chrome runs")
+	}
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + en.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 2 {
+			parent[pid], _ = strconv.Atoi(f[1])
+		}
+	}
+	tree := []int{root}
+	for i := 0; i < len(tree); i++ {
+		for pid, pp := range parent {
+			if pp == tree[i] {
+				tree = append(tree, pid)
+			}
+		}
+	}
+	return tree
+}
+
+// Chrome frozen (SIGSTOP on every process it has): the call in flight ends
+// with a tool error that says Chrome stopped responding, not that the call
+// was cancelled; the old page id then says the browser was restarted, and
+// a new Chrome serves the next calls.
+func TestFrozenChromeTool(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	id := e.openPage(t, "/form.html")
+	old := e.b.ChromePID()
+	procs := chromeProcesses(t, e)
+	for _, pid := range procs {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	t.Cleanup(func() {
+		for _, pid := range procs {
+			syscall.Kill(pid, syscall.SIGCONT) // pagemux killed them; in case it did not
+		}
+	})
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	r := e.callCtx(ctx, t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1"})
+	took := time.Since(start)
+	t.Logf("the call on the frozen Chrome answered after %s: %s", took, r.text)
+	if !r.isError || !strings.Contains(r.text, "Chrome stopped responding") || strings.Contains(r.text, "cancelled") {
+		t.Fatalf("a call on a frozen Chrome: %+v", r)
+	}
+	if took > 40*time.Second {
+		t.Errorf("the freeze took %s to tell", took)
+	}
+	msg := e.fails(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1"})
+	mustContain(t, msg, fmt.Sprintf("page %d is gone (the browser was restarted)", id))
+	if pid := e.b.ChromePID(); pid == 0 || pid == old {
+		t.Fatalf("Chrome pid %d after the restart, was %d", pid, old)
+	}
+	fresh := e.openPage(t, "/page2.html")
+	if got := e.eval(t, fresh, "() => 6 * 7"); got != "42" {
+		t.Fatalf("the new Chrome answers %s", got)
+	}
+}
+
+// floodSite serves a page that logs and requests a lot while it loads.
+func floodSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/flood", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("logs"))
+		reqs, _ := strconv.Atoi(r.URL.Query().Get("reqs"))
+		fmt.Fprintf(w, `<!doctype html><title>Flood</title><p>flood</p><script>
+for (let i = 0; i < %d; i++) console.log('message', i);
+for (let i = 0; i < %d; i++) fetch('/flood/r?i=' + i).catch(() => {});
+</script>`, n, reqs)
+	})
+	mux.HandleFunc("/flood/r", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A page that logs 20,000 messages and makes 5,000 requests while it loads
+// opens, and then a quick call on it and on another page answer promptly,
+// in global mode, where every call waits behind the one before.
+func TestEventFloodTool(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: time.Minute})
+	other := e.openPage(t, "/page2.html")
+	site := floodSite(t)
+	start := time.Now()
+	text := e.ok(t, "new_page", map[string]any{"url": site.URL + "/flood?logs=20000&reqs=5000", "background": true, "timeout": 60000})
+	t.Logf("new_page of the flooding page took %s", time.Since(start))
+	id := 0
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "/flood?") {
+			id, _ = strconv.Atoi(line[:strings.Index(line, ":")])
+		}
+	}
+	if id == 0 {
+		t.Fatalf("no flooding page in:\n%s", text)
+	}
+	for _, p := range []int{id, other} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		start := time.Now()
+		r := e.callCtx(ctx, t, "evaluate_script", map[string]any{"pageId": p, "function": "() => 'quick'"})
+		cancel()
+		if r.isError || !strings.Contains(r.text, `"quick"`) {
+			t.Fatalf("page %d after the flood: %s", p, r.text)
+		}
+		t.Logf("page %d answered in %s", p, time.Since(start))
+	}
+	list := e.ok(t, "list_console_messages", map[string]any{"pageId": id, "pageSize": 1})
+	mustContain(t, list, "message")
+}
+
+// closeOutside closes a page's tab the way another DevTools client does,
+// over Chrome's own DevTools endpoint.
+func closeOutside(t *testing.T, e *testEnv, id int) {
+	t.Helper()
+	p, err := e.b.Page(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := e.b.DevToolsURL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get("http://" + u.Host + "/json/close/" + string(p.TargetID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+}
+
+// A tab closed from outside pagemux under a running call and 8 queued ones:
+// the running call says so, the queued ones fail at once, and every later
+// call that names the page says it was closed outside; a close_page by
+// pagemux keeps "page N is closed".
+func TestPageClosedOutside(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	holder := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": id, "function": sleepJS(20000)})
+	e.waitHeld(t, pagelock.PageKey(id))
+	var queued []<-chan outcome
+	for i := range 8 {
+		queued = append(queued, e.async(t.Context(), "evaluate_script", map[string]any{"pageId": id, "function": "() => 1"}))
+		e.waitQueued(t, pagelock.PageKey(id), i+1)
+	}
+	closeOutside(t, e, id)
+	want := fmt.Sprintf("page %d was closed (outside pagemux)", id)
+	// The calls queued behind it fail at once with the page's lock.
+	for _, q := range queued {
+		select {
+		case o := <-q:
+			if r := must(t, o); !r.isError || !strings.Contains(r.text, fmt.Sprintf("page %d ", id)) || !strings.Contains(r.text, "closed") {
+				t.Fatalf("a call queued on a tab closed outside: %+v", r)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("a call queued on a tab closed outside did not end")
+		}
+	}
+	select {
+	case o := <-holder:
+		if r := must(t, o); !r.isError || !strings.Contains(r.text, want) {
+			t.Fatalf("the call in flight: %+v, want %q", r, want)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call in flight on a tab closed outside did not end")
+	}
+	for range 3 {
+		mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1"}), want)
+	}
+	mine := e.openPage(t, "/page2.html")
+	e.ok(t, "close_page", map[string]any{"pageId": mine})
+	msg := e.fails(t, "evaluate_script", map[string]any{"pageId": mine, "function": "() => 1"})
+	mustContain(t, msg, fmt.Sprintf("page %d is closed", mine))
+}
+
+// With --process-per-site, pages A and B share a renderer: B's call, queued
+// in the renderer behind A's busy script, is cancelled by its client, and
+// A's script runs on to its end; A gets its result, not a protocol error.
+func TestCancelOnSharedRenderer(t *testing.T) {
+	t.Parallel()
+	e := newEnvConfig(t, browser.Config{ProcessPerSite: true}, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	a := e.openPage(t, "/form.html")
+	b := e.openPage(t, "/page2.html")
+	busy := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": busyJS(4000)})
+	e.waitHeld(t, pagelock.PageKey(a))
+	time.Sleep(300 * time.Millisecond) // A's script runs
+	bctx, bcancel := context.WithTimeout(t.Context(), time.Second)
+	defer bcancel()
+	if o := <-e.async(bctx, "evaluate_script", map[string]any{"pageId": b, "function": "() => 'b'"}); o.err == nil && !o.r.isError {
+		t.Fatalf("B's call was not held up by A's script on the shared renderer: %s", o.r.text)
+	}
+	r := must(t, <-busy)
+	if r.isError || !strings.Contains(r.text, `"done"`) {
+		t.Fatalf("A's script was stopped by B's cancellation: %s", r.text)
+	}
+	if got := e.eval(t, b, "() => 'b again'"); got != `"b again"` {
+		t.Fatalf("page B afterwards: %s", got)
+	}
+}
+
+// take_snapshot of a page whose renderer crashed is a tool error.
+func TestSnapshotOfCrashedPage(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	p, err := e.b.Page(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := p.Context(t.Context())
+	defer cancel()
+	go chromedp.Call(cctx, page.Crash, cdp.Empty{}) // never answers: the renderer is gone
+	deadline := time.Now().Add(20 * time.Second)
+	for !p.Crashed() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !p.Crashed() {
+		t.Fatal("the crash was not noticed")
+	}
+	msg := e.fails(t, "take_snapshot", map[string]any{"pageId": id})
+	mustContain(t, msg, "could not take a snapshot", "crashed")
+	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": testSite.URL + "/form.html"})
+	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id}), "Latest page snapshot")
+}
