@@ -530,24 +530,36 @@ func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 
 // The client dies during a long call, so its end of stdout is closed and
 // the answer cannot be written: pagemux ends cleanly (no SIGPIPE), with
-// Chrome and its profile gone. stdin stays open, so the broken stdout is the
-// only sign the client left.
+// Chrome and its profile gone. With stdin left open, the broken stdout is
+// the only sign the client left, seen when the answer is written; a killed
+// client closes both.
 func TestExitWhenClientGone(t *testing.T) {
-	tmp := shortTmp(t)
-	s := startServer(t, tmp)
-	chrome := s.startChrome()
-	s.call(3, "evaluate_script", `{"function":"() => new Promise(r => setTimeout(() => r(1), 3000))"}`)
-	s.stdout.Close()
-	gone := time.Now()
-	took := s.waitExit(gone, 15*time.Second)
-	t.Logf("exit %s after the client closed stdout (the call ends after 3 s)", took)
-	s.exitedCleanly()
-	noChromeLeft(t, chrome)
-	if left := leftInTmp(tmp); len(left) > 0 {
-		t.Fatalf("left behind in TMPDIR: %v", left)
-	}
-	if !strings.Contains(s.stderr.String(), "client went away") {
-		t.Errorf("stderr does not say the client went away:\n%s", s.stderr.String())
+	for _, closeStdin := range []bool{false, true} {
+		name := "stdout closed"
+		if closeStdin {
+			name = "stdin and stdout closed"
+		}
+		t.Run(name, func(t *testing.T) {
+			tmp := shortTmp(t)
+			s := startServer(t, tmp)
+			chrome := s.startChrome()
+			s.call(3, "evaluate_script", `{"function":"() => new Promise(r => setTimeout(() => r(1), 3000))"}`)
+			s.stdout.Close()
+			if closeStdin {
+				s.stdin.Close()
+			}
+			gone := time.Now()
+			took := s.waitExit(gone, 15*time.Second)
+			t.Logf("exit %s after the client went (%s; the call ends after 3 s)", took, name)
+			s.exitedCleanly()
+			noChromeLeft(t, chrome)
+			if left := leftInTmp(tmp); len(left) > 0 {
+				t.Fatalf("left behind in TMPDIR: %v", left)
+			}
+			if !closeStdin && !strings.Contains(s.stderr.String(), "client went away") {
+				t.Errorf("stderr does not say the client went away:\n%s", s.stderr.String())
+			}
+		})
 	}
 }
 
@@ -561,7 +573,9 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	s.cmd.Process.Kill()
 	<-s.exited
+	killed := time.Now()
 	noChromeLeft(t, chrome)
+	t.Logf("%d Chrome processes gone %s after pagemux was killed", len(chrome), time.Since(killed))
 	left := leftInTmp(tmp)
 	profile := filepath.Join(tmp, fmt.Sprintf("pagemux-%d-", s.cmd.Process.Pid))
 	if !slices.ContainsFunc(left, func(p string) bool { return strings.HasPrefix(p, profile) }) {
