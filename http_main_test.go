@@ -133,6 +133,26 @@ func TestHTTPBinary(t *testing.T) {
 	if json.Unmarshal(body, &health) != nil || !health.Chrome {
 		t.Errorf("/healthz after calls: %s", body)
 	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token: %v %v", err, resp.Status)
+	} else {
+		resp.Body.Close()
+	}
+	req.Header.Set("Authorization", "Bearer lead-secret-1")
+	mresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{`pagemux_tool_call_seconds_count{outcome="ok",tool="evaluate_script"} 1`,
+		`pagemux_tool_call_seconds_count{outcome="ok",tool="new_page"} 2`,
+		`pagemux_lock_wait_seconds_count{lock="page",mode="page"}`, "pagemux_pages_open"} {
+		if !strings.Contains(string(scraped), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	if strings.Contains(stderr.String(), "secret-") {
 		t.Errorf("a secret reached the logs:\n%s", stderr.String())
 	}

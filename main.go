@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/metrics"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 	"github.com/pagemux/pagemux/tools"
@@ -43,6 +44,8 @@ type config struct {
 	// httpAddr serves Streamable HTTP there instead of stdio.
 	httpAddr string
 	http     serve.HTTPOptions
+	// metricsAddr serves /metrics there (loopback), for stdio too.
+	metricsAddr string
 	// join bridges stdio to a pagemux serving HTTP at this URL.
 	join      string
 	joinToken string
@@ -80,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (loopback only), with stdio too; with --http they are also at /metrics there")
 	fs.StringVar(&c.join, "join", "", "bridge stdio to a running pagemux at `URL` (such as http://127.0.0.1:8931/mcp), so that stdio clients share its browser; --auth-token then gives the SECRET alone")
 	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
 	fs.Var(&origins, "allowed-origin", "with --http, an `ORIGIN` (such as http://localhost:6274) browser requests may come from; repeatable (default none: requests with an Origin header are refused)")
@@ -112,6 +116,11 @@ Flags:
 	if c.httpAddr != "" {
 		if err := serve.CheckAddr(c.httpAddr, len(c.http.Tokens) > 0); err != nil {
 			return nil, err
+		}
+	}
+	if c.metricsAddr != "" {
+		if err := serve.CheckAddr(c.metricsAddr, false); err != nil {
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
 		}
 	}
 	c.browser.Headful = !headless
@@ -199,8 +208,18 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}()
 	defer func() { <-swept }()
 	b := browser.New(c.browser)
-	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue})
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout})
+	m := metrics.New(mode)
+	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue, Observer: m})
+	m.WatchLocks(locks)
+	m.Gauge("pages_open", "Pages open in the browser.", func() float64 { return float64(len(b.Pages())) })
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall})
+	if c.metricsAddr != "" {
+		go func() {
+			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("metrics listener", "addr", c.metricsAddr, "error", err)
+			}
+		}()
+	}
 	if isTerminal(stdin) {
 		fmt.Fprintln(stderr, "pagemux speaks MCP on stdin/stdout: start it from an MCP client, not a terminal.\n"+
 			`Client config: {"mcpServers": {"pagemux": {"command": "`+executable()+`", "args": ["--lock-mode=page"]}}}`+"\n"+
@@ -208,7 +227,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if c.httpAddr != "" {
 		opts := c.http
-		opts.Log, opts.Health = log, b.Status
+		opts.Log, opts.Health, opts.Metrics = log, b.Status, m.Handler()
 		log.Info("serving MCP over HTTP", "addr", c.httpAddr, "lock_mode", mode, "tokens", slices.Sorted(maps.Keys(opts.Tokens)))
 		return serveThenClose(ctx, log, b, func(ctx context.Context) error {
 			return serve.ListenHTTP(ctx, c.httpAddr, srv.MCP(), opts)

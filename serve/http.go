@@ -44,6 +44,8 @@ type HTTPOptions struct {
 	MaxBody int64
 	// Health reports whether the browser is up, for /healthz.
 	Health func() (up bool, detail string)
+	// Metrics, if set, is served at /metrics, behind the same tokens.
+	Metrics http.Handler
 }
 
 // Agent is who is calling, as the transport knows it: the MCP session where
@@ -104,6 +106,13 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", h.healthz)
 	mux.HandleFunc("/mcp", h.serveMCP)
+	if opts.Metrics != nil {
+		mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+			if _, ok := h.authenticate(w, r); ok {
+				opts.Metrics.ServeHTTP(w, r)
+			}
+		})
+	}
 	return mux
 }
 
@@ -260,6 +269,31 @@ func ListenHTTP(ctx context.Context, addr string, srv *server.MCPServer, opts HT
 		hs.Close()
 		return ctx.Err()
 	}
+}
+
+// ListenMetrics serves h at /metrics on addr, loopback only, until ctx ends.
+func ListenMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	if err := CheckAddr(addr, false); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if log != nil {
+		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	}
+	go func() {
+		<-ctx.Done()
+		hs.Close()
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return ctx.Err()
 }
 
 // CheckAddr refuses an address ListenHTTP would refuse: one beyond

@@ -39,7 +39,18 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		res := s.serveCall(ctx, t, schema, req)
-		s.log.Debug("tool call", "tool", name, "took", time.Since(start), "error", res.IsError)
+		took := time.Since(start)
+		s.log.Debug("tool call", "tool", name, "took", took, "error", res.IsError)
+		if s.onCall != nil {
+			outcome := "ok"
+			switch {
+			case ctx.Err() != nil:
+				outcome = "cancelled"
+			case res.IsError:
+				outcome = "error"
+			}
+			s.onCall(name, outcome, took)
+		}
 		return res, nil
 	}
 }

@@ -38,6 +38,7 @@ type Server struct {
 	perf    tracer // performance.go: the running trace, the last summaries
 	// toolTimeout bounds how long one call holds its locks (bound.go).
 	toolTimeout time.Duration
+	onCall      func(tool, outcome string, took time.Duration)
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -51,6 +52,9 @@ type Options struct {
 	// call is stopped with an error that says so. Zero means
 	// DefaultToolTimeout; some tools keep longer bounds (OwnBounds).
 	ToolTimeout time.Duration
+	// OnCall, if set, is told of every tool call when it is answered:
+	// outcome "ok", "error" or "cancelled", and the time since it arrived.
+	OnCall func(tool, outcome string, took time.Duration)
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -64,7 +68,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if err != nil {
 		log.Warn("workspace roots", "error", err)
 	}
-	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout}
+	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
@@ -202,6 +206,7 @@ func (s *Server) tools() []tool {
 		s.performanceTools(), // performance.go: traces, insights
 		s.memoryTools(),      // memory.go: heap snapshots
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
+		s.cssTools(),         // css.go: get_css_styles
 	))
 }
 

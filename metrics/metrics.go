@@ -1,0 +1,143 @@
+// Package metrics exports pagemux's figures to Prometheus: lock waits and
+// holds by lock kind and mode, queue depths and holder ages, give-ups, tool
+// call latency by tool and outcome, and gauges the rest of the server
+// registers (pages open, agents, Chrome launches). It is fed by a
+// pagelock.Observer and by the tool middleware; it knows nothing of Chrome
+// or MCP.
+package metrics
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Buckets suit tool calls: 1 ms to 60 s.
+var buckets = prometheus.ExponentialBucketsRange(0.001, 60, 17)
+
+// Metrics is one server's registry. Make it with New.
+type Metrics struct {
+	reg      *prometheus.Registry
+	mode     string
+	wait     *prometheus.HistogramVec
+	hold     *prometheus.HistogramVec
+	failures *prometheus.CounterVec
+	calls    *prometheus.HistogramVec
+}
+
+// New returns the metrics of a server whose locks run in mode, with Go's
+// process and runtime collectors.
+func New(mode pagelock.Mode) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), mode: mode.String()}
+	m.wait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "pagemux_lock_wait_seconds", Help: "How long calls waited for a lock, by lock kind (global, page, tracing, audit) and lock mode.", Buckets: buckets,
+	}, []string{"lock", "mode"})
+	m.hold = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "pagemux_lock_hold_seconds", Help: "How long calls held a lock, by lock kind and lock mode.", Buckets: buckets,
+	}, []string{"lock", "mode"})
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pagemux_lock_failures_total", Help: "Calls that gave up on a lock, by lock kind, mode and reason (timeout, busy, cancelled, closed).",
+	}, []string{"lock", "mode", "reason"})
+	m.calls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "pagemux_tool_call_seconds", Help: "Tool call latency from arrival to answer, by tool and outcome (ok, error, cancelled).", Buckets: buckets,
+	}, []string{"tool", "outcome"})
+	m.reg.MustRegister(m.wait, m.hold, m.failures, m.calls,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Kind is the label of a lock key: global, page, tracing, audit.
+func Kind(k pagelock.Key) string {
+	s := string(k)
+	if strings.HasPrefix(s, "page/") {
+		return "page"
+	}
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// Acquired, Released and Failed make Metrics a pagelock.Observer.
+func (m *Metrics) Acquired(k pagelock.Key, waited time.Duration) {
+	m.wait.WithLabelValues(Kind(k), m.mode).Observe(waited.Seconds())
+}
+
+func (m *Metrics) Released(k pagelock.Key, held time.Duration) {
+	m.hold.WithLabelValues(Kind(k), m.mode).Observe(held.Seconds())
+}
+
+func (m *Metrics) Failed(k pagelock.Key, why string) {
+	m.failures.WithLabelValues(Kind(k), m.mode, why).Inc()
+}
+
+// ToolCall records one tool call.
+func (m *Metrics) ToolCall(tool, outcome string, took time.Duration) {
+	m.calls.WithLabelValues(tool, outcome).Observe(took.Seconds())
+}
+
+// WatchLocks registers the gauges read from locks at each scrape: calls
+// queued, locks held and the oldest holder's age, by lock kind.
+func (m *Metrics) WatchLocks(locks *pagelock.Locker) {
+	m.reg.MustRegister(&lockCollector{locks: locks, mode: m.mode})
+}
+
+// Gauge registers a gauge whose value fn reads at each scrape, such as the
+// pages open. name gets the pagemux_ prefix.
+func (m *Metrics) Gauge(name, help string, fn func() float64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pagemux_" + name, Help: help}, fn))
+}
+
+// Counter registers a counter whose value fn reads at each scrape, such as
+// Chrome launches. name gets the pagemux_ prefix.
+func (m *Metrics) Counter(name, help string, fn func() float64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "pagemux_" + name, Help: help}, fn))
+}
+
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// lockCollector reads the locks' state when Prometheus scrapes.
+type lockCollector struct {
+	locks *pagelock.Locker
+	mode  string
+}
+
+var (
+	queuedDesc = prometheus.NewDesc("pagemux_lock_queue_depth", "Calls waiting now, by lock kind and mode.", []string{"lock", "mode"}, nil)
+	heldDesc   = prometheus.NewDesc("pagemux_locks_held", "Locks held now, by lock kind and mode.", []string{"lock", "mode"}, nil)
+	ageDesc    = prometheus.NewDesc("pagemux_lock_holder_age_seconds", "How long the oldest holder has held its lock, by lock kind and mode.", []string{"lock", "mode"}, nil)
+)
+
+func (c *lockCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queuedDesc
+	ch <- heldDesc
+	ch <- ageDesc
+}
+
+func (c *lockCollector) Collect(ch chan<- prometheus.Metric) {
+	queued, held, age := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for _, kind := range []string{"global", "page", "tracing", "audit"} {
+		queued[kind], held[kind], age[kind] = 0, 0, 0
+	}
+	for _, s := range c.locks.Stats() {
+		kind := Kind(s.Key)
+		queued[kind] += float64(s.Queued)
+		if s.Holder != "" {
+			held[kind]++
+			age[kind] = max(age[kind], s.HeldFor.Seconds())
+		}
+	}
+	for kind := range queued {
+		ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, queued[kind], kind, c.mode)
+		ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, held[kind], kind, c.mode)
+		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, age[kind], kind, c.mode)
+	}
+}
