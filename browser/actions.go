@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto"
-	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
@@ -224,14 +223,14 @@ func (p *Page) Snapshot(ctx context.Context, verbose bool) (*Snapshot, error) {
 	err := p.await(ctx, func(ctx context.Context) error {
 		for range 3 {
 			gen := p.Generation()
-			res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+			doc, err := p.fullAXTree(ctx) // axstream.go
 			if err != nil {
 				return err
 			}
 			// A tree of a document that went away meanwhile would hand out
 			// uids of the old document as if they were current.
 			if p.Generation() == gen {
-				snap = p.UIDs.Snapshot(res.Nodes, verbose)
+				snap = p.UIDs.SnapshotFrames(&AXFrame{raw: doc}, verbose)
 				return nil
 			}
 		}

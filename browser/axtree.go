@@ -14,7 +14,6 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 )
 
 // This file turns the accessibility tree that Chrome returns into the text of
@@ -152,6 +151,82 @@ type AXFrame struct {
 	// Frames holds the documents of child frames, keyed by the
 	// BackendDOMNodeID of the Iframe node in Nodes that owns each.
 	Frames map[cdp.BackendNodeID]*AXFrame
+
+	// raw, when set, is the tree as read from Chrome's answer (axstream.go),
+	// which then stands in for Nodes.
+	raw *axRawDoc
+}
+
+// axRawDoc is one document's tree as the snapshot needs it, before it is
+// linked: of each node only what the text or a uid can show. Chrome's nodes
+// carry much more (the sources of every name, ignored reasons, Chrome's own
+// role), which for a big page is most of the answer.
+type axRawDoc struct {
+	frame cdp.FrameID // the frame of the document, from its root node
+	nodes []axSrc
+	ids   []accessibility.NodeID // the NodeID of each node
+	kids  []accessibility.NodeID // the ChildIDs of all nodes, back to back
+	nkids []int32                // how many of kids each node has
+}
+
+// axSrc is one node of an axRawDoc. The values are the raw JSON of the
+// "value" member of an AXValue: nil when the AXValue is missing, empty when
+// it is there without a value.
+type axSrc struct {
+	backend                 cdp.BackendNodeID
+	ignored                 bool
+	role, name, desc, value []byte
+	props                   []axProp
+}
+
+// axProp is an AX property; value as in axSrc.
+type axProp struct {
+	name  string
+	value []byte
+}
+
+// axEmpty is a value that is there but has no content.
+var axEmpty = []byte{}
+
+// axRawValue is the raw value of v in the form of axSrc.
+func axRawValue(v *accessibility.Value) []byte {
+	switch {
+	case v == nil:
+		return nil
+	case v.Value == nil:
+		return axEmpty
+	}
+	return v.Value
+}
+
+// rawDoc turns decoded nodes into the form the tree is built from; the
+// values are shared, not copied.
+func rawDoc(nodes []*accessibility.Node) *axRawDoc {
+	d := &axRawDoc{nodes: make([]axSrc, len(nodes)), ids: make([]accessibility.NodeID, len(nodes)), nkids: make([]int32, len(nodes))}
+	if len(nodes) > 0 && nodes[0] != nil {
+		d.frame = nodes[0].FrameID
+	}
+	for i, src := range nodes {
+		if src == nil {
+			continue
+		}
+		n := &d.nodes[i]
+		n.backend, n.ignored = src.BackendDOMNodeID, src.Ignored
+		n.role, n.name = axRawValue(src.Role), axRawValue(src.Name)
+		n.desc, n.value = axRawValue(src.Description), axRawValue(src.Value)
+		if len(src.Properties) > 0 {
+			n.props = make([]axProp, 0, len(src.Properties))
+		}
+		for _, p := range src.Properties {
+			if p != nil {
+				n.props = append(n.props, axProp{name: string(p.Name), value: axRawValue(p.Value)})
+			}
+		}
+		d.ids[i] = src.NodeID
+		d.kids = append(d.kids, src.ChildIDs...)
+		d.nkids[i] = int32(len(src.ChildIDs))
+	}
+	return d
 }
 
 // Snapshot formats the accessibility tree of the main frame (as returned by
@@ -285,7 +360,7 @@ const (
 
 // axNode is one node of the parsed tree.
 type axNode struct {
-	src      *accessibility.Node
+	src      *axSrc
 	role     string
 	children []int32
 	doc      int32 // index into axTree.docs
@@ -317,11 +392,11 @@ type axTree struct {
 
 func (t *axTree) ref(i int32) axRef {
 	n := &t.nodes[i]
-	ref := axRef{frame: t.docs[n.doc], backend: n.src.BackendDOMNodeID}
+	ref := axRef{frame: t.docs[n.doc], backend: n.src.backend}
 	if ref.backend == 0 {
 		ref.rank = n.rank
 		if n.owner >= 0 {
-			ref.backend = t.nodes[n.owner].src.BackendDOMNodeID
+			ref.backend = t.nodes[n.owner].src.backend
 		}
 	}
 	return ref
@@ -348,46 +423,39 @@ func buildAXTree(root *AXFrame, verbose bool) *axTree {
 // addDoc parses one document and, recursively, its child frames; it returns
 // the index of the document's root, or -1 for an empty one.
 func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
-	if f == nil || len(f.Nodes) == 0 || seen[f] {
+	if f == nil || seen[f] {
+		return -1
+	}
+	d := f.raw
+	if d == nil {
+		d = rawDoc(f.Nodes)
+	}
+	if len(d.nodes) == 0 {
 		return -1
 	}
 	seen[f] = true
 	doc := int32(len(t.docs))
-	var frame cdp.FrameID
-	if f.Nodes[0] != nil {
-		frame = f.Nodes[0].FrameID
-	}
-	t.docs = append(t.docs, frame)
+	t.docs = append(t.docs, d.frame)
 	base := int32(len(t.nodes))
-	t.nodes = slices.Grow(t.nodes, len(f.Nodes))
-	index := make(map[accessibility.NodeID]int32, len(f.Nodes))
-	for i, src := range f.Nodes {
-		if src == nil {
-			src = &accessibility.Node{}
+	t.nodes = slices.Grow(t.nodes, len(d.nodes))
+	index := make(map[accessibility.NodeID]int32, len(d.nodes))
+	for i := range d.nodes {
+		if _, dup := index[d.ids[i]]; !dup {
+			index[d.ids[i]] = base + int32(i)
 		}
-		if _, dup := index[src.NodeID]; !dup {
-			index[src.NodeID] = base + int32(i)
-		}
-		t.nodes = append(t.nodes, t.parseNode(src, doc))
+		t.nodes = append(t.nodes, t.parseNode(&d.nodes[i], doc))
 	}
 	// One backing array for all children lists of this document.
-	total := 0
-	for _, src := range f.Nodes {
-		if src != nil {
-			total += len(src.ChildIDs)
-		}
-	}
-	kids := make([]int32, 0, total)
-	for i, src := range f.Nodes {
-		if src == nil {
-			continue
-		}
+	kids := make([]int32, 0, len(d.kids))
+	next := 0
+	for i, nk := range d.nkids {
 		start := len(kids)
-		for _, id := range src.ChildIDs {
+		for _, id := range d.kids[next : next+int(nk)] {
 			if c, ok := index[id]; ok {
 				kids = append(kids, c)
 			}
 		}
+		next += int(nk)
 		t.nodes[base+int32(i)].children = kids[start:len(kids):len(kids)]
 	}
 	t.rankNodesWithoutDOM(base)
@@ -397,7 +465,7 @@ func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
 	// Each child frame goes under the first node of its owner element.
 	attached := make(map[cdp.BackendNodeID]bool, len(f.Frames))
 	for i, end := base, int32(len(t.nodes)); i < end; i++ {
-		backend := t.nodes[i].src.BackendDOMNodeID
+		backend := t.nodes[i].src.backend
 		child, ok := f.Frames[backend]
 		if !ok || backend == 0 || attached[backend] {
 			continue
@@ -426,7 +494,7 @@ func (t *axTree) rankNodesWithoutDOM(root int32) {
 		stack = stack[:len(stack)-1]
 		n := &t.nodes[it.i]
 		owner := it.i
-		if n.src.BackendDOMNodeID == 0 {
+		if n.src.backend == 0 {
 			r := &ranks[it.owner-root+1]
 			*r++
 			n.owner, n.rank, owner = it.owner, *r, it.owner
@@ -442,7 +510,7 @@ func (t *axTree) rankNodesWithoutDOM(root int32) {
 
 // role returns the role as a string, shared between the nodes that have it:
 // a page has few roles and many nodes.
-func (t *axTree) role(raw jsonv2.Value) string {
+func (t *axTree) role(raw []byte) string {
 	v := axDecode(raw)
 	if v.kind != axStr && v.kind != axNum {
 		return ""
@@ -459,28 +527,22 @@ func (t *axTree) role(raw jsonv2.Value) string {
 	return r
 }
 
-func (t *axTree) parseNode(src *accessibility.Node, doc int32) axNode {
+func (t *axTree) parseNode(src *axSrc, doc int32) axNode {
 	n := axNode{src: src, doc: doc, frame: -1, owner: -1, role: "Unknown"}
-	if src.Role != nil {
-		n.role = t.role(src.Role.Value)
+	if src.role != nil {
+		n.role = t.role(src.role)
 	}
-	if src.Ignored {
+	if src.ignored {
 		n.flags |= axfIgnored
 	}
-	if src.Name != nil && axTruthy(axDecode(src.Name.Value)) {
+	if axTruthy(axDecode(src.name)) {
 		n.flags |= axfName
 	}
-	if src.Description != nil && axTruthy(axDecode(src.Description.Value)) {
+	if axTruthy(axDecode(src.desc)) {
 		n.flags |= axfDescription
 	}
-	for _, p := range src.Properties {
-		if p == nil {
-			continue
-		}
-		var v axValue
-		if p.Value != nil {
-			v = axDecode(p.Value.Value)
-		}
+	for _, p := range src.props {
+		v := axDecode(p.value)
 		set := func(f uint16, on bool) {
 			if on {
 				n.flags |= f
@@ -488,7 +550,7 @@ func (t *axTree) parseNode(src *accessibility.Node, doc int32) axNode {
 				n.flags &^= f
 			}
 		}
-		switch p.Name {
+		switch p.name {
 		case "editable":
 			set(axfEditable, true)
 			set(axfRichlyEditable, v.is("richtext"))
@@ -712,10 +774,10 @@ func (t *axTree) markRedundantText(skip []bool) {
 // nodeName is the node's name, ok when it has one that is a string.
 func (t *axTree) nodeName(i int32) ([]byte, bool) {
 	src := t.nodes[i].src
-	if src.Name == nil {
+	if src.name == nil {
 		return nil, false
 	}
-	v := axDecode(src.Name.Value)
+	v := axDecode(src.name)
 	return v.s, v.kind == axStr
 }
 
@@ -891,10 +953,7 @@ func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]ax
 			b = append(b, n.role...)
 		}
 	}
-	var name axValue
-	if src.Name != nil {
-		name = axDecode(src.Name.Value)
-	}
+	name := axDecode(src.name)
 	if (name.kind == axStr || name.kind == axNum) && axTruthy(name) {
 		b = append(b, ' ')
 		b = appendAXQuoted(b, name.text())
@@ -903,26 +962,20 @@ func (t *axTree) appendLine(b []byte, o axOut, uid uidKey, attrs *[axNumAttrs]ax
 	// set has a bit for each slot of attrs that holds a value; a later
 	// property of the same name wins, as in puppeteer's Map.
 	var set uint32
-	put := func(i int, v *accessibility.Value) {
+	put := func(i int, v []byte) {
 		set |= 1 << i
-		attrs[i] = axValue{kind: axNull}
-		if v != nil {
-			attrs[i] = axPresent(axDecode(v.Value))
+		attrs[i] = axPresent(axDecode(v))
+	}
+	for _, p := range src.props {
+		if i := axAttrSlot(p.name); i >= 0 {
+			put(i, p.value)
 		}
 	}
-	for _, p := range src.Properties {
-		if p == nil {
-			continue
-		}
-		if i := axAttrSlot(string(p.Name)); i >= 0 {
-			put(i, p.Value)
-		}
+	if src.value != nil {
+		put(axAttrValue, src.value)
 	}
-	if src.Value != nil {
-		put(axAttrValue, src.Value)
-	}
-	if src.Description != nil {
-		put(axAttrDescription, src.Description)
+	if src.desc != nil {
+		put(axAttrDescription, src.desc)
 	}
 	isOption := n.role == "option"
 	if isOption && axTruthy(name) {
@@ -1085,7 +1138,7 @@ const (
 	axOther // object or array
 )
 
-func axDecode(raw jsonv2.Value) axValue {
+func axDecode(raw []byte) axValue {
 	if len(raw) == 0 {
 		return axValue{}
 	}

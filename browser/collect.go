@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 )
 
 // What the collectors keep of a page: the records of its current document
@@ -224,4 +226,39 @@ func (e *notFound) Unwrap() error { return ErrNotFound }
 
 func notFoundf(format string, args ...any) error {
 	return &notFound{fmt.Sprintf(format, args...)}
+}
+
+// release frees what a closed page holds: its requests and console
+// messages, its snapshot uids. Browser keeps the Page itself, so that its id
+// answers "page N is closed"; without this, the records of every page ever
+// closed stayed with it. Events that arrive later are dropped by
+// feedCollectors, which checks Closed first, so nothing refills them.
+func (p *Page) release() {
+	if n := p.network; n != nil {
+		n.release()
+	}
+	if c := p.console; c != nil {
+		c.release()
+	}
+	p.UIDs.Reset()
+}
+
+// release empties the collector, keeping it usable: a call that got the
+// page before it closed may still list it, and sees nothing.
+func (n *Network) release() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ring = newRing(n.current, BucketCap, PreservedDocuments+1, n.dropped)
+	n.loaders = map[cdp.LoaderID]uint64{}
+	n.flights = map[network.RequestID]*flight{}
+	n.orphans = nil
+}
+
+// release empties the collector, as Network.release does.
+func (c *Console) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ring = newRing[*ConsoleMessage](c.current, BucketCap, PreservedDocuments+1, nil)
+	c.contexts = map[runtime.ExecutionContextID]uint64{}
+	c.unique = map[string]runtime.ExecutionContextID{}
 }
