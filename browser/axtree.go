@@ -164,19 +164,49 @@ type AXFrame struct {
 type axRawDoc struct {
 	frame cdp.FrameID // the frame of the document, from its root node
 	nodes []axSrc
-	ids   []accessibility.NodeID // the NodeID of each node
-	kids  []accessibility.NodeID // the ChildIDs of all nodes, back to back
-	nkids []int32                // how many of kids each node has
+	ids   []int64 // the NodeID of each node, as axIDs numbers it
+	kids  []int64 // the ChildIDs of all nodes, back to back
+	nkids []int32 // how many of kids each node has
+	other axIDs
+}
+
+// axIDs numbers AX node ids: Chrome's are decimal, and a number is a
+// fraction of the size of a string; any other id gets a negative number of
+// its own.
+type axIDs map[string]int64
+
+func (m *axIDs) of(id []byte) int64 {
+	if len(id) > 0 && len(id) <= 18 && (id[0] != '0' || len(id) == 1) {
+		n := int64(0)
+		for _, c := range id {
+			if c < '0' || c > '9' {
+				goto other
+			}
+			n = n*10 + int64(c-'0')
+		}
+		return n
+	}
+other:
+	if n, ok := (*m)[string(id)]; ok {
+		return n
+	}
+	if *m == nil {
+		*m = axIDs{}
+	}
+	n := -int64(len(*m)) - 1
+	(*m)[string(id)] = n
+	return n
 }
 
 // axSrc is one node of an axRawDoc. The values are the raw JSON of the
 // "value" member of an AXValue: nil when the AXValue is missing, empty when
 // it is there without a value.
 type axSrc struct {
-	backend                 cdp.BackendNodeID
-	ignored                 bool
-	role, name, desc, value []byte
-	props                   []axProp
+	backend           cdp.BackendNodeID
+	ignored           bool
+	role              []byte
+	name, desc, value []byte
+	props             []axProp
 }
 
 // axProp is an AX property; value as in axSrc.
@@ -202,12 +232,13 @@ func axRawValue(v *accessibility.Value) []byte {
 // rawDoc turns decoded nodes into the form the tree is built from; the
 // values are shared, not copied.
 func rawDoc(nodes []*accessibility.Node) *axRawDoc {
-	d := &axRawDoc{nodes: make([]axSrc, len(nodes)), ids: make([]accessibility.NodeID, len(nodes)), nkids: make([]int32, len(nodes))}
+	d := &axRawDoc{nodes: make([]axSrc, len(nodes)), ids: make([]int64, len(nodes)), nkids: make([]int32, len(nodes))}
 	if len(nodes) > 0 && nodes[0] != nil {
 		d.frame = nodes[0].FrameID
 	}
 	for i, src := range nodes {
 		if src == nil {
+			d.ids[i] = d.other.of(nil)
 			continue
 		}
 		n := &d.nodes[i]
@@ -222,8 +253,10 @@ func rawDoc(nodes []*accessibility.Node) *axRawDoc {
 				n.props = append(n.props, axProp{name: string(p.Name), value: axRawValue(p.Value)})
 			}
 		}
-		d.ids[i] = src.NodeID
-		d.kids = append(d.kids, src.ChildIDs...)
+		d.ids[i] = d.other.of([]byte(src.NodeID))
+		for _, id := range src.ChildIDs {
+			d.kids = append(d.kids, d.other.of([]byte(id)))
+		}
 		d.nkids[i] = int32(len(src.ChildIDs))
 	}
 	return d
@@ -438,7 +471,7 @@ func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
 	t.docs = append(t.docs, d.frame)
 	base := int32(len(t.nodes))
 	t.nodes = slices.Grow(t.nodes, len(d.nodes))
-	index := make(map[accessibility.NodeID]int32, len(d.nodes))
+	index := make(map[int64]int32, len(d.nodes))
 	for i := range d.nodes {
 		if _, dup := index[d.ids[i]]; !dup {
 			index[d.ids[i]] = base + int32(i)
