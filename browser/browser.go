@@ -53,6 +53,9 @@ type Browser struct {
 	quitNow context.CancelFunc
 
 	contexts contextSet // the named browser contexts of isolated pages
+	// scriptsRunning counts the evaluate_script scripts whose synchronous
+	// part runs now, on any page (scriptstop.go).
+	scriptsRunning atomic.Int32
 }
 
 // launch is one start of Chrome, shared by the calls that wait for it.

@@ -22,7 +22,10 @@ import (
 // other call's script. So evaluate_script's scripts tell pagemux, through a
 // binding, when they start and when their synchronous part returns; pagemux
 // terminates a script of a call that gave up only while that script runs,
-// and one that had not started yet as soon as it starts.
+// and one that had not started yet as soon as it starts. A script that
+// awaits may busy the renderer again when it resumes: it is terminated when
+// the renderer does not answer and no other call's script runs in the
+// browser.
 
 // scriptBinding is the binding pagemux's scripts signal through. It is a
 // global of the page's main world; pages never see it called with tokens of
@@ -127,28 +130,43 @@ func (p *Page) scriptEvent(ev *runtime.EventBindingCalled) {
 	}
 	switch what {
 	case "s":
-		r.state = scriptRunning
 		if r.abandoned {
 			delete(p.scripts.runs, token)
 			go p.terminate() // it runs now, and nobody waits for it
+			return
 		}
+		p.setScriptState(r, scriptRunning)
 	case "r":
-		r.state = scriptAwaits
+		p.setScriptState(r, scriptAwaits)
 		if r.abandoned {
 			delete(p.scripts.runs, token)
 		}
 	}
 }
 
+// setScriptState moves r to state, keeping the browser's count of running
+// scripts. Call it holding p.scripts.mu.
+func (p *Page) setScriptState(r *scriptRun, state scriptState) {
+	if r.state == scriptRunning {
+		p.b.scriptsRunning.Add(-1)
+	}
+	if state == scriptRunning {
+		p.b.scriptsRunning.Add(1)
+	}
+	r.state = state
+}
+
 // endScript forgets a script whose call got its answer, or stops it when
 // the call gave up: at once while it runs, when it starts if it is still
-// queued behind another script, not at all once its synchronous part
-// returned (it awaits, so nothing of it runs).
+// queued behind another script, and once its synchronous part returned only
+// if the renderer is busy and no other call's script runs (see
+// stopAwaiting).
 func (p *Page) endScript(r *scriptRun, gaveUp bool) {
 	p.scripts.mu.Lock()
 	state := r.state
 	switch {
 	case !gaveUp || state != scriptQueued:
+		p.setScriptState(r, scriptAwaits)
 		delete(p.scripts.runs, r.token)
 	default:
 		r.abandoned = true
@@ -159,9 +177,33 @@ func (p *Page) endScript(r *scriptRun, gaveUp bool) {
 		})
 	}
 	p.scripts.mu.Unlock()
-	if gaveUp && state == scriptRunning {
+	switch {
+	case gaveUp && state == scriptRunning:
 		p.terminate()
+	case gaveUp && state == scriptAwaits:
+		p.stopAwaiting()
 	}
+}
+
+// busyProbe bounds the check whether a renderer runs JavaScript: an idle
+// one answers in a millisecond.
+const busyProbe = 300 * time.Millisecond
+
+// stopAwaiting terminates what runs in the page's renderer after a call
+// whose script awaited gave up, when the renderer does not answer (so
+// JavaScript runs there: most likely that script, resumed) and no other
+// call's script runs anywhere in the browser (it could be the one running).
+func (p *Page) stopAwaiting() {
+	if p.Closed() || p.usable() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, busyProbe)
+	_, err := evaluate(ctx, "0")
+	cancel()
+	if err == nil || p.b.scriptsRunning.Load() > 0 {
+		return
+	}
+	p.terminate()
 }
 
 // terminate stops the JavaScript that runs in the page's renderer now.

@@ -171,3 +171,29 @@ func TestDetachedBeforeDestroyed(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 }
+
+// A call whose script awaited, then kept the renderer busy when it resumed,
+// gives up: the script is stopped, and the page answers again.
+func TestCancelStopsResumedScript(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err = p.Evaluate(ctx, "async () => { await new Promise(r => setTimeout(r, 100)); const t = Date.now(); while (Date.now() - t < 20000) {} }", nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the busy call: %v", err)
+	}
+	start := time.Now()
+	qctx, qcancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer qcancel()
+	if v, err := p.Evaluate(qctx, "() => 1", nil); err != nil || string(v) != "1" {
+		t.Fatalf("the page after the call gave up: %s %v", v, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the resumed script ran on for %s", d)
+	}
+}
