@@ -35,6 +35,8 @@ type config struct {
 	lockWait time.Duration
 	// toolTimeout bounds how long one call holds its locks.
 	toolTimeout time.Duration
+	// maxOutput caps the characters of a tool result's text.
+	maxOutput int
 	maxQueue    int
 	logLevel    string
 	logFile     string
@@ -79,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces) must lie in; repeatable (default the OS temp dir and the working directory)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
+	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")
 	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks; past it the call is stopped (a running script is terminated) and its locks released ("+tools.OwnBounds()+" at least)")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
@@ -212,7 +215,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue, Observer: m})
 	m.WatchLocks(locks)
 	m.Gauge("pages_open", "Pages open in the browser.", func() float64 { return float64(len(b.Pages())) })
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall})
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall, MaxOutput: c.maxOutput})
 	if c.metricsAddr != "" {
 		go func() {
 			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {
@@ -228,6 +231,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if c.httpAddr != "" {
 		opts := c.http
 		opts.Log, opts.Health, opts.Metrics = log, b.Status, m.Handler()
+		opts.Locks = func() any { return srv.Locks() }
 		log.Info("serving MCP over HTTP", "addr", c.httpAddr, "lock_mode", mode, "tokens", slices.Sorted(maps.Keys(opts.Tokens)))
 		return serveThenClose(ctx, log, b, func(ctx context.Context) error {
 			return serve.ListenHTTP(ctx, c.httpAddr, srv.MCP(), opts)

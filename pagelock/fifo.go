@@ -122,6 +122,9 @@ func (f *fifo) stats(now instant) KeyStats {
 	if f.held {
 		s.HeldFor = now.Sub(f.since)
 	}
+	for w := f.head; w != nil; w = w.next {
+		s.Waiting = append(s.Waiting, w.w.owner)
+	}
 	return s
 }
 

@@ -18,6 +18,8 @@ type KeyStats struct {
 	HeldFor time.Duration
 	// Queued counts the calls waiting now.
 	Queued int
+	// Waiting names the owners of the calls waiting now, first in line first.
+	Waiting []string
 
 	// Acquired counts successful acquisitions, waited for or not.
 	Acquired uint64

@@ -46,6 +46,8 @@ type HTTPOptions struct {
 	Health func() (up bool, detail string)
 	// Metrics, if set, is served at /metrics, behind the same tokens.
 	Metrics http.Handler
+	// Locks, if set, is served as JSON at /locks, behind the same tokens.
+	Locks func() any
 }
 
 // Agent is who is calling, as the transport knows it: the MCP session where
@@ -110,6 +112,14 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 		mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 			if _, ok := h.authenticate(w, r); ok {
 				opts.Metrics.ServeHTTP(w, r)
+			}
+		})
+	}
+	if opts.Locks != nil {
+		mux.HandleFunc("/locks", func(w http.ResponseWriter, r *http.Request) {
+			if _, ok := h.authenticate(w, r); ok {
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(opts.Locks())
 			}
 		})
 	}

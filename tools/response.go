@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
@@ -119,6 +120,103 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			nonEmpty = append(nonEmpty, p)
 		}
 	}
+	capOutput(nonEmpty, s.maxOutput, cutHint(c.req.Params.Name, r.withSnapshot))
 	content := []mcp.Content{mcp.NewTextContent(strings.Join(nonEmpty, "\n"))}
 	return &mcp.CallToolResult{Content: append(content, r.images...)}
+}
+
+// DefaultMaxOutput is about how many characters of text a tool result may
+// carry, the default of --max-output: a snapshot of a big page is
+// megabytes, more than an agent's context holds.
+const DefaultMaxOutput = 100_000
+
+// capOutput cuts the longest of parts so that the text they make, joined by
+// newlines, has at most limit characters (runes), and ends it with a note
+// saying how much was cut and hint, what to do instead. Shorter sections,
+// such as the page list or a lock-wait notice, stay whole. limit <= 0 is
+// no cap. The note itself is not counted.
+func capOutput(parts []string, limit int, hint string) {
+	if limit <= 0 {
+		return
+	}
+	bytes := len(parts) - 1 // the newlines between them
+	for _, p := range parts {
+		bytes += len(p)
+	}
+	if bytes <= limit { // no more runes than bytes
+		return
+	}
+	total := countRunes(parts)
+	if total <= limit {
+		return
+	}
+	longest := 0
+	for i, p := range parts {
+		if len(p) > len(parts[longest]) {
+			longest = i
+		}
+	}
+	p := parts[longest]
+	keep := max(utf8.RuneCountInString(p)-(total-limit), 0)
+	cut := cutRunes(p, keep)
+	parts[longest] = cut + "\n" + cutNote("text", total, total-utf8.RuneCountInString(p)+utf8.RuneCountInString(cut), "characters", hint)
+}
+
+func countRunes(parts []string) int {
+	n := len(parts) - 1
+	for _, p := range parts {
+		n += utf8.RuneCountInString(p)
+	}
+	return n
+}
+
+// cutRunes is the first n runes of s, ended at the last line break among
+// the last 1,000 of them when there is one, so that no line is cut through.
+func cutRunes(s string, n int) string {
+	end := len(s)
+	for i := range s {
+		if n == 0 {
+			end = i
+			break
+		}
+		n--
+	}
+	if n > 0 {
+		return s
+	}
+	cut := s[:end]
+	if nl := strings.LastIndexByte(cut, '\n'); nl >= 0 && end-nl <= 1000 {
+		cut = cut[:nl]
+	}
+	return cut
+}
+
+// cutNote is the line that ends a text cut to fit: how big it is, how
+// much of it is shown, and what to do to get all of it. evaluate_script
+// says it too.
+func cutNote(what string, total, shown int, unit, hint string) string {
+	return fmt.Sprintf("… (cut: the %s is %d %s, the first %d shown; %s)", what, total, unit, shown, hint)
+}
+
+// cutHint says how to get what a cut result left out, by tool: save it to a
+// file where the tool can, else ask for less.
+func cutHint(tool string, snapshot bool) string {
+	switch tool {
+	case "take_snapshot":
+		return "pass filePath to save all of it"
+	case "evaluate_script":
+		return "pass filePath to save all of it, or return a smaller part"
+	case "get_network_request":
+		return "pass responseFilePath or requestFilePath to save a body whole"
+	case "list_console_messages":
+		return "ask for less with pageSize and pageIdx, or types"
+	case "list_network_requests":
+		return "ask for less with pageSize and pageIdx, or resourceTypes"
+	case "get_console_message":
+		return "the message is too long to show whole; read it in the page with evaluate_script and filePath"
+	}
+	if snapshot {
+		return "call take_snapshot with filePath to save the whole snapshot"
+	}
+	return "ask for less"
 }

@@ -76,7 +76,7 @@ func formatJSON(v json.RawMessage) string {
 		return "undefined"
 	}
 	if len(v) > maxScriptResult {
-		return fmt.Sprintf("%s\n… (cut: the value is %d bytes; return a smaller part of it)", v[:maxScriptResult], len(v))
+		return fmt.Sprintf("%s\n%s", v[:maxScriptResult], cutNote("value", len(v), maxScriptResult, "bytes", "return a smaller part of it, or pass filePath to save all of it"))
 	}
 	return string(v)
 }

@@ -39,6 +39,7 @@ type Server struct {
 	// toolTimeout bounds how long one call holds its locks (bound.go).
 	toolTimeout time.Duration
 	onCall      func(tool, outcome string, took time.Duration)
+	maxOutput   int // response.go
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -55,6 +56,10 @@ type Options struct {
 	// OnCall, if set, is told of every tool call when it is answered:
 	// outcome "ok", "error" or "cancelled", and the time since it arrived.
 	OnCall func(tool, outcome string, took time.Duration)
+	// MaxOutput caps the characters of text a result carries; a longer
+	// one is cut with a note that says how to get all of it. Zero or less
+	// is no cap; --max-output defaults to DefaultMaxOutput.
+	MaxOutput int
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -68,18 +73,20 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if err != nil {
 		log.Warn("workspace roots", "error", err)
 	}
-	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall}
+	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions),
 	)
 	b.OnPageClosed(func(p *browser.Page) { locks.Close(pagelock.PageKey(p.ID)) })
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.def, s.guard(t))
 	}
+	s.addLockResource()
 	return s
 }
 

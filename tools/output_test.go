@@ -1,0 +1,122 @@
+package tools
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+func TestCapOutput(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("uid=1_2 button \"é\"\n", 1000) // 19 runes a line
+	tests := []struct {
+		name  string
+		parts []string
+		limit int
+		cut   int // which part is cut, -1 none
+	}{
+		{"fits", []string{"a", "b"}, 3, -1},
+		{"no cap", []string{long}, 0, -1},
+		{"runes not bytes", []string{strings.Repeat("é", 100)}, 100, -1},
+		{"longest is cut", []string{"Successfully clicked", long, "## Pages\n1: about:blank"}, 5000, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := append([]string(nil), tt.parts...)
+			capOutput(parts, tt.limit, "pass filePath to save all of it")
+			for i := range parts {
+				if (i == tt.cut) != (parts[i] != tt.parts[i]) {
+					t.Fatalf("part %d: cut=%v, want %v", i, parts[i] != tt.parts[i], i == tt.cut)
+				}
+			}
+			if tt.cut < 0 {
+				return
+			}
+			text := strings.Join(parts, "\n")
+			body, note, _ := strings.Cut(parts[tt.cut], "\n… (cut: ")
+			if n := utf8.RuneCountInString(text) - utf8.RuneCountInString(note); n > tt.limit+20 {
+				t.Errorf("%d characters, want at most about %d", n, tt.limit)
+			}
+			if !strings.HasSuffix(body, `"é"`) {
+				t.Errorf("the cut ends inside a line: %q", body[len(body)-20:])
+			}
+			want := fmt.Sprintf("the text is %d characters, the first %d shown; pass filePath to save all of it)", utf8.RuneCountInString(strings.Join(tt.parts, "\n")), utf8.RuneCountInString(strings.Join(tt.parts, "\n"))-utf8.RuneCountInString(tt.parts[tt.cut])+utf8.RuneCountInString(body))
+			if note != want {
+				t.Errorf("note %q\nwant %q", note, want)
+			}
+		})
+	}
+}
+
+// bigPage serves a page with n buttons on a loopback server of its own.
+func bigPage(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("<!doctype html><title>Big</title><main>")
+	for i := range n {
+		fmt.Fprintf(&b, "<p>Row %d <button>Buy %d</button></p>", i, i)
+	}
+	page := b.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(page))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/big"
+}
+
+// TestMaxOutput: a result longer than --max-output is cut with a note that
+// says how much and what to do, over real MCP; filePath still saves all.
+func TestMaxOutput(t *testing.T) {
+	t.Parallel()
+	const limit = 3000
+	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{MaxOutput: limit}, false)
+	t.Cleanup(e.close)
+	url := bigPage(t, 2000)
+	e.ok(t, "new_page", map[string]any{"url": url})
+	id := e.b.SelectedID()
+
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	body, note, ok := strings.Cut(snap, "\n… (cut: the text is ")
+	if !ok {
+		t.Fatalf("no cut note in a snapshot of 2,000 buttons:\n%.500s", snap)
+	}
+	mustContain(t, note, "pass filePath to save all of it)")
+	if n := utf8.RuneCountInString(body); n > limit || n < limit-1000 {
+		t.Errorf("%d characters shown, want about %d", n, limit)
+	}
+	if !strings.HasPrefix(body, "## Latest page snapshot\nuid=") || !strings.HasSuffix(body, `"`) {
+		t.Errorf("the cut snapshot does not end on a whole line:\n%s", body[len(body)-200:])
+	}
+
+	path := filepath.Join(t.TempDir(), "big.txt")
+	e.ok(t, "take_snapshot", map[string]any{"pageId": id, "filePath": path})
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(saved), `button "Buy 1999"`) || len(saved) < 20*limit {
+		t.Errorf("the saved snapshot is not whole: %d bytes", len(saved))
+	}
+
+	long := e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 'x'.repeat(20000)"})
+	mustContain(t, long, "… (cut: the text is ", "pass filePath to save all of it, or return a smaller part)")
+	if n := utf8.RuneCountInString(long); n > limit+300 {
+		t.Errorf("evaluate_script answer of %d characters, want about %d", n, limit)
+	}
+
+	// Short answers are untouched, and a click's snapshot says where to get
+	// the whole one.
+	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1"}), "```json\n1\n```")
+	uid := uidIn(t, body, `button "Buy 3"`)
+	clicked := e.ok(t, "click", map[string]any{"pageId": id, "uid": uid, "includeSnapshot": true})
+	mustContain(t, clicked, "Successfully clicked on the element", "call take_snapshot with filePath to save the whole snapshot)")
+}
