@@ -176,7 +176,7 @@ func TestUploadFile(t *testing.T) {
 				{"two files for one", map[string]any{"uid": single, "filePaths": []string{a, b}},
 					[]string{"takes one file", "upload one file"}},
 				{"no files", map[string]any{"uid": single, "filePaths": []string{}},
-					[]string{"at least one path"}},
+					[]string{`invalid argument "filePaths" for upload_file: want at least 1 item(s), got 0`}},
 				{"unknown uid", map[string]any{"uid": "77_77", "filePaths": []string{a}},
 					[]string{"77_77", "take a new snapshot"}},
 				{"no chooser", map[string]any{"uid": nothing, "filePaths": []string{a}},

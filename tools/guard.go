@@ -72,12 +72,15 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	ticket.Admit()
 	g, err := r.Wait()
 	if err != nil {
+		if page != nil && page.Closed() {
+			err = page.Err() // says how it went: close_page, outside pagemux, a restart
+		}
 		return toolError(err)
 	}
 	defer g.Release()
 	defer s.browser.Supervise(ctx)()
 	if page != nil && page.Closed() {
-		return toolError(&browser.PageClosedError{ID: page.ID})
+		return toolError(page.Err())
 	}
 	if page != nil && !t.answersDialogs {
 		if dlg := page.Dialog(); dlg != nil {

@@ -121,7 +121,7 @@ func TestDialogs(t *testing.T) {
 	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"prompt Grace"` {
 		t.Fatalf("out = %s", got)
 	}
-	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "maybe"}), `invalid action "maybe"`)
+	mustContain(t, e.fails(t, "handle_dialog", map[string]any{"pageId": id, "action": "maybe"}), `invalid argument "action" for handle_dialog: want one of "accept", "dismiss", got "maybe"`)
 
 	// A dialog opened by a script is answered by dialogAction, accept by default.
 	if got := e.eval(t, id, "() => { alert('from script'); return confirm('sure?') }"); got != "true" {

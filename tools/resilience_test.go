@@ -235,8 +235,8 @@ func TestPageClosedOutside(t *testing.T) {
 	for _, q := range queued {
 		select {
 		case o := <-q:
-			if r := must(t, o); !r.isError || !strings.Contains(r.text, fmt.Sprintf("page %d ", id)) || !strings.Contains(r.text, "closed") {
-				t.Fatalf("a call queued on a tab closed outside: %+v", r)
+			if r := must(t, o); !r.isError || !strings.Contains(r.text, want) {
+				t.Fatalf("a call queued on a tab closed outside: %+v, want %q", r, want)
 			}
 		case <-time.After(15 * time.Second):
 			t.Fatal("a call queued on a tab closed outside did not end")
