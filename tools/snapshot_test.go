@@ -50,7 +50,7 @@ func TestWaitFor(t *testing.T) {
 		t.Fatalf("a 300 ms wait_for took %s", time.Since(start))
 	}
 	mustContain(t, e.fails(t, "wait_for", map[string]any{"pageId": id, "text": []string{}}), `invalid argument "text" for wait_for: want at least 1 item(s), got 0`)
-	mustContain(t, e.fails(t, "wait_for", map[string]any{"pageId": id, "text": "Done"}), "want an array of strings")
+	mustContain(t, e.fails(t, "wait_for", map[string]any{"pageId": id, "text": "Done"}), `invalid argument "text" for wait_for: want an array, got string`)
 }
 
 func TestWaitForAcrossNavigation(t *testing.T) {
