@@ -396,11 +396,15 @@ func (p *Page) fill(ctx context.Context, uid, value string) error {
 	return err
 }
 
-// TypeText types text into the focused element key by key, then presses
-// submitKey if set, and waits for the page to settle.
-func (p *Page) TypeText(ctx context.Context, text string, submit *Key) error {
-	return p.Act(ctx, 0, func(ctx context.Context) error {
-		if err := chromedp.Do(ctx, chromedp.KeyEvent(text)); err != nil {
+// TypeText types text into the focused element, then presses submit if
+// set, and waits for the page to settle. It types key by key where the page
+// listens for key events, else inserts the text in one step (keys.go); the
+// Typing says which and why.
+func (p *Page) TypeText(ctx context.Context, text string, submit *Key) (Typing, error) {
+	var how Typing
+	err := p.Act(ctx, 0, func(ctx context.Context) error {
+		var err error
+		if how, err = typeText(ctx, text); err != nil {
 			return err
 		}
 		if submit != nil {
@@ -408,6 +412,7 @@ func (p *Page) TypeText(ctx context.Context, text string, submit *Key) error {
 		}
 		return nil
 	})
+	return how, err
 }
 
 // PressKey presses a key combination such as "Control+Shift+R" and waits for

@@ -100,7 +100,16 @@ func (s *Server) typeText() tool {
 				typed += " + " + a.SubmitKey
 			}
 			msg := fmt.Sprintf("Typed text %q", typed)
-			return acted(c, c.page.TypeText(ctx, a.Text, submit), false, msg+" and it opened a dialog.", msg)
+			how, err := c.page.TypeText(ctx, a.Text, submit)
+			if err := acted(c, err, false, msg+" and it opened a dialog.", msg); err != nil || a.Text == "" {
+				return err
+			}
+			if how.Keys {
+				c.resp.say("Typed key by key: %s.", how.Why)
+			} else {
+				c.resp.say("Inserted the text in one step: nothing listens for key events on the focused field.")
+			}
+			return nil
 		})
 }
 

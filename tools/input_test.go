@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pagemux/pagemux/pagelock"
 )
@@ -142,4 +145,59 @@ func TestBadUID(t *testing.T) {
 	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id}), `missing required argument "uid"`)
 	mustContain(t, e.fails(t, "click", map[string]any{"pageId": id, "uid": 7}), `invalid argument "uid" for click: want a string, got number`)
 	mustContain(t, e.fails(t, "fill", map[string]any{"pageId": id, "uid": e.uid(t, id, `button "Submit"`), "value": "x"}), "not a text field")
+}
+
+// TestTypeTextPaths: type_text inserts plain text in one step into a field
+// nothing listens to keys on, and types key by key where the page listens,
+// so that the page still sees every key.
+func TestTypeTextPaths(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/typing.html")
+	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+
+	// 20,000 characters into a plain field: one step (it took 83 s key by
+	// key). The bound is generous; the point is that it is not 4 ms a key.
+	long := strings.Repeat("pagemux é✓ ", 2000)[:20000]
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Plain"`)})
+	start := time.Now()
+	got := e.ok(t, "type_text", map[string]any{"pageId": id, "text": long})
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("typing 20,000 characters into a plain field took %v", d)
+	} else {
+		t.Logf("20,000 characters typed in %v", d)
+	}
+	mustContain(t, got, "Inserted the text in one step")
+	if v := e.eval(t, id, "() => document.getElementById('plain').value.length"); v != fmt.Sprint(len([]rune(long))) {
+		t.Errorf("plain field holds %s characters, want %d", v, len([]rune(long)))
+	}
+	if n := e.eval(t, id, "() => window.plainInputs"); n == "0" {
+		t.Errorf("the plain field saw no input event")
+	}
+
+	// Line breaks still go as Enter into a textarea.
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Area"`)})
+	mustContain(t, e.ok(t, "type_text", map[string]any{"pageId": id, "text": "one\ntwo"}), "Inserted the text in one step")
+	if v := e.eval(t, id, "() => document.getElementById('area').value"); v != `"one\ntwo"` {
+		t.Errorf("textarea holds %s", v)
+	}
+
+	// A field with key listeners sees each key.
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `textbox "Watched"`)})
+	got = e.ok(t, "type_text", map[string]any{"pageId": id, "text": "hello"})
+	mustContain(t, got, "Typed key by key: the page listens for keydown on the focused field.")
+	if v := e.eval(t, id, "() => [document.getElementById('watched').value, seen.keydown, seen.keypress, seen.keyup, seen.input]"); v != `["hello",5,5,5,5]` {
+		t.Errorf("watched field: [value, keydown, keypress, keyup, input] = %s", v)
+	}
+
+	// A listener on a shadow host counts too.
+	e.eval(t, id, "() => { document.getElementById('host').shadowRoot.getElementById('shadow').focus(); return true }")
+	mustContain(t, e.ok(t, "type_text", map[string]any{"pageId": id, "text": "abc"}), "Typed key by key: the page listens for keyup on an element around the focused field.")
+	if v := e.eval(t, id, "() => [document.getElementById('host').shadowRoot.getElementById('shadow').value, seen.hostKeyup]"); v != `["abc",3]` {
+		t.Errorf("shadow field: [value, host keyups] = %s", v)
+	}
+
+	// No text field focused: keys, as a keyboard would.
+	e.eval(t, id, "() => { document.activeElement.blur(); return true }")
+	mustContain(t, e.ok(t, "type_text", map[string]any{"pageId": id, "text": "x"}), "Typed key by key: no text field has the focus.")
 }
