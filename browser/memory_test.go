@@ -1,0 +1,145 @@
+package browser
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"weak"
+)
+
+// busyPageSite serves /page, which makes n requests as it loads and says
+// "done" when they all answered, and /r, a small response with headers.
+func busyPageSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/page" {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><title>busy</title><p id=s>loading</p><script>
+(async () => {
+  const n = %s, all = [];
+  for (let i = 0; i < n; i++) all.push(fetch('/r?i=' + i + '&pad=' + 'p'.repeat(200)).then(r => r.text()));
+  await Promise.all(all);
+  console.log('fetched', n);
+  document.getElementById('s').textContent = 'done';
+})();
+</script>`, r.URL.Query().Get("n"))
+			return
+		}
+		w.Header().Set("X-Pad", strings.Repeat("h", 300))
+		w.Write([]byte(strings.Repeat("body ", 200)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func heapInuse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// TestClosedPagesFreeTheirRecords: pages that made many requests, took a
+// snapshot and logged, then closed, give their memory back. Each record of
+// theirs must be collected (weak pointers), and the heap must shrink back
+// by most of what the pages added. Not parallel: it reads the heap of the
+// whole test binary.
+func TestClosedPagesFreeTheirRecords(t *testing.T) {
+	const pages, requests = 10, 500
+	site := busyPageSite(t)
+	b := startBrowser(t, Config{})
+	ctx := t.Context()
+	before := heapInuse()
+
+	var records []weak.Pointer[Request]
+	var messages []weak.Pointer[ConsoleMessage]
+	var open []*Page
+	for range pages {
+		p, err := b.NewPage(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Navigate(ctx, fmt.Sprintf("%s/page?n=%d", site.URL, requests), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.WaitForText(ctx, []string{"done"}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Snapshot(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		// The collectors' own records, not the copies they hand out.
+		p.network.mu.Lock()
+		for _, bk := range p.network.ring.buckets {
+			for _, it := range bk.items {
+				records = append(records, weak.Make(it.v))
+			}
+		}
+		p.network.mu.Unlock()
+		p.console.mu.Lock()
+		for _, bk := range p.console.ring.buckets {
+			for _, it := range bk.items {
+				messages = append(messages, weak.Make(it.v))
+			}
+		}
+		p.console.mu.Unlock()
+		open = append(open, p)
+	}
+	if len(records) < pages*requests {
+		t.Fatalf("the collectors hold %d requests, want at least %d", len(records), pages*requests)
+	}
+	if len(messages) < pages {
+		t.Fatalf("the collectors hold %d console messages, want at least %d", len(messages), pages)
+	}
+	loaded := heapInuse()
+	for _, p := range open {
+		if err := b.ClosePage(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ClosePage returns when the page is closed; it frees its records just
+	// after.
+	for _, p := range open {
+		released := func() bool {
+			p.UIDs.mu.Lock()
+			defer p.UIDs.mu.Unlock()
+			p.network.mu.Lock()
+			defer p.network.mu.Unlock()
+			return len(p.UIDs.byNode) == 0 && len(p.network.flights) == 0
+		}
+		for deadline := time.Now().Add(10 * time.Second); !released(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("closed page %d still holds its uids or requests after 10 s", p.ID)
+			}
+		}
+	}
+	open = nil
+	after := heapInuse()
+
+	alive := 0
+	for _, w := range records {
+		if w.Value() != nil {
+			alive++
+		}
+	}
+	for _, w := range messages {
+		if w.Value() != nil {
+			alive++
+		}
+	}
+	if alive > 0 {
+		t.Errorf("%d of %d records of closed pages are still reachable", alive, len(records)+len(messages))
+	}
+	mb := func(n uint64) float64 { return float64(n) / (1 << 20) }
+	t.Logf("heap in use: %.1f MB before, %.1f MB with %d pages of %d requests, %.1f MB after they closed", mb(before), mb(loaded), pages, requests, mb(after))
+	// Closed pages keep a few kilobytes each (the Page and its chromedp
+	// target); everything they collected must be gone.
+	if grown := int64(loaded) - int64(before); grown < 4<<20 || int64(after)-int64(before) > grown/4 {
+		t.Errorf("heap in use: %.1f MB before, %.1f MB with the pages, %.1f MB after they closed: want most of it back", mb(before), mb(loaded), mb(after))
+	}
+}
