@@ -130,14 +130,17 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*CSSStyles, error) {
 		if err != nil {
 			return err
 		}
-		payload, sheets, err := matchedStyles(ctx, uid, chain[0].BackendNodeID)
+		name := func(n *cdp.Node) CSSNodeRef {
+			return CSSNodeRef{Selector: simpleSelector(n), UID: p.UIDs.uidOf(frame, n.BackendNodeID)}
+		}
+		payload, sheets, err := matchedStyles(ctx, uid, chain[0].BackendNodeID, name)
 		if err != nil {
 			return err
 		}
 		refs := make([]CSSNodeRef, len(chain))
 		tags := make([]string, len(chain))
 		for i, n := range chain {
-			refs[i] = CSSNodeRef{Selector: simpleSelector(n), UID: p.UIDs.uidOf(frame, n.BackendNodeID)}
+			refs[i] = name(n)
 			tags[i] = n.LocalName
 			if len(n.LocalName) != len(n.NodeName) {
 				tags[i] = n.NodeName
@@ -217,7 +220,7 @@ func elementChain(ctx context.Context, uid string, backend cdp.BackendNodeID) ([
 // matchedStyles turns the DOM and CSS domains on, asks for the matched
 // styles of the element, and turns them off again. It returns the headers
 // of the page's style sheets, which CSS.enable announces.
-func matchedStyles(ctx context.Context, uid string, backend cdp.BackendNodeID) (*mStyles, map[string]*css.StyleSheetHeader, error) {
+func matchedStyles(ctx context.Context, uid string, backend cdp.BackendNodeID, name func(*cdp.Node) CSSNodeRef) (*mStyles, map[string]*css.StyleSheetHeader, error) {
 	defer func() {
 		// Also when the caller gave up: a page left with DOM events on
 		// could stall its event loop later (disableDOMEvents).
@@ -258,6 +261,7 @@ func matchedStyles(ctx context.Context, uid string, backend cdp.BackendNodeID) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("could not retrieve matched styles for the element with uid %s: %w", uid, err)
 	}
+	res.findContainers(ctx, pushed.NodeIDs[0], name)
 	// The first CSS.enable of a document may announce no style sheet at
 	// all (seen with Chromium 156): turn the domain off and on again once,
 	// which announces every sheet, when a rule names one not heard of.
@@ -335,7 +339,7 @@ type (
 		Origin           css.StyleSheetOrigin `json:"origin"`
 		Style            *mStyle              `json:"style"`
 		Media            []*mMedia            `json:"media"`
-		ContainerQueries []*mText             `json:"containerQueries"`
+		ContainerQueries []*mContainer        `json:"containerQueries"`
 		Supports         []*mText             `json:"supports"`
 		Layers           []*mText             `json:"layers"`
 		Scopes           []*mText             `json:"scopes"`
@@ -347,6 +351,17 @@ type (
 		Text   string `json:"text"`
 		Name   string `json:"name"`
 		Active *bool  `json:"active"`
+	}
+	mContainer struct {
+		Text               string           `json:"text"`
+		Name               string           `json:"name"`
+		PhysicalAxes       dom.PhysicalAxes `json:"physicalAxes"`
+		LogicalAxes        dom.LogicalAxes  `json:"logicalAxes"`
+		QueriesScrollState bool             `json:"queriesScrollState"`
+		QueriesAnchored    bool             `json:"queriesAnchored"`
+		// container is the element the query is evaluated against, found
+		// for the element whose styles are asked for.
+		container *CSSNodeRef
 	}
 	mMedia struct {
 		Text      string `json:"text"`
@@ -397,6 +412,46 @@ type (
 		Style        *mStyle              `json:"style"`
 	}
 )
+
+// findContainers finds the container element of each container query of
+// the element's rules, for the comments above @container: the DOM domain
+// must be on.
+func (m *mStyles) findContainers(ctx context.Context, node cdp.NodeID, name func(*cdp.Node) CSSNodeRef) {
+	seen := map[*mContainer]bool{}
+	each := func(rules []*mRuleMatch) {
+		for _, rm := range rules {
+			if rm.Rule == nil {
+				continue
+			}
+			for _, q := range rm.Rule.ContainerQueries {
+				if seen[q] {
+					continue
+				}
+				seen[q] = true
+				res, err := chromedp.Call(ctx, dom.GetContainerForNode, dom.GetContainerForNodeParams{
+					NodeID: node, ContainerName: q.Name, PhysicalAxes: q.PhysicalAxes, LogicalAxes: q.LogicalAxes,
+					QueriesScrollState: new(q.QueriesScrollState), QueriesAnchored: new(q.QueriesAnchored),
+				})
+				if err != nil || res.NodeID == 0 {
+					continue
+				}
+				d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{NodeID: res.NodeID, Depth: new(int64(0))})
+				if err != nil || d.Node == nil {
+					continue
+				}
+				ref := name(d.Node)
+				q.container = &ref
+			}
+		}
+	}
+	each(m.MatchedCSSRules)
+	for _, e := range m.Inherited {
+		each(e.MatchedCSSRules)
+	}
+	for _, p := range m.PseudoElements {
+		each(p.Matches)
+	}
+}
 
 // sheetIDs lists the style sheets the payload's rules come from.
 func (m *mStyles) sheetIDs() []string {
@@ -1145,13 +1200,22 @@ func ancestors(r *mRule) []CSSAncestor {
 			}
 			media++
 		case css.RuleTypeContainerRule:
-			if q := next(r.ContainerQueries, &container); q != nil {
+			if container < len(r.ContainerQueries) {
+				q := r.ContainerQueries[container]
 				name := ""
 				if q.Name != "" && !strings.HasPrefix(q.Text, q.Name) {
 					name = q.Name + " "
 				}
-				out = append(out, CSSAncestor{Header: "@container " + name + q.Text})
+				a := CSSAncestor{Header: "@container " + name + q.Text}
+				if c := q.container; c != nil {
+					a.Comment = "container: " + c.Selector
+					if c.UID != "" {
+						a.Comment += fmt.Sprintf(" (uid: %q)", c.UID)
+					}
+				}
+				out = append(out, a)
 			}
+			container++
 		case css.RuleTypeLayerRule:
 			if l := next(r.Layers, &layer); l != nil {
 				out = append(out, CSSAncestor{Header: strings.TrimSpace("@layer " + l.Text)})

@@ -47,16 +47,14 @@ Results are paginated (10 rules per page by default); use pageIdx to page throug
 			c.resp.say("%s", formatCSSStyles(styles.Element, a.UID, rules))
 			return nil
 		})
+	// zod's 2^53-1 maximum is left out, as for the other tools
+	// (compat_test.go).
 	patchSchema(&t, map[string]map[string]any{
-		"pageSize": {"default": defaultCSSPageSize, "exclusiveMinimum": 0, "maximum": maxSafeInteger},
-		"pageIdx":  {"default": 0, "minimum": 0, "maximum": maxSafeInteger},
+		"pageSize": {"default": defaultCSSPageSize, "exclusiveMinimum": 0},
+		"pageIdx":  {"default": 0, "minimum": 0},
 	})
 	return t
 }
-
-// maxSafeInteger is the bound zod gives integers, in the Node server's
-// schemas.
-const maxSafeInteger = 1<<53 - 1
 
 // pageCSSRules cuts the rules to one page, with the lines that say which,
 // as chrome-devtools-mcp pages them (always: its defaults are set).

@@ -81,3 +81,24 @@ func lineDiff(want, got string) string {
 	}
 	return "(same lines)"
 }
+
+func TestCSSStylesUnknownUID(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.Global)
+	id := e.openPage(t, "/css.html")
+	e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	for _, uid := range []string{"9_99", "nonsense"} {
+		got := e.fails(t, "get_css_styles", map[string]any{"pageId": id, "uid": uid})
+		mustContain(t, got, uid, "take a new snapshot")
+	}
+	mustContain(t, e.fails(t, "get_css_styles", map[string]any{"pageId": id}), `missing required argument "uid"`)
+	mustContain(t, e.fails(t, "get_css_styles", map[string]any{"pageId": id, "uid": "1_1", "pageSize": 0}), "pageSize")
+	// A uid from before a navigation is stale.
+	uid := e.uid(t, id, "Card button")
+	e.ok(t, "navigate_page", map[string]any{"pageId": id, "type": "reload"})
+	mustContain(t, e.fails(t, "get_css_styles", map[string]any{"pageId": id, "uid": uid}), "take a new snapshot")
+	// The page works as before: DOM events are off again after a call.
+	uid = e.uid(t, id, "Card button")
+	mustContain(t, e.ok(t, "get_css_styles", map[string]any{"pageId": id, "uid": uid}), `Styles for button#target (uid: "`+uid+`"):`)
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uid})
+}

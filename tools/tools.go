@@ -214,6 +214,7 @@ func (s *Server) tools() []tool {
 		s.memoryTools(),      // memory.go: heap snapshots
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
 		s.cssTools(),         // css.go: get_css_styles
+		s.screencastTools(),  // screencast.go: screencast_start, screencast_stop
 	))
 }
 
