@@ -135,3 +135,29 @@ func TestScreencastWithoutFFmpeg(t *testing.T) {
 	got := e.fails(t, "screencast_start", map[string]any{"pageId": id, "filePath": filepath.Join(t.TempDir(), "x.mp4")})
 	mustContain(t, got, "ffmpeg", "./scripts/setup")
 }
+
+// Closing the server, and so its Chrome, ends a screencast with a complete
+// video too.
+func TestScreencastServerClosed(t *testing.T) {
+	t.Parallel()
+	e := startEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	id := e.openPage(t, "/form.html")
+	path := filepath.Join(t.TempDir(), "server.mp4")
+	e.ok(t, "screencast_start", map[string]any{"pageId": id, "filePath": path})
+	p, err := e.b.Page(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := p.Screencast()
+	time.Sleep(300 * time.Millisecond)
+	e.close()
+	select {
+	case <-sc.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the screencast did not end within a minute of the server closing")
+	}
+	if _, reason, err := sc.Result(); err != nil || reason == "" {
+		t.Fatalf("screencast of a closed server: reason %q, error %v", reason, err)
+	}
+	probeVideo(t, path)
+}
