@@ -24,6 +24,7 @@ import (
 	"github.com/pagemux/pagemux/metrics"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
+	"github.com/pagemux/pagemux/smoke"
 	"github.com/pagemux/pagemux/tools"
 )
 
@@ -63,21 +64,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("pagemux", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	headless := true
-	viewport := ""
-	var chromeArgs, workspaces, tokens, origins repeated
+	var workspaces, tokens, origins repeated
 	tokenFile := ""
-	fs.StringVar(&c.browser.ExecPath, "executable-path", "", "the Chrome binary at `PATH` (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
-	fs.BoolVar(&headless, "headless", true, "run Chrome without a window")
-	fs.BoolVar(&c.isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
-	fs.StringVar(&c.browser.UserDataDir, "user-data-dir", "", "keep Chrome's profile in `DIR` (implies --isolated=false)")
-	fs.StringVar(&viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
-	fs.StringVar(&c.browser.BrowserURL, "browser-url", "", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one")
-	fs.StringVar(&c.browser.WSEndpoint, "ws-endpoint", "", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…)")
-	fs.IntVar(&c.browser.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
-	fs.BoolVar(&c.browser.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
-	fs.BoolVar(&c.browser.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
-	fs.Var(&chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
+	bf := addBrowserFlags(fs, &c.browser, &c.isolated)
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces) must lie in; repeatable (default the OS temp dir and the working directory)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
@@ -126,32 +115,118 @@ Flags:
 			return nil, fmt.Errorf("--metrics-addr: %w", err)
 		}
 	}
-	c.browser.Headful = !headless
-	c.browser.ChromeArgs = chromeArgs
+	if err := bf.finish(); err != nil {
+		return nil, err
+	}
 	c.workspaces = workspaces
-	if viewport != "" {
-		w, h, ok := strings.Cut(viewport, "x")
-		wi, err1 := strconv.Atoi(w)
-		hi, err2 := strconv.Atoi(h)
-		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 {
-			return nil, fmt.Errorf("--viewport %q: want WIDTHxHEIGHT, such as 1280x720", viewport)
-		}
-		c.browser.ViewportWidth, c.browser.ViewportHeight = wi, hi
-	}
-	if c.browser.BrowserURL != "" && c.browser.WSEndpoint != "" {
-		return nil, errors.New("give --browser-url or --ws-endpoint, not both")
-	}
-	if !c.isolated && c.browser.UserDataDir == "" && !c.browser.Attaches() {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("--isolated=false needs a cache directory: %w; give --user-data-dir", err)
-		}
-		c.browser.UserDataDir = filepath.Join(dir, "pagemux", "chrome-profile")
-	}
 	if c.maxQueue < 0 {
 		return nil, fmt.Errorf("--max-queue %d: want 0 (unbounded) or more", c.maxQueue)
 	}
 	return c, nil
+}
+
+// browserFlags are the flags that say which Chrome to launch or attach to:
+// the server's and `pagemux smoke`'s. finish turns them into the config.
+type browserFlags struct {
+	cfg        *browser.Config
+	isolated   *bool
+	headless   bool
+	viewport   string
+	chromeArgs repeated
+}
+
+// addBrowserFlags adds the browser flags to fs; they fill in cfg and
+// isolated once finish has run.
+func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *browserFlags {
+	f := &browserFlags{cfg: cfg, isolated: isolated}
+	fs.StringVar(&cfg.ExecPath, "executable-path", "", "the Chrome binary at `PATH` (default $CHROME_PATH, else the first of "+strings.Join(browser.ExecCandidates, ", ")+" on PATH)")
+	fs.BoolVar(&f.headless, "headless", true, "run Chrome without a window")
+	fs.BoolVar(isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
+	fs.StringVar(&cfg.UserDataDir, "user-data-dir", "", "keep Chrome's profile in `DIR` (implies --isolated=false)")
+	fs.StringVar(&f.viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
+	fs.StringVar(&cfg.BrowserURL, "browser-url", "", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one")
+	fs.StringVar(&cfg.WSEndpoint, "ws-endpoint", "", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…)")
+	fs.IntVar(&cfg.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
+	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
+	fs.BoolVar(&cfg.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
+	fs.Var(&f.chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
+	return f
+}
+
+// finish checks the browser flags once parsed and completes the config.
+func (f *browserFlags) finish() error {
+	f.cfg.Headful = !f.headless
+	f.cfg.ChromeArgs = f.chromeArgs
+	if f.viewport != "" {
+		w, h, ok := strings.Cut(f.viewport, "x")
+		wi, err1 := strconv.Atoi(w)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 {
+			return fmt.Errorf("--viewport %q: want WIDTHxHEIGHT, such as 1280x720", f.viewport)
+		}
+		f.cfg.ViewportWidth, f.cfg.ViewportHeight = wi, hi
+	}
+	if f.cfg.BrowserURL != "" && f.cfg.WSEndpoint != "" {
+		return errors.New("give --browser-url or --ws-endpoint, not both")
+	}
+	if !*f.isolated && f.cfg.UserDataDir == "" && !f.cfg.Attaches() {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("--isolated=false needs a cache directory: %w; give --user-data-dir", err)
+		}
+		f.cfg.UserDataDir = filepath.Join(dir, "pagemux", "chrome-profile")
+	}
+	return nil
+}
+
+// smokeUsage heads `pagemux smoke --help`.
+const smokeUsage = `pagemux smoke: check a site's pages in a real headless Chrome, many at once, and fail the build when one is broken.
+
+Usage: pagemux smoke [flags] URL...
+       pagemux smoke [flags] --urls FILE
+       pagemux smoke            (no URL: a demo site built into pagemux, one page broken on purpose)
+
+Each page loads in its own tab (--parallel at once) and, once its network is quiet, is checked for:
+its HTTP status, uncaught exceptions and console errors, failed requests, DevTools issues, and
+--expect-text, --expect-selector and --lighthouse when given. Exit 0: all pass; 1: a check failed;
+2: bad usage, or Chrome could not start.
+
+Flags (the browser flags are the server's):
+`
+
+// runSmoke is `pagemux smoke`: the smoke flags and the browser flags, in any order
+// with the URLs, then the run. It returns the exit code.
+func runSmoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pagemux smoke", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var bc browser.Config
+	bf := addBrowserFlags(fs, &bc, new(bool))
+	sf := smoke.AddFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, smokeUsage)
+		printFlags(fs, stderr)
+	}
+	var urls []string
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return smoke.ExitPass
+		} else if err != nil {
+			return smoke.ExitUsage // the flag package said what is wrong
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		urls, args = append(urls, fs.Arg(0)), fs.Args()[1:]
+	}
+	o, err := sf.Finish(urls)
+	if err == nil {
+		err = bf.finish()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pagemux smoke: %v\nSee pagemux smoke --help.\n", err)
+		return smoke.ExitUsage
+	}
+	return smoke.Run(ctx, o, bc, stdout, stderr)
 }
 
 // printFlags lists the flags GNU style, with two dashes, as the README does.
@@ -310,6 +385,13 @@ func executable() string {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "smoke" {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		ctx, stop := signal.NotifyContext(context.Background(), exitSignals()...)
+		code := runSmoke(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	c, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return

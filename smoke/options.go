@@ -1,0 +1,261 @@
+// Package smoke is pagemux's CI command: it loads a site's key pages in
+// parallel tabs of a real Chrome, through the same MCP tools and per-page
+// locks an agent uses, checks each page (HTTP status, uncaught exceptions and
+// console errors, failed requests, DevTools issues, expected text and
+// elements, Lighthouse scores) and reports which are broken.
+//
+// It does not parse pagemux's server flags: main adds the browser flags to
+// the same flag set and hands over the browser.Config they make.
+package smoke
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exit codes of a run.
+const (
+	// ExitPass means every check of every page passed.
+	ExitPass = 0
+	// ExitFail means a check failed.
+	ExitFail = 1
+	// ExitUsage means bad flags or URLs, or a browser that could not start:
+	// nothing was checked.
+	ExitUsage = 2
+)
+
+// Severity ranks a problem; --fail-on says which ones fail a page.
+type Severity string
+
+// The severities, lowest first.
+const (
+	Warning Severity = "warning"
+	Error   Severity = "error"
+)
+
+// Options are what the smoke flags say.
+type Options struct {
+	// URLs are the pages to check, in report order. Empty means the demo site.
+	URLs []string
+	// URLsFile is --urls: one URL a line, # comments.
+	URLsFile string
+	// Parallel is how many pages load at once.
+	Parallel int
+	// Timeout bounds the load of one page and the wait for its network to
+	// go quiet.
+	Timeout time.Duration
+	// Idle is how long the network must be quiet (no request pending, none
+	// new) before the checks run.
+	Idle time.Duration
+	// IgnoreRequest and IgnoreConsole drop failed requests (by URL) and
+	// console messages (by text) that match.
+	IgnoreRequest, IgnoreConsole *regexp.Regexp
+	// ExpectText and ExpectSelector must each be on every page.
+	ExpectText, ExpectSelector []string
+	// Lighthouse maps a category to its lowest passing score (0 to 1);
+	// empty runs no audit.
+	Lighthouse map[string]float64
+	// FailOn is the lowest severity that fails a page.
+	FailOn Severity
+	// JSONPath, JUnitPath and ScreenshotDir are the optional outputs.
+	JSONPath, JUnitPath, ScreenshotDir string
+	// LogFile receives pagemux's and Chrome's logs; empty discards them.
+	LogFile string
+	// Live forces the live progress display on (true) or off (false);
+	// nil means on when stderr is a terminal.
+	Live *bool
+}
+
+// flagValues holds the flags as typed, before Finish checks them.
+type flagValues struct {
+	o             *Options
+	ignoreRequest string
+	ignoreConsole string
+	lighthouse    string
+	failOn        string
+	texts, sels   listFlag
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// Flags are the smoke flags registered on a flag set. Finish turns what they
+// said, and the URLs given as arguments, into Options.
+type Flags struct{ v *flagValues }
+
+// AddFlags registers the smoke flags on fs. It does not add the browser flags
+// (--executable-path, --browser-url, --headless …): main does, as the server
+// has them too.
+func AddFlags(fs *flag.FlagSet) *Flags {
+	v := &flagValues{o: &Options{}}
+	o := v.o
+	fs.StringVar(&o.URLsFile, "urls", "", "read the URLs to check from `FILE`, one a line (# starts a comment), after those given as arguments")
+	fs.IntVar(&o.Parallel, "parallel", 4, "load `N` pages at once, each in its own tab")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "longest a page may take to load and for its network to go quiet")
+	fs.DurationVar(&o.Idle, "network-idle", 500*time.Millisecond, "how long the network must be quiet before a page is checked")
+	fs.StringVar(&v.ignoreRequest, "ignore-request", "", "ignore failed requests whose URL matches `REGEX`")
+	fs.StringVar(&v.ignoreConsole, "ignore-console", "", "ignore console messages (and DevTools issues) whose text matches `REGEX`")
+	fs.Var(&v.texts, "expect-text", "every page must show `TEXT`; repeatable")
+	fs.Var(&v.sels, "expect-selector", "every page must have an element matching `CSS`; repeatable")
+	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 (categories: "+strings.Join(Categories, ", ")+"; one audit at a time, while the other pages go on)")
+	fs.StringVar(&v.failOn, "fail-on", "error", "`LEVEL` that fails a page: error, or warning (console warnings, DevTools issues, a network that never went quiet)")
+	fs.StringVar(&o.JSONPath, "json", "", "write the full report as JSON to `FILE`")
+	fs.StringVar(&o.JUnitPath, "junit", "", "write a JUnit XML report to `FILE`: one testcase per page and check")
+	fs.StringVar(&o.ScreenshotDir, "screenshots", "", "save a full-page screenshot of every failing page in `DIR`")
+	fs.StringVar(&o.LogFile, "log-file", "", "append pagemux's logs to `FILE` (default: none)")
+	return &Flags{v: v}
+}
+
+// Categories are the Lighthouse categories --lighthouse takes.
+var Categories = []string{"performance", "accessibility", "best-practices", "seo"}
+
+// Finish checks the flags and the URL arguments, reads --urls, and returns
+// the options. Its errors say what to change.
+func (f *Flags) Finish(args []string) (*Options, error) {
+	v, o := f.v, f.v.o
+	if o.Parallel < 1 || o.Parallel > 64 {
+		return nil, fmt.Errorf("--parallel %d: want 1 to 64", o.Parallel)
+	}
+	if o.Timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v: want a positive duration, such as 30s", o.Timeout)
+	}
+	if o.Idle < 0 || o.Idle >= o.Timeout {
+		return nil, fmt.Errorf("--network-idle %v: want 0 or more, and less than --timeout (%v)", o.Idle, o.Timeout)
+	}
+	var err error
+	if o.IgnoreRequest, err = compile("--ignore-request", v.ignoreRequest); err != nil {
+		return nil, err
+	}
+	if o.IgnoreConsole, err = compile("--ignore-console", v.ignoreConsole); err != nil {
+		return nil, err
+	}
+	switch v.failOn {
+	case "error":
+		o.FailOn = Error
+	case "warning", "warn":
+		o.FailOn = Warning
+	default:
+		return nil, fmt.Errorf("--fail-on %q: want error or warning", v.failOn)
+	}
+	if o.Lighthouse, err = ParseThresholds(v.lighthouse); err != nil {
+		return nil, err
+	}
+	for _, t := range v.texts {
+		if t == "" {
+			return nil, errors.New("--expect-text: give the text to look for")
+		}
+	}
+	for _, s := range v.sels {
+		if s == "" {
+			return nil, errors.New("--expect-selector: give a CSS selector, such as main h1")
+		}
+	}
+	o.ExpectText, o.ExpectSelector = v.texts, v.sels
+	urls := slices.Clone(args)
+	if o.URLsFile != "" {
+		more, err := readURLs(o.URLsFile)
+		if err != nil {
+			return nil, err
+		}
+		if len(more) == 0 {
+			return nil, fmt.Errorf("--urls %s: no URL in the file; give one a line", o.URLsFile)
+		}
+		urls = append(urls, more...)
+	}
+	for i, u := range urls {
+		if urls[i], err = checkURL(u); err != nil {
+			return nil, err
+		}
+	}
+	o.URLs = urls
+	return o, nil
+}
+
+func compile(flagName, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %v (Go regexp syntax, as in regexp/syntax)", flagName, expr, err)
+	}
+	return re, nil
+}
+
+// ParseThresholds reads --lighthouse: category=score pairs, comma-separated,
+// a score from 0 to 1 (or a percentage, 90 for 0.9).
+func ParseThresholds(s string) (map[string]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		cat, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		cat = strings.TrimSpace(cat)
+		if !ok || !slices.Contains(Categories, cat) {
+			return nil, fmt.Errorf("--lighthouse %q: want CATEGORY=SCORE pairs, such as accessibility=0.9,seo=0.8, with categories among %s", s, strings.Join(Categories, ", "))
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err == nil && f > 1 && f <= 100 {
+			f /= 100
+		}
+		if err != nil || f < 0 || f > 1 {
+			return nil, fmt.Errorf("--lighthouse %s=%s: want a score from 0 to 1, such as 0.9", cat, val)
+		}
+		out[cat] = f
+	}
+	return out, nil
+}
+
+// readURLs reads a --urls file.
+func readURLs(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--urls: %w", err)
+	}
+	defer f.Close()
+	var urls []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.Index(line, "#"); i >= 0 && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+			line = line[:i] // a # inside a URL is its fragment
+		}
+		if line = strings.TrimSpace(line); line != "" {
+			urls = append(urls, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--urls %s: %w", path, err)
+	}
+	return urls, nil
+}
+
+// checkURL refuses what Chrome could not load as a page to check; a URL
+// without a scheme gets http:// when it names a loopback host, else https://.
+func checkURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if !strings.Contains(s, "://") && !strings.HasPrefix(s, "file:") && !strings.HasPrefix(s, "data:") && !strings.HasPrefix(s, "about:") {
+		scheme := "https://"
+		if host := strings.Split(strings.Split(s, "/")[0], ":")[0]; host == "localhost" || host == "127.0.0.1" || host == "[::1]" {
+			scheme = "http://"
+		}
+		s = scheme + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") || (u.Scheme != "file" && u.Host == "") {
+		return "", fmt.Errorf("%q is not a URL to check: want http(s)://host/path or file:///path", raw)
+	}
+	return u.String(), nil
+}

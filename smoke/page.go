@@ -1,0 +1,443 @@
+package smoke
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Check names, in report order; expect and lighthouse checks add their
+// argument: "expect-text: Welcome", "lighthouse: seo".
+const (
+	checkLoad     = "load"
+	checkConsole  = "console"
+	checkRequests = "requests"
+	checkIssues   = "issues"
+)
+
+// checker checks pages through the tools, one tab each.
+type checker struct {
+	a     *agent
+	o     *Options
+	tmp   string // a workspace of the run's own, for Lighthouse reports
+	shots string // --screenshots, absolute
+	prog  *progress
+}
+
+// checkNames are the checks every page gets, in order.
+func (k *checker) checkNames() []string {
+	names := []string{checkLoad, checkConsole, checkRequests, checkIssues}
+	for _, t := range k.o.ExpectText {
+		names = append(names, "expect-text: "+t)
+	}
+	for _, s := range k.o.ExpectSelector {
+		names = append(names, "expect-selector: "+s)
+	}
+	for _, c := range sortedCategories(k.o.Lighthouse) {
+		names = append(names, "lighthouse: "+c)
+	}
+	return names
+}
+
+// pollEvery is how often the network is looked at while it settles: often
+// enough that a quiet page is checked soon after, rarely enough that the
+// calls cost nothing beside a page load.
+const pollEvery = 100 * time.Millisecond
+
+// afterLoad bounds the checks after the load and the settling.
+const afterLoad = 30 * time.Second
+
+// check loads page n in a tab of its own and runs the checks but
+// Lighthouse's; it reports whether the page loaded well enough to audit.
+func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
+	ctx, cancel := context.WithTimeout(ctx, k.o.Timeout+afterLoad)
+	defer cancel()
+	k.prog.set(n, "opening a tab")
+	id, closeTab, err := k.open(ctx, fmt.Sprintf("smoke-%d", n))
+	if err != nil {
+		p.check(checkLoad).broken(err)
+		k.skipRest(p, "no tab could be opened")
+		return false
+	}
+	defer closeTab()
+	ok, docID := k.load(ctx, n, id, p)
+	if !ok {
+		k.skipRest(p, "the page did not load")
+		p.judge(k.o.FailOn)
+		k.screenshot(ctx, n, id, p)
+		return false
+	}
+	k.prog.set(n, "checking")
+	k.console(ctx, id, p)
+	k.requests(ctx, id, docID, p)
+	k.expectations(ctx, id, p)
+	p.judge(k.o.FailOn)
+	if !p.Passed {
+		k.screenshot(ctx, n, id, p)
+	}
+	return p.Status > 0 && p.Status < 400 && p.check(checkLoad).Result == Pass
+}
+
+// open makes a tab in an isolated browser context of its own (no cookies
+// or storage shared with the other pages) and returns its page id and a func
+// that closes it.
+func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
+	text, err := k.a.call(ctx, "new_page", map[string]any{"url": "about:blank", "background": true, "isolatedContext": name})
+	if err != nil {
+		return 0, nil, err
+	}
+	id, ok := pageIDIn(text, name)
+	if !ok {
+		return 0, nil, fmt.Errorf("new_page: no page of context %s in its answer:\n%s", name, text)
+	}
+	return id, func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_, _ = k.a.call(cctx, "close_page", map[string]any{"pageId": id})
+	}, nil
+}
+
+// load navigates, waits for the network to go quiet, and checks the main
+// document. It reports whether there is a page to check, and the reqid of
+// its document.
+func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID int) {
+	c := p.check(checkLoad)
+	start := time.Now()
+	deadline := start.Add(k.o.Timeout)
+	k.prog.set(n, "loading")
+	_, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": p.URL, "timeout": k.o.Timeout.Milliseconds()})
+	p.Load = Millis(time.Since(start))
+	c.Time = p.Load
+	timedOut := false
+	if err != nil {
+		var te *ToolError
+		switch {
+		case !errors.As(err, &te):
+			c.broken(err)
+			return false, 0
+		case strings.Contains(te.Text, "navigation timed out"):
+			timedOut = true
+		default:
+			c.add(Error, "could not load: %s", oneLine(strings.TrimPrefix(te.Text, "Error: ")))
+			return false, 0
+		}
+	}
+	var quiet bool
+	var pending []request
+	if !timedOut {
+		k.prog.set(n, "waiting for the network to go quiet")
+		quiet, pending, err = k.settle(ctx, id, deadline)
+		if err != nil {
+			c.broken(err)
+			return false, 0
+		}
+	}
+	docs, err := k.requestList(ctx, id, "document")
+	if err != nil {
+		c.broken(err)
+		return false, 0
+	}
+	doc, found := mainDocument(docs)
+	if found {
+		docID = doc.id
+		p.Status = doc.httpStatus()
+	}
+	switch {
+	case timedOut:
+		all, _ := k.requestList(ctx, id)
+		c.add(Error, "did not finish loading within %v (--timeout)%s", k.o.Timeout, waitingFor(all))
+	case !found:
+		c.add(Error, "no document request was seen")
+	case p.Status >= 400:
+		c.add(Error, "HTTP %d %s", p.Status, http.StatusText(p.Status))
+	case p.Status == 0:
+		c.add(Error, "the document failed: %s", doc.status)
+	}
+	if !quiet && !timedOut {
+		p.check(checkRequests).add(Warning, "the network was still busy after %v (--timeout)%s", k.o.Timeout, waitingFor(pending))
+	}
+	return true, docID
+}
+
+// settle waits until no request is pending and none changed for the idle
+// window, or the deadline. Long-lived connections (websockets, event
+// streams) do not count. It returns the pending requests when the network
+// did not go quiet.
+func (k *checker) settle(ctx context.Context, id int, deadline time.Time) (quiet bool, pending []request, err error) {
+	last, changed := "", time.Now()
+	for {
+		text, err := k.a.call(ctx, "list_network_requests", map[string]any{"pageId": id, "resourceTypes": settlingTypes})
+		if err != nil {
+			return false, nil, err
+		}
+		now := time.Now()
+		if text != last {
+			last, changed = text, now
+		}
+		pending = pending[:0]
+		for _, r := range parseRequests(text) {
+			if r.pending() {
+				pending = append(pending, r)
+			}
+		}
+		if len(pending) == 0 && now.Sub(changed) >= k.o.Idle {
+			return true, nil, nil
+		}
+		if !now.Before(deadline) {
+			return false, pending, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, nil, ctx.Err()
+		case <-time.After(min(pollEvery, time.Until(deadline)+time.Millisecond)):
+		}
+	}
+}
+
+// settlingTypes are the resource types that keep a network busy: all but
+// websockets and event streams, which stay open by design.
+var settlingTypes = []string{"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
+	"prefetch", "manifest", "signedexchange", "ping", "cspviolationreport", "preflight", "fedcm", "other"}
+
+// requestList lists the page's requests, of the given types or all.
+func (k *checker) requestList(ctx context.Context, id int, types ...string) ([]request, error) {
+	args := map[string]any{"pageId": id}
+	if len(types) > 0 {
+		args["resourceTypes"] = types
+	}
+	text, err := k.a.call(ctx, "list_network_requests", args)
+	if err != nil {
+		return nil, err
+	}
+	return parseRequests(text), nil
+}
+
+// mainDocument is the first document request that is not a redirect: the
+// hops of a redirect chain come first, frames' documents after.
+func mainDocument(docs []request) (request, bool) {
+	for _, d := range docs {
+		if s := d.httpStatus(); s < 300 || s >= 400 {
+			return d, true
+		}
+	}
+	return request{}, false
+}
+
+// waitingFor names up to three pending requests: "; still waiting for …".
+func waitingFor(reqs []request) string {
+	var names []string
+	for _, r := range reqs {
+		if r.pending() {
+			names = append(names, r.method+" "+r.url)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	more := ""
+	if len(names) > 3 {
+		more = fmt.Sprintf(" and %d more", len(names)-3)
+		names = names[:3]
+	}
+	return "; still waiting for " + strings.Join(names, ", ") + more
+}
+
+// resourceFailure is the console's echo of a failed request, which the
+// requests check reports with its URL (and --ignore-request applies to).
+var resourceFailure = regexp.MustCompile(`^Failed to load resource\b`)
+
+// maxLocated bounds the console errors whose source is looked up.
+const maxLocated = 10
+
+// console checks uncaught exceptions, console.error and console.assert
+// (errors), console.warn (warnings) and DevTools issues (warnings), as
+// list_console_messages reports them.
+func (k *checker) console(ctx context.Context, id int, p *Page) {
+	cc, ic := p.check(checkConsole), p.check(checkIssues)
+	start := time.Now()
+	defer func() { cc.Time = Millis(time.Since(start)) }()
+	text, err := k.a.call(ctx, "list_console_messages", map[string]any{"pageId": id})
+	if err != nil {
+		cc.broken(err)
+		ic.broken(err)
+		return
+	}
+	located := 0
+	for _, m := range parseMessages(text) {
+		if resourceFailure.MatchString(m.text) || (k.o.IgnoreConsole != nil && k.o.IgnoreConsole.MatchString(m.text)) {
+			continue
+		}
+		times := ""
+		if m.count > 1 {
+			times = fmt.Sprintf(" [%d times]", m.count)
+		}
+		switch m.typ {
+		case "error", "assert":
+			where := ""
+			if located < maxLocated {
+				located++
+				if detail, err := k.a.call(ctx, "get_console_message", map[string]any{"pageId": id, "msgid": m.id}); err == nil {
+					if src := sourceIn(detail); src != "" {
+						where = " (" + src + ")"
+					}
+				}
+			}
+			cc.add(Error, "%s%s%s", oneLine(m.text), where, times)
+		case "warn", "warning":
+			cc.add(Warning, "%s%s", oneLine(m.text), times)
+		case "issue":
+			ic.add(Warning, "%s%s", oneLine(m.text), times)
+		}
+	}
+}
+
+// requests checks the page's requests besides its document: HTTP errors
+// and network failures. Aborted requests (net::ERR_ABORTED: the page or
+// Chrome cancelled them) are not failures.
+func (k *checker) requests(ctx context.Context, id, docID int, p *Page) {
+	c := p.check(checkRequests)
+	start := time.Now()
+	defer func() { c.Time = Millis(time.Since(start)) }()
+	reqs, err := k.requestList(ctx, id)
+	if err != nil {
+		c.broken(err)
+		return
+	}
+	for _, r := range reqs {
+		if r.id == docID || chromeOwn(r) || (k.o.IgnoreRequest != nil && k.o.IgnoreRequest.MatchString(r.url)) {
+			continue
+		}
+		switch s := r.httpStatus(); {
+		case s >= 400:
+			c.add(Error, "%s %s: HTTP %d %s", r.method, r.url, s, http.StatusText(s))
+		case strings.HasPrefix(r.status, "net::") && r.status != "net::ERR_ABORTED":
+			c.add(Error, "%s %s: %s", r.method, r.url, r.status)
+		}
+	}
+}
+
+// chromeOwn says whether Chrome made the request for itself rather than for
+// the page: its look for /favicon.ico, which it makes or not depending on
+// timing, so a site without one would fail by chance.
+func chromeOwn(r request) bool {
+	u, err := url.Parse(r.url)
+	return err == nil && u.Path == "/favicon.ico" && r.method == "GET"
+}
+
+// expectScript reads the page's URL and looks for the expected texts (in
+// what the page shows, innerText) and selectors.
+const expectScript = `() => {
+  const texts = %s, sels = %s;
+  const shown = document.body ? document.body.innerText : "";
+  return {
+    href: location.href,
+    texts: texts.map(t => shown.includes(t)),
+    sels: sels.map(s => { try { return document.querySelector(s) ? "" : "missing"; } catch (e) { return "invalid selector: " + e.message; } }),
+  };
+}`
+
+func (k *checker) expectations(ctx context.Context, id int, p *Page) {
+	texts, _ := json.Marshal(k.o.ExpectText)
+	sels, _ := json.Marshal(k.o.ExpectSelector)
+	if k.o.ExpectText == nil {
+		texts = []byte("[]")
+	}
+	if k.o.ExpectSelector == nil {
+		sels = []byte("[]")
+	}
+	var checks []*Check
+	for _, t := range k.o.ExpectText {
+		checks = append(checks, p.check("expect-text: "+t))
+	}
+	for _, s := range k.o.ExpectSelector {
+		checks = append(checks, p.check("expect-selector: "+s))
+	}
+	text, err := k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": fmt.Sprintf(expectScript, texts, sels)})
+	var got struct {
+		Href  string   `json:"href"`
+		Texts []bool   `json:"texts"`
+		Sels  []string `json:"sels"`
+	}
+	if err == nil {
+		err = scriptResult(text, &got)
+	}
+	if err == nil && (len(got.Texts) != len(k.o.ExpectText) || len(got.Sels) != len(k.o.ExpectSelector)) {
+		err = fmt.Errorf("evaluate_script: unexpected answer %q", text)
+	}
+	if err != nil {
+		for _, c := range checks {
+			c.broken(err)
+		}
+		return
+	}
+	if got.Href != "" && got.Href != p.URL {
+		p.FinalURL = got.Href
+	}
+	for i, t := range k.o.ExpectText {
+		if !got.Texts[i] {
+			checks[i].add(Error, "the page does not show %q", t)
+		}
+	}
+	for i, s := range k.o.ExpectSelector {
+		switch r := got.Sels[i]; r {
+		case "":
+		case "missing":
+			checks[len(k.o.ExpectText)+i].add(Error, "no element matches %s", s)
+		default:
+			checks[len(k.o.ExpectText)+i].add(Error, "%s: %s", s, r)
+		}
+	}
+}
+
+// skipRest marks every check but load as skipped.
+func (k *checker) skipRest(p *Page, why string) {
+	for _, name := range k.checkNames()[1:] {
+		if c := p.check(name); c.Result == Pass && len(c.Problems) == 0 {
+			c.skip(why)
+		}
+	}
+}
+
+// screenshot saves a full-page screenshot of a failing page, once.
+func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
+	if k.shots == "" || p.Screenshot != "" {
+		return
+	}
+	path := filepath.Join(k.shots, shotName(n, p.URL))
+	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {
+		k.prog.note(fmt.Sprintf("no screenshot of %s: %v", p.URL, err))
+		return
+	}
+	p.Screenshot = path
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// shotName is a file name for page n's screenshot: "03-example.com-pricing.png".
+func shotName(n int, u string) string {
+	s := u
+	if _, rest, ok := strings.Cut(s, "://"); ok {
+		s = rest
+	}
+	s = strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-")
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return fmt.Sprintf("%02d-%s.png", n+1, s)
+}
+
+// oneLine keeps the first line of a text, noting that there is more.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if first, _, ok := strings.Cut(s, "\n"); ok {
+		return first + " …"
+	}
+	return s
+}

@@ -1,0 +1,253 @@
+package smoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/lighthouse"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/tools"
+)
+
+// UsageError is a run that could not begin: bad options, a browser that
+// did not start, Lighthouse missing. Its message says what to do.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+// startLimit bounds Chrome's start (it takes about a second).
+const startLimit = time.Minute
+
+// lockWait bounds a call's wait in a lock queue. Audits queue behind each
+// other on the browser's audit key, a few seconds each, so it is long.
+const lockWait = time.Hour
+
+// Run checks the pages, writes the summary to stdout, progress to stderr and
+// the files asked for, and returns the exit code: ExitPass, ExitFail or
+// ExitUsage, with a message on stderr that says what to do.
+func Run(ctx context.Context, o *Options, bc browser.Config, stdout, stderr io.Writer) int {
+	live := isTerminal(stderr)
+	if o.Live != nil {
+		live = *o.Live
+	}
+	var demo *demoSite
+	if len(o.URLs) == 0 {
+		var err error
+		if demo, err = startDemo(); err != nil {
+			fmt.Fprintln(stderr, "pagemux smoke: the demo site:", err)
+			return ExitUsage
+		}
+		defer demo.close()
+		o.URLs = demo.urls
+		fmt.Fprintf(stderr, "No URL given: checking pagemux's demo site at %s (pagemux smoke --help for yours).\n", demo.origin)
+	}
+	names, _ := displayNames(o.URLs)
+	prog := newProgress(stderr, live, names)
+	r, err := runChecks(ctx, o, bc, prog)
+	prog.close()
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "pagemux smoke:", err)
+		return ExitUsage
+	case err != nil:
+		fmt.Fprintln(stderr, "pagemux smoke:", err)
+		return ExitUsage
+	}
+	r.Demo = demo != nil
+	names, origin := displayNames(o.URLs)
+	writeSummary(stdout, r, names, origin)
+	code := ExitPass
+	if !r.Passed {
+		code = ExitFail
+	}
+	if o.JSONPath != "" {
+		if err := r.writeJSON(o.JSONPath); err != nil {
+			fmt.Fprintln(stderr, "pagemux smoke:", err)
+			code = ExitUsage
+		}
+	}
+	if o.JUnitPath != "" {
+		if err := r.writeJUnit(o.JUnitPath); err != nil {
+			fmt.Fprintln(stderr, "pagemux smoke:", err)
+			code = ExitUsage
+		}
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "pagemux smoke: interrupted; the report above is incomplete")
+		code = ExitUsage
+	}
+	return code
+}
+
+// runChecks starts Chrome as bc says, checks every page of o through pagemux's
+// tools (page lock mode, an in-process MCP client), closes Chrome and
+// returns the report. A run that could not begin is a *UsageError; a page
+// that fails is in the report, not an error. prog may be nil.
+func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progress) (*Report, error) {
+	r := &Report{Version: tools.Version, Started: time.Now(), Parallel: o.Parallel, FailOn: o.FailOn}
+	if len(o.Lighthouse) > 0 {
+		if _, err := lighthouse.Find(); err != nil {
+			return nil, &UsageError{fmt.Sprintf("--lighthouse: %v", err)}
+		}
+	}
+	log, closeLog, err := logger(o.LogFile)
+	if err != nil {
+		return nil, err
+	}
+	defer closeLog()
+	tmp, err := os.MkdirTemp("", "pagemux-smoke-")
+	if err != nil {
+		return nil, fmt.Errorf("a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	workspaces := []string{tmp}
+	shots := ""
+	if o.ScreenshotDir != "" {
+		if shots, err = filepath.Abs(o.ScreenshotDir); err == nil {
+			err = os.MkdirAll(shots, 0o755)
+		}
+		if err != nil {
+			return nil, &UsageError{fmt.Sprintf("--screenshots %s: %v", o.ScreenshotDir, err)}
+		}
+		workspaces = append(workspaces, shots)
+	}
+
+	bc.Logger = log
+	b := browser.New(bc)
+	defer b.Close()
+	sctx, cancel := context.WithTimeout(ctx, startLimit)
+	err = b.Start(sctx)
+	cancel()
+	if err != nil {
+		return nil, &UsageError{startAdvice(err, bc)}
+	}
+	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: lockWait})
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: workspaces, MaxOutput: 0})
+	c := client.NewClient(transport.NewInProcessTransport(srv.MCP()))
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start the MCP client: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "pagemux-smoke", Version: tools.Version},
+	}}); err != nil {
+		return nil, fmt.Errorf("initialize the MCP session: %w", err)
+	}
+
+	k := &checker{a: &agent{c: c}, o: o, tmp: tmp, shots: shots, prog: prog}
+	r.Pages = make([]*Page, len(o.URLs))
+	for i, u := range o.URLs {
+		p := &Page{URL: u}
+		for _, name := range k.checkNames() {
+			p.check(name)
+		}
+		r.Pages[i] = p
+	}
+	k.runAll(ctx, r.Pages)
+	r.Passed = true
+	for _, p := range r.Pages {
+		r.Passed = r.Passed && p.Passed
+	}
+	r.Duration = Millis(time.Since(r.Started))
+	return r, nil
+}
+
+// runAll checks the pages, o.Parallel at a time, and audits those that
+// loaded one after another on the side.
+func (k *checker) runAll(ctx context.Context, pages []*Page) {
+	type job struct {
+		n int
+		p *Page
+	}
+	audits := make(chan job, len(pages))
+	var auditor sync.WaitGroup
+	if len(k.o.Lighthouse) > 0 {
+		auditor.Add(1)
+		go func() {
+			defer auditor.Done()
+			for j := range audits {
+				if ctx.Err() == nil {
+					k.audit(ctx, j.n, j.p)
+				}
+				k.done(j.n, j.p)
+			}
+		}()
+	}
+	sem := make(chan struct{}, k.o.Parallel)
+	var workers sync.WaitGroup
+	for n, p := range pages {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			p.check(checkLoad).broken(ctx.Err())
+			p.judge(k.o.FailOn)
+			continue
+		}
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			p.started = time.Now()
+			k.prog.set(n, "starting")
+			audit := k.check(ctx, n, p)
+			<-sem
+			if audit && len(k.o.Lighthouse) > 0 {
+				k.prog.set(n, "waiting for Lighthouse")
+				audits <- job{n, p}
+				return
+			}
+			k.done(n, p)
+		}()
+	}
+	workers.Wait()
+	close(audits)
+	auditor.Wait()
+}
+
+// done settles page n's verdict and reports it.
+func (k *checker) done(n int, p *Page) {
+	if len(k.o.Lighthouse) > 0 && !p.Passed {
+		for _, c := range sortedCategories(k.o.Lighthouse) {
+			if c := p.check("lighthouse: " + c); c.Result == Pass && len(c.Problems) == 0 && p.Scores == nil {
+				c.skip("the page did not load")
+			}
+		}
+	}
+	p.judge(k.o.FailOn)
+	p.Time = Millis(time.Since(p.started))
+	k.prog.finish(n, p)
+}
+
+// startAdvice is a failed start's message, with what to do about it.
+func startAdvice(err error, bc browser.Config) string {
+	if bc.Attaches() {
+		return fmt.Sprintf("%v\nIs Chrome running with --remote-debugging-port at that address? Start it so, or drop --browser-url/--ws-endpoint to let pagemux launch one.", err)
+	}
+	return fmt.Sprintf("%v\nInstall Chromium (./scripts/setup, or apt-get install -y chromium), pass --executable-path PATH, or attach to a running Chrome with --browser-url http://127.0.0.1:9222.", err)
+}
+
+// logger writes pagemux's logs to file, or nowhere.
+func logger(file string) (*slog.Logger, func(), error) {
+	if file == "" {
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, &UsageError{fmt.Sprintf("--log-file: %v", err)}
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+}

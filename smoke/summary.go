@@ -1,0 +1,99 @@
+package smoke
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+)
+
+// displayNames are the pages' names in the output: their paths when every
+// page is on one origin (given once in the summary's first line), else the
+// URLs. It returns the origin, or "".
+func displayNames(urls []string) ([]string, string) {
+	origin := ""
+	names := make([]string, len(urls))
+	for i, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return urls, ""
+		}
+		o := u.Scheme + "://" + u.Host
+		if i > 0 && o != origin {
+			return urls, ""
+		}
+		origin = o
+		names[i] = strings.TrimPrefix(raw, o)
+		if names[i] == "" {
+			names[i] = "/"
+		}
+	}
+	if len(urls) < 2 {
+		return urls, ""
+	}
+	return names, origin
+}
+
+// writeSummary writes the table of pages and their problems, and what to do.
+func writeSummary(w io.Writer, r *Report, names []string, origin string) {
+	failed := 0
+	for _, p := range r.Pages {
+		if !p.Passed {
+			failed++
+		}
+	}
+	where := ""
+	if origin != "" {
+		where = " on " + origin
+	}
+	fmt.Fprintf(w, "pagemux smoke: %s%s, %d at a time, in %s: %d passed, %d failed\n\n",
+		plural(len(r.Pages), "page"), where, r.Parallel, fmtDuration(r.Duration.D()), len(r.Pages)-failed, failed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESULT\tPAGE\tHTTP\tLOAD\tPROBLEMS")
+	for i, p := range r.Pages {
+		probs := problemSummary(p, "")
+		if probs == "" {
+			probs = "-"
+		} else if r := []rune(probs); len(r) > 72 {
+			probs = string(r[:71]) + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", verdict(p), names[i], statusText(p), fmtDuration(p.Load.D()), probs)
+	}
+	tw.Flush()
+	any := false
+	for i, p := range r.Pages {
+		probs := p.Problems()
+		if len(probs) == 0 {
+			continue
+		}
+		if !any {
+			fmt.Fprintln(w, "\nProblems")
+			any = true
+		}
+		fmt.Fprintf(w, "  %s\n", names[i])
+		for _, c := range p.Checks {
+			for _, pr := range c.Problems {
+				fmt.Fprintf(w, "    %-8s %s: %s\n", pr.Severity, c.Name, pr.Message)
+			}
+			if c.Result == Broken {
+				fmt.Fprintf(w, "    %-8s %s: the check could not run: %s\n", Error, c.Name, oneLine(c.Note))
+			}
+		}
+		if p.Screenshot != "" {
+			fmt.Fprintf(w, "    screenshot: %s\n", p.Screenshot)
+		}
+	}
+	fmt.Fprintln(w)
+	switch {
+	case r.Demo:
+		fmt.Fprintln(w, "This was pagemux's demo site, with one page broken on purpose. Check your own pages:\n"+
+			"  pagemux smoke https://example.com/ https://example.com/pricing   (or --urls FILE, one URL a line)\n"+
+			"  add --junit report.xml for CI, --lighthouse accessibility=0.9 for scores; pagemux smoke --help lists the checks.")
+	case failed > 0:
+		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with --ignore-console REGEX / --ignore-request REGEX.\n",
+			plural(failed, "page"), r.FailOn)
+	default:
+		fmt.Fprintf(w, "PASS: every page passed.\n")
+	}
+}
