@@ -114,11 +114,12 @@ func TestHTTPBinary(t *testing.T) {
 	lead, sub := connect("lead-secret-1"), connect("sub-secret-2")
 	call(lead, "new_page", map[string]any{"url": site.URL + "/form.html"})
 	call(sub, "new_page", map[string]any{"url": site.URL + "/page2.html"})
-	if got := call(sub, "list_pages", nil); !strings.Contains(got, "/form.html") || !strings.Contains(got, "/page2.html") {
-		t.Errorf("the two agents do not share the browser:\n%s", got)
+	// --pages owned (the default over HTTP): each agent sees its own pages.
+	if got := call(sub, "list_pages", nil); strings.Contains(got, "/form.html") || !strings.Contains(got, "/page2.html") {
+		t.Errorf("sub's pages:\n%s", got)
 	}
-	if got := call(lead, "evaluate_script", map[string]any{"function": "() => 6 * 7"}); !strings.Contains(got, "42") {
-		t.Errorf("evaluate over HTTP: %s", got)
+	if got := call(lead, "evaluate_script", map[string]any{"function": "() => location.pathname"}); !strings.Contains(got, "/form.html") {
+		t.Errorf("lead's selected page over HTTP: %s", got)
 	}
 
 	resp, err = http.Get(base + "/healthz")

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/metrics"
 	"github.com/pagemux/pagemux/pagelock"
@@ -38,15 +39,18 @@ type config struct {
 	toolTimeout time.Duration
 	// maxOutput caps the characters of a tool result's text.
 	maxOutput int
-	maxQueue    int
-	logLevel    string
-	logFile     string
-	version     bool
+	maxQueue  int
+	logLevel  string
+	logFile   string
+	version   bool
 	// workspaces are the directories file paths given to tools must lie in.
 	workspaces []string
 	// httpAddr serves Streamable HTTP there instead of stdio.
 	httpAddr string
 	http     serve.HTTPOptions
+	// pages says whether HTTP agents see each other's pages.
+	pages     string
+	keepPages bool
 	// metricsAddr serves /metrics there (loopback), for stdio too.
 	metricsAddr string
 	// join bridges stdio to a pagemux serving HTTP at this URL.
@@ -75,6 +79,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
+	fs.StringVar(&c.pages, "pages", "owned", "with --http, `MODE` owned (a page belongs to the agent that opened it) or shared (every agent sees every page)")
+	fs.BoolVar(&c.keepPages, "keep-pages", false, "with --http, keep the pages of an agent that left, owned by no one, instead of closing them")
+	fs.DurationVar(&c.http.IdleTTL, "agent-idle", 30*time.Minute, "with --http, an agent that sent nothing for this long leaves (its pages close)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (loopback only), with stdio too; with --http they are also at /metrics there")
 	fs.StringVar(&c.join, "join", "", "bridge stdio to a running pagemux at `URL` (such as http://127.0.0.1:8931/mcp), so that stdio clients share its browser; --auth-token then gives the SECRET alone")
 	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
@@ -290,7 +297,17 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue, Observer: m})
 	m.WatchLocks(locks)
 	m.Gauge("pages_open", "Pages open in the browser.", func() float64 { return float64(len(b.Pages())) })
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall, MaxOutput: c.maxOutput})
+	var reg *agents.Registry
+	if c.httpAddr != "" {
+		pm, err := agents.ParseMode(c.pages)
+		if err != nil {
+			return fmt.Errorf("--pages: %w", err)
+		}
+		reg = agents.New(pm)
+		m.Gauge("agents", "Agents known now (HTTP sessions and tokens).", func() float64 { return float64(reg.Agents()) })
+	}
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
+		Agents: reg, KeepPages: c.keepPages, MaxOutput: c.maxOutput})
 	if c.metricsAddr != "" {
 		go func() {
 			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -48,33 +49,22 @@ type HTTPOptions struct {
 	Metrics http.Handler
 	// Locks, if set, is served as JSON at /locks, behind the same tokens.
 	Locks func() any
+	// IdleTTL ends a session that sent nothing for this long (its agent
+	// leaves); 0: sessions end only by DELETE.
+	IdleTTL time.Duration
 }
 
-// Agent is who is calling, as the transport knows it: the MCP session where
+// agentOf is who calls, as the transport knows it: the MCP session where
 // the protocol has one, else the name of the caller's token, else the one
 // shared anonymous agent.
-type Agent struct {
-	Session string // Mcp-Session-Id; "" for the stateless revision
-	Token   string // the name of the bearer token; "" without auth
-}
-
-// ID is the agent's identity as a string, for logs and the arrival lines.
-func (a Agent) ID() string {
+func agentOf(session, token string) agents.Agent {
 	switch {
-	case a.Session != "":
-		return "session:" + a.Session
-	case a.Token != "":
-		return "token:" + a.Token
+	case session != "":
+		return agents.Agent{ID: "session:" + session, Token: token}
+	case token != "":
+		return agents.Agent{ID: "token:" + token, Token: token}
 	}
-	return "anonymous"
-}
-
-type agentKey struct{}
-
-// AgentFrom returns the agent of a call that came over HTTP.
-func AgentFrom(ctx context.Context) (Agent, bool) {
-	a, ok := ctx.Value(agentKey{}).(Agent)
-	return a, ok
+	return agents.Agent{ID: agents.Anonymous}
 }
 
 // httpHandler is /mcp and /healthz.
@@ -85,7 +75,7 @@ type httpHandler struct {
 	maxBody int64
 
 	mu    sync.Mutex
-	lines map[string]*pagelock.Line // by Agent.ID
+	lines map[string]*pagelock.Line // by agents.Agent.ID
 }
 
 // NewHTTP returns the Streamable HTTP handler of srv: MCP at /mcp, both
@@ -101,10 +91,14 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBody
 	}
-	h.mcp = server.NewStreamableHTTPServer(srv,
+	hopts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(h.log),
-	)
+	}
+	if opts.IdleTTL > 0 {
+		hopts = append(hopts, server.WithSessionIdleTTL(opts.IdleTTL))
+	}
+	h.mcp = server.NewStreamableHTTPServer(srv, hopts...)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", h.healthz)
 	mux.HandleFunc("/mcp", h.serveMCP)
@@ -142,13 +136,22 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed; start pagemux with --allowed-origin %s to allow it", origin, origin))
 		return
 	}
-	token, ok := h.authenticate(w, r)
-	if !ok {
-		return
+	session := r.Header.Get(server.HeaderKeySessionID)
+	var token string
+	if r.Method == http.MethodDelete && session != "" {
+		// Ending a session needs only its id, which only that client knows:
+		// mcp-go's client sends its DELETE without the caller's headers, and
+		// a session left open would keep the agent's pages for --agent-idle.
+		token = h.tokenName(r)
+	} else {
+		var ok bool
+		if token, ok = h.authenticate(w, r); !ok {
+			return
+		}
 	}
-	agent := Agent{Session: r.Header.Get(server.HeaderKeySessionID), Token: token}
-	ctx := context.WithValue(r.Context(), agentKey{}, agent)
-	if r.Method == http.MethodDelete {
+	agent := agentOf(session, token)
+	ctx := agents.With(r.Context(), agent)
+	if r.Method == http.MethodDelete && session != "" {
 		defer h.forget(agent)
 	}
 	if r.Method != http.MethodPost {
@@ -184,45 +187,49 @@ func (h *httpHandler) authenticate(w http.ResponseWriter, r *http.Request) (stri
 	if len(h.opts.Tokens) == 0 {
 		return "", true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if ok {
-		// Every token is compared, so the time taken says nothing of which
-		// one nearly matched.
-		name := ""
-		for n, secret := range h.opts.Tokens {
-			if subtle.ConstantTimeCompare([]byte(got), []byte(secret)) == 1 {
-				name = n
-			}
-		}
-		if name != "" {
-			return name, true
-		}
+	// Every token is compared, so the time taken says nothing of which one
+	// nearly matched.
+	if name := h.tokenName(r); name != "" {
+		return name, true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="pagemux"`)
 	httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer <secret of a --auth-token>")
 	return "", false
 }
 
+// tokenName returns the name of the request's token, "" if it has none
+// that is right.
+func (h *httpHandler) tokenName(r *http.Request) string {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return ""
+	}
+	name := ""
+	for n, secret := range h.opts.Tokens {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(secret)) == 1 {
+			name = n
+		}
+	}
+	return name
+}
+
 // line returns the arrival line of agent.
-func (h *httpHandler) line(a Agent) *pagelock.Line {
+func (h *httpHandler) line(a agents.Agent) *pagelock.Line {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	l, ok := h.lines[a.ID()]
+	l, ok := h.lines[a.ID]
 	if !ok {
 		l = new(pagelock.Line)
-		h.lines[a.ID()] = l
+		h.lines[a.ID] = l
 	}
 	return l
 }
 
 // forget drops the line of an agent whose session ended.
-func (h *httpHandler) forget(a Agent) {
-	if a.Session == "" {
-		return
-	}
+func (h *httpHandler) forget(a agents.Agent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.lines, a.ID())
+	delete(h.lines, a.ID)
 }
 
 // readBody reads a body of at most max bytes.

@@ -152,7 +152,10 @@ func (s *Server) target(ctx context.Context, t tool, id int) (*browser.Page, []p
 	if id != 0 {
 		p, err = s.browser.Page(id)
 	} else {
-		p, err = s.browser.Selected(ctx)
+		p, err = s.selectedPage(ctx) // agents.go
+	}
+	if err == nil {
+		err = s.checkAccess(ctx, p)
 	}
 	if err != nil {
 		return nil, nil, err

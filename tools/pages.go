@@ -47,6 +47,7 @@ func (s *Server) newPage() tool {
 			if err != nil {
 				return err
 			}
+			s.own(ctx, p)
 			// Others can see the page from now on: hold its lock while it loads.
 			release, err := s.lockPage(ctx, "new_page", p)
 			if err != nil {
@@ -85,7 +86,7 @@ type selectPageArgs struct {
 func (s *Server) selectPage() tool {
 	t := newTool("select_page", "Select a page as a context for future tool calls.", false, browserScope,
 		func(ctx context.Context, c *call, a *selectPageArgs) error {
-			p, err := s.browser.Select(a.PageID)
+			p, err := s.selectFor(ctx, a.PageID)
 			if err != nil {
 				return err
 			}

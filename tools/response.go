@@ -109,7 +109,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		if moved, now := s.browser.TakeSelectionNote(); moved {
 			parts = append(parts, fmt.Sprintf("Note: the previously selected page was closed. Page %d is now selected.", now))
 		}
-		parts = append(parts, formatPages(s.browser.Pages(), s.browser.SelectedID()))
+		parts = append(parts, formatPages(s.pageList(ctx))) // agents.go
 	}
 	if w := g.Waited(); w > waitNoticeAfter && c.page != nil {
 		parts = append(parts, fmt.Sprintf("Waited %d ms for page %d", w.Milliseconds(), c.page.ID))

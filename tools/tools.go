@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 )
@@ -40,6 +41,8 @@ type Server struct {
 	toolTimeout time.Duration
 	onCall      func(tool, outcome string, took time.Duration)
 	maxOutput   int // response.go
+	agents      *agents.Registry
+	keepPages   bool
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -53,6 +56,13 @@ type Options struct {
 	// call is stopped with an error that says so. Zero means
 	// DefaultToolTimeout; some tools keep longer bounds (OwnBounds).
 	ToolTimeout time.Duration
+	// Agents, if set, tells agents apart: each has its own selected page
+	// and, in agents.Owned mode, its own pages (see agents.go). Transports
+	// that know agents (HTTP) mark their calls; nil: one client, as stdio.
+	Agents *agents.Registry
+	// KeepPages keeps the pages of an agent that left, owned by no one,
+	// instead of closing them.
+	KeepPages bool
 	// OnCall, if set, is told of every tool call when it is answered:
 	// outcome "ok", "error" or "cancelled", and the time since it arrived.
 	OnCall func(tool, outcome string, took time.Duration)
@@ -73,16 +83,23 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if err != nil {
 		log.Warn("workspace roots", "error", err)
 	}
-	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput}
+	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput,
+		agents: opts.Agents, keepPages: opts.KeepPages}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
+		server.WithHooks(s.agentHooks()),
 		server.WithInstructions(instructions),
 	)
-	b.OnPageClosed(func(p *browser.Page) { locks.Close(pagelock.PageKey(p.ID)) })
+	b.OnPageClosed(func(p *browser.Page) {
+		locks.Close(pagelock.PageKey(p.ID))
+		if s.agents != nil {
+			s.agents.PageClosed(p.ID)
+		}
+	})
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.def, s.guard(t))
 	}

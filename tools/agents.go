@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// Many agents, one browser (Options.Agents): calls that a transport marks
+// with an agents.Agent (HTTP) get that agent's own selected page and, in
+// owned mode, only its own pages. Calls without one (stdio: one client) use
+// the browser's selection and see every page, as before.
+
+// agentOf returns the agent of a call, when the server tells agents apart
+// and the call came with one.
+func (s *Server) agentOf(ctx context.Context) (agents.Agent, bool) {
+	if s.agents == nil {
+		return agents.Agent{}, false
+	}
+	return agents.From(ctx)
+}
+
+// selectedPage is the page a call without pageId acts on.
+func (s *Server) selectedPage(ctx context.Context) (*browser.Page, error) {
+	a, ok := s.agentOf(ctx)
+	if !ok {
+		return s.browser.Selected(ctx)
+	}
+	if !a.Named() {
+		return nil, &argError{"this call names no page and carries neither a session nor a token, so pagemux cannot tell which page is yours: pass pageId (list_pages shows the ids)"}
+	}
+	if id := s.agents.Selected(a); id != 0 {
+		if p, err := s.browser.Page(id); err == nil || s.agents.Mode() == agents.Shared {
+			return p, err
+		}
+	}
+	// None selected, or it closed: the agent's newest open page.
+	for _, id := range slices.Backward(s.agents.Pages(a)) {
+		if p, err := s.browser.Page(id); err == nil {
+			s.agents.Select(a, id)
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: you have no page selected; open one with new_page or pick one with select_page", browser.ErrNoPage)
+}
+
+// checkAccess fails a call on a page its agent may not use.
+func (s *Server) checkAccess(ctx context.Context, p *browser.Page) error {
+	if a, ok := s.agentOf(ctx); ok {
+		return s.agents.Check(a, p.ID)
+	}
+	return nil
+}
+
+// pageList is what a call's "## Pages" shows: the pages its agent sees and
+// the one selected for it.
+func (s *Server) pageList(ctx context.Context) ([]*browser.Page, int) {
+	a, ok := s.agentOf(ctx)
+	if !ok {
+		return s.browser.Pages(), s.browser.SelectedID()
+	}
+	var pages []*browser.Page
+	for _, p := range s.browser.Pages() {
+		if s.agents.Visible(a, p.ID) {
+			pages = append(pages, p)
+		}
+	}
+	return pages, s.agents.Selected(a)
+}
+
+// selectFor makes p the selected page of the call's agent, or the browser's.
+func (s *Server) selectFor(ctx context.Context, id int) (*browser.Page, error) {
+	a, ok := s.agentOf(ctx)
+	if !ok {
+		return s.browser.Select(id)
+	}
+	p, err := s.browser.Page(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.agents.Check(a, id); err != nil {
+		return nil, err
+	}
+	s.agents.Select(a, id)
+	return p, nil
+}
+
+// own records that the call's agent opened p.
+func (s *Server) own(ctx context.Context, p *browser.Page) {
+	if a, ok := s.agentOf(ctx); ok {
+		s.agents.Own(a, p.ID)
+	}
+}
+
+// agentGone closes the pages of an agent whose session ended, unless the
+// server keeps them; either way they belong to no one afterwards. A call
+// still running on such a page is given leaveWait to finish.
+func (s *Server) agentGone(a agents.Agent) {
+	pages := s.agents.Leave(a)
+	if s.keepPages || len(pages) == 0 {
+		return
+	}
+	s.log.Info("agent left; closing its pages", "agent", a.ID, "pages", pages)
+	for _, id := range pages {
+		p, err := s.browser.Page(id)
+		if err != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), leaveWait)
+		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, "agent left"), pagelock.PageKey(id))
+		if err != nil {
+			s.log.Warn("closing a departed agent's page without its lock", "page", id, "error", err)
+		}
+		if err := s.browser.ClosePage(ctx, p); err != nil {
+			s.log.Warn("closing a departed agent's page", "page", id, "error", err)
+		}
+		g.Release()
+		cancel()
+	}
+}
+
+// leaveWait bounds how long a departed agent's page waits for the call that
+// holds it before it is closed anyway.
+const leaveWait = 5 * time.Second
+
+// agentHooks end an agent with its MCP session (a DELETE, or the idle TTL of
+// the HTTP transport).
+func (s *Server) agentHooks() *server.Hooks {
+	h := &server.Hooks{}
+	h.AddOnUnregisterSession(func(ctx context.Context, sess server.ClientSession) {
+		if s.agents != nil {
+			go s.agentGone(agents.Agent{ID: "session:" + sess.SessionID()})
+		}
+	})
+	return h
+}
