@@ -3,7 +3,8 @@
 // mode, and times MCP tool calls the way an agent makes them:
 // evaluate_script, click and fill on one page, the server's peak memory, and
 // calls on page B while page A runs a long script, then while page A is
-// audited by Lighthouse. The tables go to stdout,
+// audited by Lighthouse; then, on a server of its own, take_snapshot of a
+// page of 200,000 DOM nodes (time and peak memory). The tables go to stdout,
 // progress to stderr; -json writes the figures to a file.
 //
 // The binary is $PAGEMUX_BIN (scripts/bench sets it) or, without it, one
@@ -38,6 +39,7 @@ type config struct {
 	strict      bool
 	audit       bool
 	bursts      int
+	bigNodes    int // bigsnap.go
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -50,11 +52,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.n, "n", 200, "evaluate_script calls; click and fill make n/4 each")
 	fs.DurationVar(&c.hold, "hold", 5*time.Second, "how long page A's script runs while page B is probed")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the figures as JSON to `FILE`")
-	fs.StringVar(&modes, "modes", modes, "lock modes to measure, comma-separated")
+	fs.StringVar(&modes, "modes", modes, "lock modes to measure, comma-separated (empty: none, only the big snapshot)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
 	fs.IntVar(&c.bursts, "bursts", 100, "pipelined bursts of 10 evaluate_script calls written in one write each, checked for order (0: none)")
+	fs.IntVar(&c.bigNodes, "big-nodes", 200000, "DOM nodes of the page take_snapshot is measured on, on a server of its own (0: skip)")
 	fs.BoolVar(&c.audit, "audit", true, "also probe page B while page A runs a real Lighthouse audit (needs ./scripts/setup)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -72,6 +75,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("-call-timeout and -timeout must be positive")
 	}
 	for _, m := range strings.Split(modes, ",") {
+		if strings.TrimSpace(modes) == "" {
+			break // -modes= measures only the big snapshot
+		}
 		if m = strings.TrimSpace(m); m != "global" && m != "page" {
 			return nil, fmt.Errorf("-modes: unknown lock mode %q; want global and/or page", m)
 		}
@@ -105,9 +111,14 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 		rs = append(rs, r)
 	}
 	printComparison(stdout, cfg, rs)
+	var big *bigResult
+	if cfg.bigNodes > 0 && ctx.Err() == nil {
+		big = bigSnapshot(ctx, cfg, bin, site.URL, log) // bigsnap.go
+		printBig(stdout, big)
+	}
 	code := 0
 	if cfg.jsonPath != "" {
-		if err := writeJSON(cfg.jsonPath, cfg, bin, rs); err != nil {
+		if err := writeJSON(cfg.jsonPath, cfg, bin, rs, big); err != nil {
 			log.Error("writing JSON", "err", err)
 			code = 1
 		} else {
@@ -116,6 +127,9 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 	}
 	if ctx.Err() != nil {
 		log.Error("stopped early", "err", context.Cause(ctx))
+		code = 1
+	}
+	if big != nil && (big.Failure != "" || (cfg.strict && big.RSSPeakMB > bigGoalRSSMB)) {
 		code = 1
 	}
 	for _, r := range rs {

@@ -204,10 +204,11 @@ type report struct {
 	HoldMS    float64            `json:"hold_ms"`
 	Reference map[string]float64 `json:"reference_node_chrome_devtools_mcp"`
 	Modes     []*modeResult      `json:"modes"`
+	Big       *bigResult         `json:"big_snapshot,omitempty"` // bigsnap.go
 }
 
-func writeJSON(path string, cfg *config, bin string, rs []*modeResult) error {
-	rep := report{Time: time.Now().UTC(), Bin: bin, N: cfg.n, HoldMS: ms(cfg.hold), Modes: rs,
+func writeJSON(path string, cfg *config, bin string, rs []*modeResult, big *bigResult) error {
+	rep := report{Time: time.Now().UTC(), Bin: bin, N: cfg.n, HoldMS: ms(cfg.hold), Modes: rs, Big: big,
 		Reference: map[string]float64{
 			"evaluate_script_p50_ms": refEvaluateMS,
 			"click_fill_p50_ms":      refActionMS,

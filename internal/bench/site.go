@@ -22,6 +22,7 @@ func startSite() *httptest.Server {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(formHTML)
 	})
+	mux.HandleFunc("/big.html", serveBigPage) // bigsnap.go
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})
