@@ -49,8 +49,9 @@ type config struct {
 	httpAddr string
 	http     serve.HTTPOptions
 	// pages says whether HTTP agents see each other's pages.
-	pages     string
-	keepPages bool
+	pages         string
+	keepPages     bool
+	isolateAgents bool
 	// metricsAddr serves /metrics there (loopback), for stdio too.
 	metricsAddr string
 	// join bridges stdio to a pagemux serving HTTP at this URL.
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
 	fs.StringVar(&c.pages, "pages", "owned", "with --http, `MODE` owned (a page belongs to the agent that opened it) or shared (every agent sees every page)")
+	fs.BoolVar(&c.isolateAgents, "isolate-agents", false, "with --http, open each agent's pages in a browser context of its own (cookies, storage, cache), closed with it; default one shared context")
 	fs.BoolVar(&c.keepPages, "keep-pages", false, "with --http, keep the pages of an agent that left, owned by no one, instead of closing them")
 	fs.DurationVar(&c.http.IdleTTL, "agent-idle", 30*time.Minute, "with --http, an agent that sent nothing for this long leaves (its pages close)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (loopback only), with stdio too; with --http they are also at /metrics there")
@@ -307,7 +309,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		m.Gauge("agents", "Agents known now (HTTP sessions and tokens).", func() float64 { return float64(reg.Agents()) })
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
-		Agents: reg, KeepPages: c.keepPages, MaxOutput: c.maxOutput})
+		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput})
 	if c.metricsAddr != "" {
 		go func() {
 			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {

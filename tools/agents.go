@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"time"
@@ -89,6 +91,19 @@ func (s *Server) selectFor(ctx context.Context, id int) (*browser.Page, error) {
 	}
 	s.agents.Select(a, id)
 	return p, nil
+}
+
+// contextFor is the browser context a new page of the call's agent opens
+// in: the one it named, else, with Options.IsolateAgents, one of the
+// agent's own (cookies, storage, cache), disposed of with its last page.
+func (s *Server) contextFor(ctx context.Context, named string) string {
+	if a, ok := s.agentOf(ctx); ok && named == "" && s.isolateAgents && a.Named() {
+		// A digest, not the id: a session id is a secret of its client,
+		// and page lists show context names.
+		sum := sha256.Sum256([]byte(a.ID))
+		return "agent-" + hex.EncodeToString(sum[:4])
+	}
+	return named
 }
 
 // own records that the call's agent opened p.

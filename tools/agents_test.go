@@ -26,7 +26,12 @@ type agentEnv struct {
 
 func newAgentEnv(t *testing.T, mode agents.Mode) *agentEnv {
 	t.Helper()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{Agents: agents.New(mode)}, false)
+	return newAgentEnvWith(t, Options{Agents: agents.New(mode)})
+}
+
+func newAgentEnvWith(t *testing.T, opts Options) *agentEnv {
+	t.Helper()
+	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, opts, false)
 	t.Cleanup(e.close)
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{
 		"team": "team-secret-1", "lead": "lead-secret-1", "sub": "sub-secret-1"}}))
@@ -77,7 +82,7 @@ func newPageAs(t *testing.T, c *client.Client, path string) int {
 		t.Fatal(text)
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if strings.HasSuffix(line, "[selected]") {
+		if strings.Contains(line, "[selected]") {
 			var id int
 			fmt.Sscanf(line, "%d:", &id)
 			return id
@@ -147,6 +152,22 @@ func TestAgentsShared(t *testing.T) {
 	}
 	if list, _ := use(t, sub, "list_pages", nil); !strings.Contains(list, "/form.html") || !strings.Contains(list, "/page2.html") {
 		t.Errorf("shared: sub's page list:\n%s", list)
+	}
+}
+
+// TestIsolateAgents: each agent's pages live in a browser context of their
+// own: a cookie one agent sets is not the other's.
+func TestIsolateAgents(t *testing.T) {
+	e := newAgentEnvWith(t, Options{Agents: agents.New(agents.Owned), IsolateAgents: true})
+	lead, sub := e.agent(t), e.agent(t)
+	newPageAs(t, lead, "/form.html")
+	newPageAs(t, sub, "/form.html")
+	use(t, lead, "evaluate_script", map[string]any{"function": "() => { document.cookie = 'who=lead'; return document.cookie }"})
+	if text, _ := use(t, sub, "evaluate_script", map[string]any{"function": "() => document.cookie"}); strings.Contains(text, "who=lead") {
+		t.Errorf("sub sees lead's cookie: %s", text)
+	}
+	if text, _ := use(t, lead, "evaluate_script", map[string]any{"function": "() => document.cookie"}); !strings.Contains(text, "who=lead") {
+		t.Errorf("lead lost its cookie: %s", text)
 	}
 }
 

@@ -43,7 +43,7 @@ type newPageArgs struct {
 func (s *Server) newPage() tool {
 	t := newTool("new_page", "Creates a new page", false, browserScope,
 		func(ctx context.Context, c *call, a *newPageArgs) error {
-			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(a.IsolatedContext))
+			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(s.contextFor(ctx, a.IsolatedContext)))
 			if err != nil {
 				return err
 			}

@@ -38,11 +38,12 @@ type Server struct {
 	mcp     *server.MCPServer
 	perf    tracer // performance.go: the running trace, the last summaries
 	// toolTimeout bounds how long one call holds its locks (bound.go).
-	toolTimeout time.Duration
-	onCall      func(tool, outcome string, took time.Duration)
-	maxOutput   int // response.go
-	agents      *agents.Registry
-	keepPages   bool
+	toolTimeout   time.Duration
+	onCall        func(tool, outcome string, took time.Duration)
+	maxOutput     int // response.go
+	agents        *agents.Registry
+	keepPages     bool
+	isolateAgents bool
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -63,6 +64,9 @@ type Options struct {
 	// KeepPages keeps the pages of an agent that left, owned by no one,
 	// instead of closing them.
 	KeepPages bool
+	// IsolateAgents opens each agent's pages in a browser context of its
+	// own (cookies, storage, cache), closed with its last page.
+	IsolateAgents bool
 	// OnCall, if set, is told of every tool call when it is answered:
 	// outcome "ok", "error" or "cancelled", and the time since it arrived.
 	OnCall func(tool, outcome string, took time.Duration)
@@ -84,7 +88,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		log.Warn("workspace roots", "error", err)
 	}
 	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput,
-		agents: opts.Agents, keepPages: opts.KeepPages}
+		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
