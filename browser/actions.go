@@ -89,19 +89,36 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration, op
 // that shares the renderer (scriptstop.go). It does not settle the page: the
 // caller decides.
 func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnswer, uids ...string) (json.RawMessage, error) {
+	function = strings.TrimRight(strings.TrimSpace(function), ";")
+	return p.evaluateRun(ctx, answer, func(ctx context.Context, run *scriptRun) (json.RawMessage, error) {
+		if len(uids) > 0 {
+			return p.callWithElements(ctx, run.declaration(function), uids)
+		}
+		return evaluate(ctx, run.expression(function))
+	})
+}
+
+// EvaluateClassic runs source as a classic script, not a function, and
+// returns the JSON of its completion value (the value of its last
+// expression statement), awaiting it if it is a promise. Errors are those
+// of Evaluate. Its top-level let, const and class declarations stay in the
+// script, as in a block.
+func (p *Page) EvaluateClassic(ctx context.Context, source string, answer *DialogAnswer) (json.RawMessage, error) {
+	return p.evaluateRun(ctx, answer, func(ctx context.Context, run *scriptRun) (json.RawMessage, error) {
+		return evaluate(ctx, run.script(source))
+	})
+}
+
+// evaluateRun runs one script of evaluate_script: it stops the script if the
+// call gives up, and says so when Chrome terminated it.
+func (p *Page) evaluateRun(ctx context.Context, answer *DialogAnswer, body func(context.Context, *scriptRun) (json.RawMessage, error)) (json.RawMessage, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
-	function = strings.TrimRight(strings.TrimSpace(function), ";")
 	run := p.newScriptRun(ctx)
 	var out json.RawMessage
 	err := p.run(ctx, runOpts{answer: answer}, func(ctx context.Context) error {
-		if len(uids) > 0 {
-			v, err := p.callWithElements(ctx, run.declaration(function), uids)
-			out = v
-			return err
-		}
-		v, err := evaluate(ctx, run.expression(function))
+		v, err := body(ctx, run)
 		out = v
 		return err
 	})

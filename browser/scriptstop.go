@@ -105,6 +105,12 @@ func (r *scriptRun) expression(fn string) string {
 	return "(() => { " + r.signal("s") + " try { return (" + fn + "\n)(); } finally { " + r.signal("r") + " } })()"
 }
 
+// script wraps a classic script likewise. A try statement's completion
+// value is its block's, so the script's value is still the program's.
+func (r *scriptRun) script(src string) string {
+	return r.signal("s") + "\ntry {\n" + src + "\n} finally { " + r.signal("r") + " }"
+}
+
 // declaration wraps the function declaration fn, called on an object with
 // arguments, likewise. fn is compiled outside the wrapper, in the global
 // scope, so an arrow function still sees the window as this.

@@ -202,6 +202,21 @@ func (p *Page) act(ctx context.Context, timeout time.Duration, o runOpts, fn fun
 	return p.settle(ctx, before, timeout)
 }
 
+// NavMark is where a page's navigations stood at one moment, for Settle.
+type NavMark struct{ nav navState }
+
+// NavMark returns where the page's navigations stand now.
+func (p *Page) NavMark() NavMark {
+	nav, _, _ := p.state()
+	return NavMark{nav}
+}
+
+// Settle waits for a navigation started since m, then for the DOM to be
+// quiet, as actions do (at most settleMax for the quiet part).
+func (p *Page) Settle(ctx context.Context, m NavMark) error {
+	return p.settle(ctx, m.nav, 0)
+}
+
 // settle waits for a navigation started since before, then for a quiet DOM.
 func (p *Page) settle(ctx context.Context, before navState, timeout time.Duration) error {
 	if timeout <= 0 {

@@ -19,7 +19,8 @@ var schemaExtras = map[string]map[string]map[string]any{
 		"type":               {"enum": []string{"url", "back", "forward", "reload"}},
 		"handleBeforeUnload": {"enum": []string{"accept", "dismiss"}},
 	},
-	"handle_dialog": {"action": {"enum": []string{"accept", "dismiss"}}},
+	"handle_dialog":   {"action": {"enum": []string{"accept", "dismiss"}}},
+	"evaluate_script": {"format": {"enum": []string{"function", "script"}}},
 	"list_console_messages": {
 		"pageSize":                 {"exclusiveMinimum": 0},
 		"pageIdx":                  {"minimum": 0},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/pagemux/pagemux/browser"
 )
@@ -17,10 +18,34 @@ func (s *Server) scriptTools() []tool { return []tool{s.evaluateScript()} }
 
 type evaluateArgs struct {
 	pageArg
-	Function     string   `json:"function" jsonschema:"A JavaScript function declaration to be executed by the tool in the currently selected page. Example without arguments: \"() => { return document.title }\" or \"async () => { return await fetch(\\\"example.com\\\") }\". Example with arguments: \"(el) => el.innerText\""`
-	Args         []string `json:"args,omitempty" jsonschema:"An optional list of arguments (element uids from the page content snapshot) to pass to the function."`
-	FilePath     string   `json:"filePath,omitempty" jsonschema:"The absolute or relative path to a file to save the script output to. If omitted, the output is returned inline."`
-	DialogAction string   `json:"dialogAction,omitempty" jsonschema:"Handle dialogs while execution. \"accept\", \"dismiss\", or string for response of window.prompt. Defaults to accept."`
+	Function         string   `json:"function,omitempty" jsonschema:"JavaScript source to execute in the target page. Provide either this or sourcePath, but not both. The source is interpreted according to format. Example without arguments: () => document.title or async () => await fetch(\"example.com\"). Example with arguments: (el) => el.innerText"`
+	SourcePath       string   `json:"sourcePath,omitempty" jsonschema:"The absolute or relative path to a JavaScript file on the MCP server's local filesystem. Provide either this or function, but not both."`
+	Format           string   `json:"format,omitempty" jsonschema:"How to interpret the source. \"function\" treats it as a function declaration and supports args. \"script\" evaluates it as classic JavaScript and does not support args. Defaults to \"function\". ECMAScript modules are not supported."`
+	Args             []string `json:"args,omitempty" jsonschema:"An optional list of arguments (element uids from the page content snapshot) to pass to the function."`
+	FilePath         string   `json:"filePath,omitempty" jsonschema:"The absolute or relative path to a file to save the script output to. If omitted, the output is returned inline."`
+	DialogAction     string   `json:"dialogAction,omitempty" jsonschema:"Handle dialogs while execution. \"accept\", \"dismiss\", or string for response of window.prompt. Defaults to accept."`
+	WaitForStableDom *bool    `json:"waitForStableDom,omitempty" jsonschema:"Whether to wait for the DOM to settle. Pass false if the script only reads data. Defaults to true."`
+}
+
+// source returns the script to run, from function or sourcePath.
+func (s *Server) source(a *evaluateArgs) (string, error) {
+	switch {
+	case a.Function != "" && a.SourcePath != "":
+		return "", &argError{"give function or sourcePath, not both"}
+	case a.SourcePath != "":
+		path, err := s.files.input(a.SourcePath)
+		if err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", &argError{fmt.Sprintf("cannot read sourcePath %q: %v", a.SourcePath, err)}
+		}
+		return string(b), nil
+	case a.Function != "":
+		return a.Function, nil
+	}
+	return "", &argError{"evaluate_script needs function (the JavaScript to run) or sourcePath (a file of it)"}
 }
 
 func (s *Server) evaluateScript() tool {
@@ -33,7 +58,23 @@ func (s *Server) evaluateScript() tool {
 					return err
 				}
 			}
-			v, err := c.page.Evaluate(ctx, a.Function, dialogAnswer(a.DialogAction), a.Args...)
+			src, err := s.source(a)
+			if err != nil {
+				return err
+			}
+			if a.Format == "script" && len(a.Args) > 0 {
+				return &argError{`format "script" runs classic JavaScript, which takes no args; use format "function" to pass elements`}
+			}
+			mark := c.page.NavMark()
+			var v json.RawMessage
+			if a.Format == "script" {
+				v, err = c.page.EvaluateClassic(ctx, src, dialogAnswer(a.DialogAction))
+			} else {
+				v, err = c.page.Evaluate(ctx, src, dialogAnswer(a.DialogAction), a.Args...)
+			}
+			if err == nil && (a.WaitForStableDom == nil || *a.WaitForStableDom) {
+				err = c.page.Settle(ctx, mark)
+			}
 			var se *browser.ScriptError
 			if errors.As(err, &se) {
 				return se

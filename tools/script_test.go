@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,5 +39,34 @@ func TestEvaluateScript(t *testing.T) {
 	huge := e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 'x'.repeat(2000000)"})
 	if len(huge) > 300<<10 || !strings.Contains(huge, "cut: the value is") {
 		t.Errorf("huge value not cut: %d bytes", len(huge))
+	}
+}
+
+// TestEvaluateSourceFormatStable: the script can come from a file, run as
+// a classic script, and by default the call waits for the DOM to settle.
+func TestEvaluateSourceFormatStable(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	dir, err := os.MkdirTemp("", "pagemux-source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "title.js")
+	if err := os.WriteFile(file, []byte("() => document.title"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "sourcePath": file}), `"Harness Form"`)
+	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "let x = 2;\nx * 21"}), "```json\n42\n```")
+	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "Promise.resolve('later')"}), `"later"`)
+	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1", "sourcePath": file}), "not both")
+	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id}), "needs function")
+	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "1", "args": []string{"1_1"}}), "takes no args")
+	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "sourcePath": "/etc/hostname"}), "outside")
+	// By default the call returns once the DOM is quiet: a change the script
+	// scheduled has happened when it answers.
+	e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => { setTimeout(() => document.body.dataset.late = 'yes', 20); return 0 }"})
+	if got := e.eval(t, id, "() => document.body.dataset.late ?? 'no'"); got != `"yes"` {
+		t.Errorf("after the default settle the scheduled change is %s", got)
 	}
 }
