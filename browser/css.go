@@ -108,6 +108,15 @@ type CSSDeclaration struct {
 // element nor inside one.
 const ErrNotElement Error = "not an element"
 
+// notElementError names the uid; Unwrap gives ErrNotElement.
+type notElementError struct{ uid string }
+
+func (e *notElementError) Error() string {
+	return "the node with uid " + e.uid + " is not an element and has no parent element; give the uid of an element from the snapshot"
+}
+
+func (e *notElementError) Unwrap() error { return ErrNotElement }
+
 // CSSStyles gets the matched styles of the element a uid names (of the
 // parent element, for a text node). It turns the DOM and CSS domains on for
 // the call and off again after it, so that no DOM event reaches the tab's
@@ -200,7 +209,7 @@ func elementChain(ctx context.Context, uid string, backend cdp.BackendNodeID) ([
 		items = append(items, indexed{i, pd.Value.ObjectID})
 	}
 	if len(items) == 0 {
-		return nil, fmt.Errorf("%w: the node with uid %s is not an element and has no parent element", ErrNotElement, uid)
+		return nil, &notElementError{uid}
 	}
 	slices.SortFunc(items, func(a, b indexed) int { return a.i - b.i })
 	chain := make([]*cdp.Node, 0, len(items))
@@ -211,7 +220,49 @@ func elementChain(ctx context.Context, uid string, backend cdp.BackendNodeID) ([
 		}
 		chain = append(chain, d.Node)
 	}
-	return chain, nil
+	return withClosedSlots(ctx, chain), nil
+}
+
+// withClosedSlots adds to the chain the slots of closed and user-agent
+// shadow trees that script cannot see (the content of a <details> is in
+// one) and their ancestors in that tree: Chrome's inherited styles follow
+// the flat tree through them.
+func withClosedSlots(ctx context.Context, chain []*cdp.Node) []*cdp.Node {
+	var out []*cdp.Node
+	for i, n := range chain {
+		out = append(out, n)
+		if n.AssignedSlot == nil || i+1 >= len(chain) || chain[i+1].BackendNodeID == n.AssignedSlot.BackendNodeID {
+			continue
+		}
+		host, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{BackendNodeID: chain[i+1].BackendNodeID, Depth: new(int64(-1)), Pierce: new(true)})
+		if err != nil || host.Node == nil {
+			continue
+		}
+		for _, root := range host.Node.ShadowRoots {
+			if path := pathTo(root, n.AssignedSlot.BackendNodeID); path != nil {
+				for j := len(path) - 1; j >= 0; j-- {
+					if path[j].NodeType == 1 {
+						out = append(out, path[j])
+					}
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// pathTo returns the nodes from below root down to the node of id, or nil.
+func pathTo(root *cdp.Node, id cdp.BackendNodeID) []*cdp.Node {
+	for _, c := range root.Children {
+		if c.BackendNodeID == id {
+			return []*cdp.Node{c}
+		}
+		if p := pathTo(c, id); p != nil {
+			return append([]*cdp.Node{c}, p...)
+		}
+	}
+	return nil
 }
 
 // matchedStyles turns the DOM and CSS domains on, asks for the matched

@@ -102,3 +102,24 @@ func TestCSSStylesUnknownUID(t *testing.T) {
 	mustContain(t, e.ok(t, "get_css_styles", map[string]any{"pageId": id, "uid": uid}), `Styles for button#target (uid: "`+uid+`"):`)
 	e.ok(t, "click", map[string]any{"pageId": id, "uid": uid})
 }
+
+func TestCSSStylesOfTheDocument(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/css.html")
+	root := e.uid(t, id, "RootWebArea")
+	mustContain(t, e.fails(t, "get_css_styles", map[string]any{"pageId": id, "uid": root}), "uid "+root+" is not an element")
+}
+
+// The content of a <details> is slotted into its user-agent shadow tree:
+// each inherited style still comes from the ancestor it belongs to (the
+// Node server shifts them by one there).
+func TestCSSStylesThroughDetails(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/css-details.html")
+	got := e.ok(t, "get_css_styles", map[string]any{"pageId": id, "uid": e.uid(t, id, `"Inside text"`), "pageSize": 100})
+	mustContain(t, got, "Styles for p#inside",
+		"  Inherited from details:\n    details (css-details.html:7) {\n      color: teal;\n    }",
+		"  Inherited from body:\n    body (css-details.html:8) {\n      font-style: italic;\n    }")
+}
