@@ -87,6 +87,8 @@ func (c Config) flags() ([]chromeFlag, error) {
 		{"no-default-browser-check", true},
 		{"hide-scrollbars", true},
 		{"mute-audio", true},
+		// As chrome-devtools-mcp: no "restore pages?" bubble over the page.
+		{"hide-crash-restore-bubble", true},
 	}
 	if c.Headful {
 		fs = append(fs, chromeFlag{"headless", false})
@@ -102,6 +104,12 @@ func (c Config) flags() ([]chromeFlag, error) {
 	}
 	if c.ViewportWidth > 0 && c.ViewportHeight > 0 {
 		fs = append(fs, chromeFlag{"window-size", fmt.Sprintf("%d,%d", c.ViewportWidth, c.ViewportHeight)})
+	}
+	if !c.Headful {
+		// chrome-devtools-mcp's screen: headless Chrome's own is 800x600, and
+		// windows sized from it (780x437 inside) hide the navigation of
+		// responsive sites. New windows then get 1905x2053 inside.
+		fs = append(fs, chromeFlag{"screen-info", "{" + headlessScreen + "}"})
 	}
 	for _, a := range c.ChromeArgs {
 		f, err := parseChromeArg(a)
@@ -181,3 +189,7 @@ func (c Config) attachURL() (string, error) {
 	}
 	return c.BrowserURL, nil
 }
+
+// headlessScreen is the screen a headless Chrome gets, as chrome-devtools-mcp
+// gives it.
+const headlessScreen = "3840x2160"

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/pagemux/pagemux/pagelock"
 )
 
 // cdmTools is chrome-devtools-mcp 1.11.0's own tools/list, as its server
@@ -142,4 +144,15 @@ func derefInt(i *int) any {
 		return "none"
 	}
 	return *i
+}
+
+// TestWindowLikeNode: headless pages get chrome-devtools-mcp's window, wide
+// enough that responsive sites show their navigation (its pages are 1905
+// wide; Chrome's own headless screen gives 780).
+func TestWindowLikeNode(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	if got := e.eval(t, id, "() => [innerWidth, screen.width, screen.height].join('x')"); got != `"1905x3840x2160"` {
+		t.Errorf("window and screen: %s, want 1905 wide on a 3840x2160 screen", got)
+	}
 }
