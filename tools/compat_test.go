@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pagemux/pagemux/pagelock"
@@ -154,5 +155,26 @@ func TestWindowLikeNode(t *testing.T) {
 	id := e.openPage(t, "/form.html")
 	if got := e.eval(t, id, "() => [innerWidth, screen.width, screen.height].join('x')"); got != `"1905x3840x2160"` {
 		t.Errorf("window and screen: %s, want 1905 wide on a 3840x2160 screen", got)
+	}
+}
+
+// TestPageTitlesShown: a title is listed even where the URL contains it, as
+// chrome-devtools-mcp lists "2: D (data:…)"; a title Chrome made from the
+// URL is not repeated.
+func TestPageTitlesShown(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": "data:text/html,<title>D</title><p>d"})
+	list := e.ok(t, "list_pages", nil)
+	if !strings.Contains(list, fmt.Sprintf("%d: D (data:text/html,", id)) {
+		t.Errorf("the title D of a data: URL is missing:\n%s", list)
+	}
+	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": testSite.URL + "/network.html?notitle"})
+	e.eval(t, id, "() => { document.title = ''; return 0 }")
+	list = e.ok(t, "list_pages", nil)
+	for _, line := range strings.Split(list, "\n") {
+		if strings.HasPrefix(line, fmt.Sprintf("%d: ", id)) && strings.Count(line, "/network.html") > 1 {
+			t.Errorf("a page without title lists its URL twice: %s", line)
+		}
 	}
 }

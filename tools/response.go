@@ -67,13 +67,25 @@ const maxTitle = 50
 // Chrome's stand-in (the url itself, or its host).
 func pageLabel(p *browser.Page) string {
 	url, title := p.URL(), p.Title()
-	if title == "" || strings.Contains(url, title) {
+	if title == "" || titleIsURL(title, url) {
 		return url
 	}
 	if r := []rune(title); len(r) > maxTitle {
 		title = string(r[:maxTitle-3]) + "..."
 	}
 	return fmt.Sprintf("%s (%s)", title, url)
+}
+
+// titleIsURL reports whether Chrome made the title from the URL, as it
+// does for a page without <title> ("127.0.0.1:8080/a.html", "about:blank").
+// A title that only appears in the URL, such as "Home" of /Home.html or "D"
+// of a data: URL, is a title.
+func titleIsURL(title, url string) bool {
+	if title == url {
+		return true
+	}
+	_, rest, ok := strings.Cut(url, "://")
+	return ok && rest == title
 }
 
 // formatDialog is the section for a dialog that blocks the page.
