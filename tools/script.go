@@ -1,11 +1,15 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/pagemux/pagemux/browser"
 )
@@ -116,8 +120,69 @@ func formatJSON(v json.RawMessage) string {
 	if v == nil {
 		return "undefined"
 	}
+	v = unescapeUnicode(v)
 	if len(v) > maxScriptResult {
 		return fmt.Sprintf("%s\n%s", v[:maxScriptResult], cutNote("value", len(v), maxScriptResult, "bytes", "return a smaller part of it, or pass filePath to save all of it"))
 	}
 	return string(v)
+}
+
+// unescapeUnicode writes the \uXXXX escapes Chrome puts in JSON strings as
+// the UTF-8 they stand for, as JSON.stringify prints them: "IDLE — …", not
+// "IDLE \u2014 …". Escapes JSON requires (quotes, backslashes, control
+// characters) and lone surrogates stay as they are.
+func unescapeUnicode(v []byte) []byte {
+	if !bytes.Contains(v, []byte(`\u`)) {
+		return v
+	}
+	out := make([]byte, 0, len(v))
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString && i+1 < len(v):
+			if v[i+1] == 'u' {
+				if r, n := decodeEscape(v[i:]); n > 0 {
+					out = utf8.AppendRune(out, r)
+					i += n - 1
+					continue
+				}
+			}
+			out = append(out, c, v[i+1]) // any other escape, kept whole
+			i++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// decodeEscape reads a \uXXXX escape, or a surrogate pair of two, at the
+// start of b, and returns its rune and length; n is 0 for escapes that
+// must stay.
+func decodeEscape(b []byte) (r rune, n int) {
+	hex := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		x, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+		return rune(x), err == nil
+	}
+	r, ok := hex(b)
+	switch {
+	case !ok || r < 0x20 || r == '"' || r == '\\':
+		return 0, 0
+	case utf16.IsSurrogate(r):
+		lo, ok := hex(b[6:])
+		if !ok {
+			return 0, 0
+		}
+		if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+			return pair, 12
+		}
+		return 0, 0
+	}
+	return r, 6
 }

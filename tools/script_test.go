@@ -59,6 +59,7 @@ func TestEvaluateSourceFormatStable(t *testing.T) {
 	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "sourcePath": file}), `"Harness Form"`)
 	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "let x = 2;\nx * 21"}), "```json\n42\n```")
 	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "Promise.resolve('later')"}), `"later"`)
+	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 'IDLE — ü'"}), `"IDLE — ü"`)
 	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1", "sourcePath": file}), "not both")
 	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id}), "needs function")
 	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "1", "args": []string{"1_1"}}), "takes no args")
@@ -68,5 +69,22 @@ func TestEvaluateSourceFormatStable(t *testing.T) {
 	e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => { setTimeout(() => document.body.dataset.late = 'yes', 20); return 0 }"})
 	if got := e.eval(t, id, "() => document.body.dataset.late ?? 'no'"); got != `"yes"` {
 		t.Errorf("after the default settle the scheduled change is %s", got)
+	}
+}
+
+// TestUnescapeUnicode: Chrome's \uXXXX escapes become UTF-8; what JSON must
+// escape stays escaped.
+func TestUnescapeUnicode(t *testing.T) {
+	tests := map[string]string{
+		`"IDLE \u2014 \u00fc"`:              `"IDLE — ü"`,
+		`{"a":"\ud83d\ude00","b":1}`:        `{"a":"😀","b":1}`,
+		`"\u0022 \u005c \u0001 \n \\u00fc"`: `"\u0022 \u005c \u0001 \n \\u00fc"`,
+		`"lone \ud83d x"`:                   `"lone \ud83d x"`,
+		`[1,"\u00e9",{"\u00e9":true}]`:      `[1,"é",{"é":true}]`,
+	}
+	for in, want := range tests {
+		if got := string(unescapeUnicode([]byte(in))); got != want {
+			t.Errorf("%s: got %s, want %s", in, got, want)
+		}
 	}
 }
