@@ -152,7 +152,7 @@ func (s *Screencast) start(ctx context.Context, ffmpeg string) error {
 	s.cmd = exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error",
 		"-f", "image2pipe", "-framerate", strconv.Itoa(ScreencastFPS), "-c:v", "mjpeg", "-i", "pipe:0",
 		"-vf", fmt.Sprintf("scale=%d:%d,format=yuv420p", w, h),
-		"-c:v", "libx264", "-preset", "veryfast", "-movflags", "+faststart", "-f", "mp4", "-y", s.Path)
+		"-c:v", "libx264", "-preset", "ultrafast", "-movflags", "+faststart", "-f", "mp4", "-y", s.Path)
 	s.cmd.Stderr = &s.stderr
 	s.stdin, err = s.cmd.StdinPipe()
 	if err != nil {
