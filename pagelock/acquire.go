@@ -40,9 +40,10 @@ type waiter struct {
 type slot struct {
 	w          *waiter
 	f          *fifo
-	key        Key  // the key that names f in errors
-	granted    bool // f was given to w, at once or by a handoff
-	queued     bool // w joined f's queue (rather than taking f free)
+	key        Key    // the key that names f in errors
+	granted    bool   // f was given to w, at once or by a handoff
+	queued     bool   // w joined f's queue (rather than taking f free)
+	holder     string // f's holder when w queued, for Guard.WaitedFor
 	since      instant
 	prev, next *slot
 }
@@ -227,6 +228,7 @@ func (l *Locker) queueAll(w *waiter) error {
 			continue
 		}
 		s.queued = true
+		s.holder = s.f.owner
 		s.f.push(s)
 		w.pending++
 	}
@@ -266,7 +268,9 @@ func (l *Locker) awaitAll(g *Guard, w *waiter) (*Guard, error) {
 	for i := range w.slots {
 		if s := &w.slots[i]; s.queued {
 			waits[i] = s.f.gotHandoff(s)
-			g.waited = max(g.waited, waits[i])
+			if waits[i] >= g.waited {
+				g.waited, g.waitKey, g.waitHolder = waits[i], s.f.name, s.holder
+			}
 		}
 	}
 	return l.completeWaited(g, waits)

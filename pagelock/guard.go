@@ -10,10 +10,14 @@ import (
 // expire and cannot be renewed: it holds until released, however long that
 // is, so every path of the holder must call Release.
 type Guard struct {
-	keys     []Key   // sorted, without duplicates
-	fifos    []*fifo // the locks held, in keys order; one in Global mode
-	waited   time.Duration
-	released atomic.Bool
+	keys   []Key   // sorted, without duplicates
+	fifos  []*fifo // the locks held, in keys order; one in Global mode
+	waited time.Duration
+	// waitKey and waitHolder name the lock the longest wait was for and who
+	// held it when the call queued.
+	waitKey    Key
+	waitHolder string
+	released   atomic.Bool
 
 	// Room for the common one-key call, so that it allocates only the Guard.
 	key1  [1]Key
@@ -84,6 +88,16 @@ func (g *Guard) Waited() time.Duration {
 		return 0
 	}
 	return g.waited
+}
+
+// WaitedFor names the lock the call waited for longest, as in errors ("page
+// 3", "the global lock"), and who held it when the call queued. Both are
+// empty when the call did not wait.
+func (g *Guard) WaitedFor() (lock, holder string) {
+	if g == nil || g.waitKey == "" {
+		return "", ""
+	}
+	return g.waitKey.String(), g.waitHolder
 }
 
 // Keys returns a new slice of the keys g was acquired for, sorted and without

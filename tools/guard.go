@@ -128,7 +128,7 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, tic
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
-		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, t.def.Name), keys...)
+		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, holderName(t.def.Name, p)), keys...)
 	}
 	if err != nil {
 		release()
@@ -161,6 +161,15 @@ func (s *Server) target(ctx context.Context, t tool, id int) (*browser.Page, []p
 		return nil, nil, err
 	}
 	return p, append([]pagelock.Key{pagelock.PageKey(p.ID)}, t.resources...), nil
+}
+
+// holderName is how a call is named to the calls waiting behind it, in
+// "held by …": the tool and its page.
+func holderName(tool string, p *browser.Page) string {
+	if p == nil {
+		return tool
+	}
+	return fmt.Sprintf("%s on page %d", tool, p.ID)
 }
 
 // pageIDArg reads the optional pageId argument; 0 means none.

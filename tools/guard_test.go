@@ -96,7 +96,7 @@ func TestLockModes(t *testing.T) {
 				if q.at.Before(s.at) {
 					t.Fatalf("global mode: the call on page B did not wait for page A")
 				}
-				mustContain(t, q.r.text, "Waited ", fmt.Sprintf("ms for page %d", b))
+				mustContain(t, q.r.text, "Waited ", fmt.Sprintf("ms for the global lock (held by evaluate_script on page %d)", a))
 			}
 		})
 	}

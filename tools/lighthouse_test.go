@@ -254,7 +254,7 @@ func TestLighthouseGlobalMode(t *testing.T) {
 	}
 	// Not the order the answers arrive in: the two are written back to back
 	// once the audit lets go, in either order.
-	m := regexp.MustCompile(`Waited (\d+) ms for page `).FindStringSubmatch(q.r.text)
+	m := regexp.MustCompile(`Waited (\d+) ms for `).FindStringSubmatch(q.r.text)
 	if m == nil {
 		t.Fatalf("global mode: the call on page B did not wait for the audit of page A:\n%s", q.r.text)
 	}

@@ -31,7 +31,7 @@ func TestLocksResource(t *testing.T) {
 	for _, l := range locks {
 		if l.Lock == fmt.Sprintf("page %d", page) {
 			found = true
-			if l.Holder != "evaluate_script" || len(l.Waiting) != 1 || l.Waiting[0] != "take_snapshot" {
+			if l.Holder != fmt.Sprintf("evaluate_script on page %d", page) || len(l.Waiting) != 1 || l.Waiting[0] != fmt.Sprintf("take_snapshot on page %d", page) {
 				t.Errorf("page %d: %+v", page, l)
 			}
 		}

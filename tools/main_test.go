@@ -234,7 +234,7 @@ func (e *testEnv) callCtx(ctx context.Context, t *testing.T, name string, args m
 }
 
 // waitNotice is the line a result gets when its call waited for a lock.
-var waitNotice = regexp.MustCompile(`(?:^|\n)Waited \d+ ms for page \d+$`)
+var waitNotice = regexp.MustCompile(`(?:^|\n)Waited \d+ ms for [^\n]+ \(held by [^\n]+\)$`)
 
 func (e *testEnv) call(t *testing.T, name string, args map[string]any) result {
 	t.Helper()
@@ -319,7 +319,7 @@ func (e *testEnv) eval(t *testing.T, page int, fn string) string {
 	text := e.ok(t, "evaluate_script", args)
 	_, body, ok := strings.Cut(text, "```json\n")
 	if ok {
-		// Lines may follow the block, such as "Waited N ms for page P".
+		// Lines may follow the block, such as "Waited N ms for page P (held by …)".
 		body, _, ok = strings.Cut(body, "\n```")
 	}
 	if !ok {

@@ -123,8 +123,9 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		}
 		parts = append(parts, formatPages(s.pageList(ctx))) // agents.go
 	}
-	if w := g.Waited(); w > waitNoticeAfter && c.page != nil {
-		parts = append(parts, fmt.Sprintf("Waited %d ms for page %d", w.Milliseconds(), c.page.ID))
+	if w := g.Waited(); w > waitNoticeAfter {
+		lock, holder := g.WaitedFor()
+		parts = append(parts, fmt.Sprintf("Waited %d ms for %s (held by %s)", w.Milliseconds(), lock, holder))
 	}
 	var nonEmpty []string
 	for _, p := range parts {
