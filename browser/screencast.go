@@ -129,10 +129,21 @@ func (p *Page) StartScreencast(ctx context.Context, path string) (*Screencast, e
 	return s, nil
 }
 
-func (s *Screencast) start(ctx context.Context, ffmpeg string) error {
+func (s *Screencast) start(ctx context.Context, ffmpeg string) (err error) {
 	p := s.p
+	// ffmpeg would fail only when the first frame comes: find out now.
+	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot write the video: %w", err)
+	}
+	f.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(s.Path)
+		}
+	}()
 	var w, h int64
-	err := p.await(ctx, func(ctx context.Context) error {
+	err = p.await(ctx, func(ctx context.Context) error {
 		// Record at the page's size in device pixels: without a limit,
 		// Chrome scales the frames down.
 		raw, err := evaluate(ctx, "[Math.round(innerWidth * devicePixelRatio), Math.round(innerHeight * devicePixelRatio)]")

@@ -161,3 +161,19 @@ func TestScreencastServerClosed(t *testing.T) {
 	}
 	probeVideo(t, path)
 }
+
+// A path ffmpeg cannot write is refused at the start, not at the stop.
+func TestScreencastUnwritablePath(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	dir := filepath.Join(t.TempDir(), "taken.mp4")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, e.fails(t, "screencast_start", map[string]any{"pageId": id, "filePath": dir}), "cannot write the video")
+	mustContain(t, e.fails(t, "screencast_stop", map[string]any{"pageId": id}), "no active screencast recording")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory in the way was touched: %v", err)
+	}
+}
