@@ -42,6 +42,9 @@ type Browser struct {
 	launch   *launch // the current or last successful start; nil before
 	byTarget map[target.ID]*Page
 	byID     map[int]*Page
+	// gone keeps, for each page that went away, only why: its id says so
+	// from then on, and the Page itself can be collected.
+	gone map[int]error
 	nextID   int
 	selected int
 	// selectionMoved says the selected page closed since TakeSelectionNote.
@@ -80,7 +83,7 @@ func New(cfg Config) *Browser {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1}
+	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, gone: map[int]error{}, nextID: 1}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
 	return b
 }
@@ -358,6 +361,10 @@ func (b *Browser) pageGone(p *Page) {
 	}
 	b.mu.Unlock()
 	p.markClosed()
+	b.mu.Lock()
+	b.gone[p.ID] = p.Err()
+	delete(b.byID, p.ID)
+	b.mu.Unlock()
 	if b.onClose != nil {
 		b.onClose(p)
 	}
@@ -405,6 +412,8 @@ func (b *Browser) Page(id int) (*Page, error) {
 	defer b.mu.Unlock()
 	p, ok := b.byID[id]
 	switch {
+	case !ok && b.gone[id] != nil:
+		return nil, b.gone[id]
 	case !ok:
 		return nil, &NoPageError{ID: id}
 	case p.Closed():
