@@ -153,6 +153,9 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 	case timedOut:
 		all, _ := k.requestList(ctx, id)
 		c.add(Error, "did not finish loading within %v (--timeout)%s", k.o.Timeout, waitingFor(all))
+		// Stop the load, as the stop button does: the checks after, and a
+		// screenshot, see the page as it is instead of waiting on it.
+		_, _ = k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": "() => { window.stop(); return true; }"})
 	case !found:
 		c.add(Error, "no document request was seen")
 	case p.Status >= 400:
@@ -405,12 +408,18 @@ func (k *checker) skipRest(p *Page, why string) {
 	}
 }
 
+// screenshotLimit bounds a screenshot, which Chrome may not take while a
+// page is busy: the report matters more.
+const screenshotLimit = 15 * time.Second
+
 // screenshot saves a full-page screenshot of a failing page, once.
 func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
 	if k.shots == "" || p.Screenshot != "" {
 		return
 	}
 	path := filepath.Join(k.shots, shotName(n, p.URL))
+	ctx, cancel := context.WithTimeout(ctx, screenshotLimit)
+	defer cancel()
 	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {
 		k.prog.note(fmt.Sprintf("no screenshot of %s: %v", p.URL, err))
 		return

@@ -15,6 +15,8 @@ type Report struct {
 	// start included.
 	Started  time.Time `json:"started"`
 	Duration Millis    `json:"durationMs"`
+	// BrowserStart is how long Chrome took to start (or to attach).
+	BrowserStart Millis `json:"browserStartMs"`
 	// Parallel and FailOn are the settings the verdict was made with.
 	Parallel int      `json:"parallel"`
 	FailOn   Severity `json:"failOn"`

@@ -130,6 +130,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	sctx, cancel := context.WithTimeout(ctx, startLimit)
 	err = b.Start(sctx)
 	cancel()
+	r.BrowserStart = Millis(time.Since(r.Started))
 	if err != nil {
 		return nil, &UsageError{startAdvice(err, bc)}
 	}

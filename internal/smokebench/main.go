@@ -1,0 +1,141 @@
+// Command smokebench times `pagemux smoke` over pages that each take the
+// same time to load: 16 pages of 500 ms by default, at --parallel 1, 4 and
+// 16. It prints the wall time of each run and the goal: --parallel 16
+// within 2× the slowest single page (the slowest page's whole check at
+// --parallel 1, where it has Chrome to itself).
+//
+// The binary is $PAGEMUX_BIN (scripts/bench sets it) or -bin; it serves its
+// pages on loopback.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type report struct {
+	DurationMs int64 `json:"durationMs"`
+	BrowserMs  int64 `json:"browserStartMs"`
+	Passed     bool  `json:"passed"`
+	Pages      []struct {
+		URL    string `json:"url"`
+		LoadMs int64  `json:"loadMs"`
+		TimeMs int64  `json:"timeMs"`
+	} `json:"pages"`
+}
+
+// result is one run's figures.
+type result struct {
+	parallel      int
+	wall          time.Duration // the command, Chrome's start and stop included
+	run           time.Duration // the pages: the report's duration less Chrome's start
+	slowest, load time.Duration // the slowest page's whole check, and its load
+}
+
+func main() {
+	bin := flag.String("bin", os.Getenv("PAGEMUX_BIN"), "pagemux `binary` (default $PAGEMUX_BIN)")
+	pages := flag.Int("pages", 16, "pages per run")
+	delay := flag.Duration("delay", 500*time.Millisecond, "how long each page's server takes to answer")
+	levels := flag.String("parallel", "1,4,16", "--parallel values to run, comma-separated")
+	flag.Parse()
+	if *bin == "" {
+		fmt.Fprintln(os.Stderr, "smokebench: give -bin or set PAGEMUX_BIN (scripts/bench does)")
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "smokebench:", err)
+		os.Exit(1)
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(*delay):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>Page %s</title><main><h1>Page %s</h1></main></html>`, r.URL.Path, r.URL.Path)
+	}))
+	var urls []string
+	for i := range *pages {
+		urls = append(urls, fmt.Sprintf("http://%s/page-%d", ln.Addr(), i))
+	}
+	var rs []result
+	for _, s := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "smokebench: -parallel %q: want numbers such as 1,4,16\n", *levels)
+			os.Exit(2)
+		}
+		r, err := runSmoke(*bin, n, urls)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "smokebench:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "--parallel %d: %v\n", n, r.run.Round(time.Millisecond))
+		rs = append(rs, r)
+	}
+	fmt.Printf("pagemux smoke, %d pages whose server answers after %v:\n\n", *pages, *delay)
+	fmt.Printf("| --parallel | wall time (Chrome start and stop included) | pages (report, Chrome start excluded) | slowest page (load) |\n|---|---|---|---|\n")
+	for _, r := range rs {
+		fmt.Printf("| %d | %s | %s | %s (%s) |\n", r.parallel, sec(r.wall), sec(r.run), sec(r.slowest), sec(r.load))
+	}
+	single := rs[0].slowest
+	last := rs[len(rs)-1]
+	met := last.run <= 2*single
+	fmt.Printf("\ngoal: --parallel %d within 2× the slowest single page (%s at --parallel %d): %s, %.2f×, %s\n",
+		last.parallel, sec(single), rs[0].parallel, sec(last.run), last.run.Seconds()/single.Seconds(), map[bool]string{true: "met", false: "missed"}[met])
+}
+
+func sec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+// runSmoke runs the binary once and reads its JSON report.
+func runSmoke(bin string, parallel int, urls []string) (result, error) {
+	dir, err := os.MkdirTemp("", "smokebench-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "r.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"smoke", "--parallel", strconv.Itoa(parallel), "--json", path}, urls...)...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	wall := time.Since(start)
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return result{}, err
+	}
+	b, rerr := os.ReadFile(path)
+	if rerr != nil {
+		return result{}, fmt.Errorf("--parallel %d: no report (%v): %s", parallel, err, out)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return result{}, err
+	}
+	if !rep.Passed {
+		return result{}, fmt.Errorf("--parallel %d: a page failed:\n%s", parallel, out)
+	}
+	r := result{parallel: parallel, wall: wall, run: ms(rep.DurationMs - rep.BrowserMs)}
+	for _, p := range rep.Pages {
+		if ms(p.TimeMs) > r.slowest {
+			r.slowest, r.load = ms(p.TimeMs), ms(p.LoadMs)
+		}
+	}
+	return r, nil
+}
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }

@@ -1,0 +1,586 @@
+package smoke
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pagemux/pagemux/browser"
+)
+
+// The tests run real smoke checks: a real Chrome (one per run, as the
+// command starts it) against a testdata site on loopback.
+
+var (
+	site     *httptest.Server
+	siteQuit = make(chan struct{})
+)
+
+func TestMain(m *testing.M) {
+	if _, err := (browser.Config{}).ResolveExecPath(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: the smoke tests need Chrome:", err)
+		os.Exit(1)
+	}
+	// Profiles and reports go to a directory of this test binary's own, so
+	// that what a run leaves behind is seen.
+	tmp, err := os.MkdirTemp("", "pagemux-smoke-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
+	site = httptest.NewServer(siteHandler())
+	code := m.Run()
+	close(siteQuit)
+	site.Close()
+	var leaked []string
+	for _, pattern := range []string{"pagemux-*", "chromedp-runner*", "org.chromium.Chromium.*"} {
+		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
+		leaked = append(leaked, m...)
+	}
+	if len(leaked) > 0 {
+		fmt.Fprintln(os.Stderr, "FAIL: left behind in TMPDIR:", leaked)
+		code = 1
+	}
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+// siteHandler serves testdata/site, plus a page that answers after ?ms=
+// milliseconds and a request that never gets an answer.
+func siteHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServer(http.Dir("testdata/site")))
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		d, _ := strconv.Atoi(r.URL.Query().Get("ms"))
+		select {
+		case <-time.After(time.Duration(d) * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>Slow</title><main><h1>Slow page</h1><p>after %d ms</p></main></html>`, d)
+	})
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-siteQuit:
+		}
+	})
+	return mux
+}
+
+func siteURL(path string) string { return site.URL + path }
+
+// options are the options of a run, as the flags would make them.
+func options(t *testing.T, args ...string) *Options {
+	t.Helper()
+	fs := flag.NewFlagSet("smoke", flag.ContinueOnError)
+	f := AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.Finish(fs.Args())
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	o.Live = &off
+	return o
+}
+
+// run runs the command and returns its exit code, stdout and stderr.
+func run(t *testing.T, o *Options, bc browser.Config) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, o, bc, &stdout, &stderr)
+	if testing.Verbose() {
+		t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// readReport reads a --json report.
+func readReport(t *testing.T, path string) *Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("the JSON report does not parse: %v\n%s", err, b)
+	}
+	return &r
+}
+
+// problems lists a page's problems as "check: severity: message".
+func problems(p *Page) []string {
+	var out []string
+	for _, c := range p.Checks {
+		for _, pr := range c.Problems {
+			out = append(out, fmt.Sprintf("%s: %s: %s", c.Name, pr.Severity, pr.Message))
+		}
+		if c.Result == Broken {
+			out = append(out, fmt.Sprintf("%s: could not run: %s", c.Name, c.Note))
+		}
+	}
+	return out
+}
+
+// The testdata site: each page has the one problem it was made with, and
+// the report names exactly those; the JSON, JUnit, summary, screenshots and
+// exit code all say so.
+func TestSmokeSite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pages := []struct {
+		path string
+		want []string // regexps, one per problem, in check order
+	}{
+		{"/clean.html", nil},
+		{"/missing.html", []string{`^load: error: HTTP 404 Not Found$`}},
+		{"/console-error.html", []string{`^console: error: broken widget \(http://127\.0\.0\.1:\d+/console-error\.html:\d+:\d+\)$`}},
+		{"/exception.html", []string{`^console: error: Uncaught Error: kaboom \(http://127\.0\.0\.1:\d+/exception\.html:\d+:\d+\)$`}},
+		{"/failed-image.html", []string{`^requests: error: GET http://127\.0\.0\.1:\d+/images/nope\.png: HTTP 404 Not Found$`}},
+		{"/slow?ms=1500", nil},
+		{"/never-loads.html", []string{`^load: error: did not finish loading within 4s \(--timeout\); still waiting for GET http://127\.0\.0\.1:\d+/hang$`}},
+	}
+	var urls []string
+	for _, p := range pages {
+		urls = append(urls, siteURL(p.path))
+	}
+	jsonPath, junitPath, shots := filepath.Join(dir, "report.json"), filepath.Join(dir, "report.xml"), filepath.Join(dir, "shots")
+	o := options(t, append([]string{"--timeout=4s", "--json", jsonPath, "--junit", junitPath, "--screenshots", shots}, urls...)...)
+	start := time.Now()
+	code, stdout, stderr := run(t, o, browser.Config{})
+	took := time.Since(start)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d (a check failed)\n%s\n%s", code, ExitFail, stdout, stderr)
+	}
+	r := readReport(t, jsonPath)
+	if len(r.Pages) != len(pages) || r.Passed {
+		t.Fatalf("report: %d pages, passed %v", len(r.Pages), r.Passed)
+	}
+	failing := 0
+	for i, want := range pages {
+		p := r.Pages[i]
+		t.Logf("%s: load %v, whole check %v", want.path, p.Load.D(), p.Time.D())
+		for _, c := range p.Checks {
+			t.Logf("  %s %s %v", c.Name, c.Result, c.Time.D())
+		}
+		got := problems(p)
+		ok := len(got) == len(want.want)
+		for j := 0; ok && j < len(got); j++ {
+			ok = regexp.MustCompile(want.want[j]).MatchString(got[j])
+		}
+		if !ok {
+			t.Errorf("%s: problems\n  %s\nwant\n  %s", want.path, strings.Join(got, "\n  "), strings.Join(want.want, "\n  "))
+		}
+		if p.Passed != (len(want.want) == 0) {
+			t.Errorf("%s: passed %v", want.path, p.Passed)
+		}
+		if !p.Passed {
+			failing++
+			if p.Screenshot == "" {
+				t.Errorf("%s: failed without a screenshot", want.path)
+			} else if b, err := os.ReadFile(p.Screenshot); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+				t.Errorf("%s: screenshot %s: %v", want.path, p.Screenshot, err)
+			}
+		} else if p.Screenshot != "" {
+			t.Errorf("%s: passed, yet has a screenshot", want.path)
+		}
+		wantStatus := 200
+		switch want.path {
+		case "/missing.html":
+			wantStatus = 404
+		case "/never-loads.html":
+			wantStatus = 200 // the document came; its image did not
+		}
+		if p.Status != wantStatus {
+			t.Errorf("%s: status %d, want %d", want.path, p.Status, wantStatus)
+		}
+	}
+	if slow := r.Pages[5]; slow.Load.D() < 1500*time.Millisecond {
+		t.Errorf("the slow page loaded in %v, before its server answered", slow.Load.D())
+	}
+	if never := r.Pages[6]; never.Load.D() < 4*time.Second || never.Load.D() > 8*time.Second {
+		t.Errorf("the page that never loads took %v, want about the 4s timeout", never.Load.D())
+	}
+	if took > 40*time.Second {
+		t.Errorf("the run took %v", took)
+	}
+	shotFiles, _ := filepath.Glob(filepath.Join(shots, "*.png"))
+	if len(shotFiles) != failing {
+		t.Errorf("%d screenshots for %d failing pages: %v", len(shotFiles), failing, shotFiles)
+	}
+
+	// The summary names each page, its verdict and its problem.
+	for _, want := range []string{"7 pages on " + site.URL, "2 passed, 5 failed", "PASS    /clean.html", "FAIL    /missing.html", "404",
+		"Uncaught Error: kaboom", "images/nope.png", "did not finish loading", "--ignore-console"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// Plain progress lines on stderr (not a terminal): one per page.
+	if n := strings.Count(stderr, "\nFAIL ") + strings.Count(stderr, "\nPASS "); n != len(pages) && !strings.HasPrefix(stderr, "FAIL ") && !strings.HasPrefix(stderr, "PASS ") {
+		t.Errorf("%d progress lines on stderr, want %d:\n%s", n, len(pages), stderr)
+	}
+	if strings.Contains(stderr, "\x1b[") {
+		t.Errorf("terminal escapes in plain progress:\n%q", stderr)
+	}
+
+	// JUnit: one testsuite per page, one testcase per check, the failures
+	// where the problems are.
+	b, err := os.ReadFile(junitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju JUnitSuites
+	if err := xml.Unmarshal(b, &ju); err != nil {
+		t.Fatalf("JUnit does not parse: %v\n%s", err, b)
+	}
+	checks := len(pages) * 4 // load, console, requests, issues
+	if ju.Tests != checks || len(ju.Suites) != len(pages) || ju.Failures != 5 || ju.Errors != 0 {
+		t.Errorf("JUnit: %d tests, %d suites, %d failures, %d errors; want %d, %d, 5, 0\n%s", ju.Tests, len(ju.Suites), ju.Failures, ju.Errors, checks, len(pages), b)
+	}
+	var failed []string
+	sum := 0
+	for _, s := range ju.Suites {
+		sum += s.Tests
+		for _, c := range s.Cases {
+			if c.Classname != s.Name {
+				t.Errorf("testcase %s has classname %s in suite %s", c.Name, c.Classname, s.Name)
+			}
+			if c.Failure != nil {
+				failed = append(failed, strings.TrimPrefix(c.Classname, site.URL)+" "+c.Name)
+			}
+		}
+	}
+	want := []string{"/missing.html load", "/console-error.html console", "/exception.html console", "/failed-image.html requests", "/never-loads.html load"}
+	if !slices.Equal(failed, want) || sum != ju.Tests {
+		t.Errorf("JUnit failures %q (of %d cases), want %q", failed, sum, want)
+	}
+}
+
+// Expectations, the ignore flags and --fail-on: a page passes with what
+// it must show, fails without it, and known noise is ignored.
+func TestSmokeExpectAndIgnore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "r.json")
+	o := options(t, "--expect-text", "Hello from", "--expect-selector", "main p.lead", "--ignore-console", "^known noise", "--ignore-request", "/tracker/",
+		"--json", jsonPath, "--parallel", "2", siteURL("/clean.html"), siteURL("/noisy.html"))
+	code, stdout, _ := run(t, o, browser.Config{})
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitFail, stdout)
+	}
+	r := readReport(t, jsonPath)
+	clean, noisy := r.Pages[0], r.Pages[1]
+	if !clean.Passed || len(problems(clean)) != 0 {
+		t.Errorf("clean page: passed %v, %q", clean.Passed, problems(clean))
+	}
+	want := []string{"console: warning: deprecated thing", `expect-text: Hello from: error: the page does not show "Hello from"`, "expect-selector: main p.lead: error: no element matches main p.lead"}
+	if got := problems(noisy); !slices.Equal(got, want) {
+		t.Errorf("noisy page: %q, want %q", got, want)
+	}
+	names := []string{}
+	for _, c := range clean.Checks {
+		names = append(names, c.Name)
+	}
+	if want := []string{"load", "console", "requests", "issues", "expect-text: Hello from", "expect-selector: main p.lead"}; !slices.Equal(names, want) {
+		t.Errorf("checks %q, want %q", names, want)
+	}
+
+	// With nothing expected, the noisy page passes with a warning at
+	// --fail-on=error, and fails at --fail-on=warning.
+	for _, level := range []string{"error", "warning"} {
+		o := options(t, "--ignore-console", "^known noise", "--ignore-request", "/tracker/", "--fail-on", level, siteURL("/noisy.html"), siteURL("/clean.html"))
+		code, stdout, _ := run(t, o, browser.Config{})
+		want := map[string]int{"error": ExitPass, "warning": ExitFail}[level]
+		if code != want {
+			t.Errorf("--fail-on=%s: exit %d, want %d\n%s", level, code, want, stdout)
+		}
+		if !strings.Contains(stdout, "deprecated thing") {
+			t.Errorf("--fail-on=%s: the warning is not reported:\n%s", level, stdout)
+		}
+	}
+}
+
+// Pages load in parallel tabs: 8 slow pages at --parallel 4 take less than
+// half of what they take one at a time.
+func TestSmokeParallel(t *testing.T) {
+	var urls []string
+	// Slow enough that the wait for the server, not the CPU, dominates,
+	// even on a busy machine of two cores.
+	for i := range 8 {
+		urls = append(urls, siteURL(fmt.Sprintf("/slow?ms=2000&n=%d", i)))
+	}
+	wall := map[string]time.Duration{}
+	for _, parallel := range []string{"1", "4"} {
+		dir := t.TempDir()
+		o := options(t, append([]string{"--parallel", parallel, "--network-idle", "100ms", "--json", filepath.Join(dir, "r.json")}, urls...)...)
+		start := time.Now()
+		code, stdout, _ := run(t, o, browser.Config{})
+		wall[parallel] = time.Since(start)
+		if code != ExitPass {
+			t.Fatalf("--parallel %s: exit %d\n%s", parallel, code, stdout)
+		}
+		r := readReport(t, filepath.Join(dir, "r.json"))
+		var sum time.Duration
+		for _, p := range r.Pages {
+			sum += p.Time.D()
+		}
+		t.Logf("--parallel %s: wall %v, pages' sum %v", parallel, wall[parallel], sum)
+	}
+	if wall["4"] >= wall["1"]/2 {
+		t.Errorf("--parallel 4 took %v, serial %v: want less than half", wall["4"], wall["1"])
+	}
+}
+
+// Lighthouse thresholds pass and fail as set: an accessible page passes
+// accessibility=0.9, a page full of accessibility faults fails it, naming
+// its score and failed audits; audits run one after another.
+func TestSmokeLighthouse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--json", jsonPath, "--junit", junitPath,
+		siteURL("/lighthouse-good.html"), siteURL("/lighthouse-bad.html"))
+	code, stdout, stderr := run(t, o, browser.Config{})
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
+	}
+	r := readReport(t, jsonPath)
+	good, bad := r.Pages[0], r.Pages[1]
+	if !good.Passed || good.Scores["accessibility"] < 0.9 || good.Scores["seo"] < 0.5 {
+		t.Errorf("good page: passed %v, scores %v, problems %q", good.Passed, good.Scores, problems(good))
+	}
+	got := problems(bad)
+	if bad.Passed || len(got) != 1 || !regexp.MustCompile(`^lighthouse: accessibility: error: accessibility score 0\.\d\d is below 0\.90; failed: .+`).MatchString(got[0]) {
+		t.Errorf("bad page: passed %v, scores %v, problems %q", bad.Passed, bad.Scores, got)
+	}
+	if bad.Scores["accessibility"] >= 0.9 {
+		t.Errorf("bad page scored %v", bad.Scores)
+	}
+	b, err := os.ReadFile(junitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju JUnitSuites
+	if err := xml.Unmarshal(b, &ju); err != nil {
+		t.Fatal(err)
+	}
+	if ju.Tests != 2*6 || ju.Failures != 1 {
+		t.Errorf("JUnit: %d tests, %d failures; want 12, 1", ju.Tests, ju.Failures)
+	}
+}
+
+// Lighthouse skips a page that did not load.
+func TestSmokeLighthouseSkipsBrokenPage(t *testing.T) {
+	t.Parallel()
+	r := runReport(t, "--lighthouse", "seo=0.1", siteURL("/missing.html"))
+	p := r.Pages[0]
+	if c := p.check("lighthouse: seo"); c.Result != Skip || p.Scores != nil {
+		t.Errorf("lighthouse on a 404: %+v, scores %v", c, p.Scores)
+	}
+}
+
+// runReport runs with the args and returns the report.
+func runReport(t *testing.T, args ...string) *Report {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "r.json")
+	run(t, options(t, append([]string{"--json", path}, args...)...), browser.Config{})
+	return readReport(t, path)
+}
+
+// A Chrome that cannot start: exit 2, and a message that says what to do.
+func TestSmokeChromeCannotStart(t *testing.T) {
+	t.Parallel()
+	o := options(t, siteURL("/clean.html"))
+	code, stdout, stderr := run(t, o, browser.Config{ExecPath: "/nonexistent/chromium"})
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	for _, want := range []string{"chrome could not start", "/nonexistent/chromium", "--executable-path", "--browser-url"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("message lacks %q:\n%s", want, stderr)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("stdout: %q", stdout)
+	}
+	code, _, stderr = run(t, options(t, siteURL("/clean.html")), browser.Config{BrowserURL: "http://127.0.0.1:1"})
+	if code != ExitUsage || !strings.Contains(stderr, "--remote-debugging-port") {
+		t.Errorf("attach to nothing: exit %d:\n%s", code, stderr)
+	}
+}
+
+// With no URL, the embedded demo site: one page broken on purpose.
+func TestSmokeDemo(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.json")
+	o := options(t, "--json", path)
+	code, stdout, stderr := run(t, o, browser.Config{})
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
+	}
+	r := readReport(t, path)
+	if !r.Demo || len(r.Pages) != len(demoPages) {
+		t.Fatalf("demo %v, %d pages", r.Demo, len(r.Pages))
+	}
+	for _, p := range r.Pages {
+		broken := strings.HasSuffix(p.URL, "/blog.html")
+		if p.Passed == broken {
+			t.Errorf("%s: passed %v: %q", p.URL, p.Passed, problems(p))
+		}
+		if broken && len(problems(p)) != 2 {
+			t.Errorf("blog: %q, want its exception and its missing image", problems(p))
+		}
+	}
+	for _, want := range []string{"demo site", "blog.html", "pagemux smoke https://"} {
+		if !strings.Contains(stdout+stderr, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// The flags: what they accept and the errors that say what to change.
+func TestSmokeFlags(t *testing.T) {
+	t.Parallel()
+	list := filepath.Join(t.TempDir(), "urls.txt")
+	os.WriteFile(list, []byte("# key pages\nhttps://example.com/  # home\n\n  example.com/pricing\nhttp://localhost:8080/a#frag\n"), 0o644)
+	tests := []struct {
+		args []string
+		err  string
+		chk  func(*Options) string
+	}{
+		{nil, "", func(o *Options) string {
+			if o.Parallel != 4 || o.Timeout != 30*time.Second || o.FailOn != Error || len(o.URLs) != 0 {
+				return fmt.Sprintf("defaults: %+v", o)
+			}
+			return ""
+		}},
+		{[]string{"--urls", list, "https://a.test/x"}, "", func(o *Options) string {
+			want := []string{"https://a.test/x", "https://example.com/", "https://example.com/pricing", "http://localhost:8080/a#frag"}
+			if !slices.Equal(o.URLs, want) {
+				return fmt.Sprintf("urls %q, want %q", o.URLs, want)
+			}
+			return ""
+		}},
+		{[]string{"--lighthouse", "accessibility=0.9, seo=80"}, "", func(o *Options) string {
+			if o.Lighthouse["accessibility"] != 0.9 || o.Lighthouse["seo"] != 0.8 {
+				return fmt.Sprint(o.Lighthouse)
+			}
+			return ""
+		}},
+		{[]string{"--parallel", "0"}, "--parallel 0: want 1 to 64", nil},
+		{[]string{"--timeout", "0s"}, "--timeout", nil},
+		{[]string{"--lighthouse", "speed=0.9"}, "categories among performance", nil},
+		{[]string{"--lighthouse", "seo=120"}, "want a score from 0 to 1", nil},
+		{[]string{"--lighthouse", "seo=-1"}, "want a score from 0 to 1", nil},
+		{[]string{"--fail-on", "info"}, "want error or warning", nil},
+		{[]string{"--ignore-request", "("}, "--ignore-request", nil},
+		{[]string{"ftp://x/"}, "is not a URL to check", nil},
+		{[]string{"--urls", "/nonexistent/urls.txt"}, "--urls", nil},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("smoke", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		f := AddFlags(fs)
+		err := fs.Parse(tt.args)
+		var o *Options
+		if err == nil {
+			o, err = f.Finish(fs.Args())
+		}
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want %q", tt.args, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+		} else if msg := tt.chk(o); msg != "" {
+			t.Errorf("%q: %s", tt.args, msg)
+		}
+	}
+}
+
+// The answers of the tools, as smoke reads them.
+func TestSmokeParseAnswers(t *testing.T) {
+	t.Parallel()
+	pages := "## Pages\n1: about:blank\n4: Shop (http://x/) [selected] isolatedContext=smoke-3\n5: about:blank isolatedContext=smoke-31"
+	if id, ok := pageIDIn(pages, "smoke-3"); !ok || id != 4 {
+		t.Errorf("pageIDIn: %d %v", id, ok)
+	}
+	reqs := parseRequests("## Network requests\nShowing 1-3 of 3 (Page 1 of 1).\nreqid=1 GET http://x/ [200]\nreqid=2 GET http://x/a b.png [net::ERR_FAILED]\nreqid=3 POST http://x/api [pending]")
+	if len(reqs) != 3 || reqs[0].httpStatus() != 200 || reqs[1].url != "http://x/a b.png" || reqs[1].status != "net::ERR_FAILED" || !reqs[2].pending() {
+		t.Errorf("parseRequests: %+v", reqs)
+	}
+	msgs := parseMessages("## Console messages\nShowing 1-2 of 2 (Page 1 of 1).\nmsgid=1 [error] first line\nsecond line (1 args) [3 times]\nmsgid=2 [issue] Quirks mode (0 args)\nNote: pagemux attached late")
+	if len(msgs) != 2 || msgs[0].text != "first line\nsecond line" || msgs[0].count != 3 || msgs[1].typ != "issue" {
+		t.Errorf("parseMessages: %+v", msgs)
+	}
+	if s := sourceIn("ID: 1\nMessage: error> x\n### Stack trace\nat boom (http://x/a.js:3:9)\nat <anonymous> (http://x/:1:1)"); s != "http://x/a.js:3:9" {
+		t.Errorf("sourceIn: %q", s)
+	}
+	if s := sourceIn("ID: 1\nMessage: error> x\nURL: http://x/y.js"); s != "http://x/y.js" {
+		t.Errorf("sourceIn: %q", s)
+	}
+}
+
+// The live display on a terminal redraws its block in place, and its last
+// state leaves only the finished lines.
+func TestSmokeLiveProgress(t *testing.T) {
+	t.Parallel()
+	var b lockedBuffer
+	p := newProgress(&b, true, []string{"/a", "/b"})
+	p.set(0, "loading")
+	p.set(1, "checking")
+	time.Sleep(250 * time.Millisecond)
+	pg := &Page{URL: "/a", Passed: true, Status: 200}
+	p.finish(0, pg)
+	p.close()
+	out := b.String()
+	for _, want := range []string{"\x1b[J", "loading", "checking", "PASS /a  200", "of 2 pages checked"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("live output lacks %q:\n%q", want, out)
+		}
+	}
+	if !strings.HasSuffix(out, "\r\x1b[J") {
+		t.Errorf("the live block is not cleared at the end: %q", out[max(0, len(out)-40):])
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
