@@ -104,6 +104,7 @@ Flags:
 `, tools.Version)
 		printFlags(fs, stderr)
 	}
+	args = translateNodeFlags(args, func(name string) bool { return fs.Lookup(name) != nil }, stderr)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
