@@ -189,6 +189,8 @@ func (a *argSchema) leaf(e *jsonschema.ValidationError) string {
 		return fmt.Sprintf("invalid argument %q for %s: want at least %s, got %s", where, a.tool, ratString(k.Want), ratString(k.Got))
 	case *kind.Maximum:
 		return fmt.Sprintf("invalid argument %q for %s: want at most %s, got %s", where, a.tool, ratString(k.Want), ratString(k.Got))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("invalid argument %q for %s: want more than %s, got %s", where, a.tool, ratString(k.Want), ratString(k.Got))
 	case *kind.MinItems:
 		return fmt.Sprintf("invalid argument %q for %s: want at least %d item(s), got %d", where, a.tool, k.Want, k.Got)
 	}

@@ -70,7 +70,7 @@ func TestConsoleMessages(t *testing.T) {
 			if len(warnInfo) != 2 || warnInfo["warned"] != "3 [warn]" || warnInfo["fyi 3 items"] != "5 [info]" {
 				t.Errorf("types [warn info]: %v", warnInfo)
 			}
-			mustContain(t, e.fails(t, "list_console_messages", map[string]any{"pageId": id, "types": []string{"warning"}}), `invalid types value "warning"`)
+			mustContain(t, e.fails(t, "list_console_messages", map[string]any{"pageId": id, "types": []string{"warning"}}), `invalid argument "types[0]" for list_console_messages: want one of "log"`)
 
 			// Paging.
 			paged := e.ok(t, "list_console_messages", map[string]any{"pageId": id, "pageSize": 2, "pageIdx": 1})

@@ -278,7 +278,7 @@ func TestResizePage(t *testing.T) {
 		{"pageId": a, "width": 0, "height": 100},
 		{"pageId": a, "width": 100, "height": -5},
 	} {
-		mustContain(t, e.fails(t, "resize_page", bad), "greater than 0")
+		mustContain(t, e.fails(t, "resize_page", bad), "for resize_page: want more than 0, got ")
 	}
 	mustContain(t, e.fails(t, "resize_page", map[string]any{"pageId": a, "width": 100}), "height")
 }

@@ -335,9 +335,9 @@ func TestLighthouseErrors(t *testing.T) {
 		env  string
 		want string
 	}{
-		{"bad mode", audit(id, "mode", "timespan"), "", `invalid mode "timespan"`},
-		{"bad device", audit(id, "device", "tablet"), "", `invalid device "tablet"`},
-		{"bad category", audit(id, "categories", []string{"pwa"}), "", `invalid category "pwa"`},
+		{"bad mode", audit(id, "mode", "timespan"), "", `invalid argument "mode" for lighthouse_audit: want one of "navigation", "snapshot", got "timespan"`},
+		{"bad device", audit(id, "device", "tablet"), "", `invalid argument "device" for lighthouse_audit: want one of "desktop", "mobile", got "tablet"`},
+		{"bad category", audit(id, "categories", []string{"pwa"}), "", `invalid argument "categories[0]" for lighthouse_audit: want one of`},
 		{"outside workspace", audit(id, "outputDirPath", "/proc/pagemux-reports"), "", "outside the allowed roots"},
 		{"navigation of about:blank", audit(blank), "", `about:blank cannot be audited that way: navigate_page to an http(s) URL first, or use mode "snapshot"`},
 		{"not installed", audit(id), emptyLighthouseDir(t), "no Lighthouse in "},

@@ -185,7 +185,7 @@ func TestNetworkRequests(t *testing.T) {
 					t.Errorf("resourceTypes %v: %v", tt.types, got)
 				}
 			}
-			mustContain(t, e.fails(t, "list_network_requests", map[string]any{"pageId": id, "resourceTypes": []string{"xhrr"}}), `invalid resourceTypes value "xhrr"`)
+			mustContain(t, e.fails(t, "list_network_requests", map[string]any{"pageId": id, "resourceTypes": []string{"xhrr"}}), `invalid argument "resourceTypes[0]" for list_network_requests: want one of "document"`)
 
 			// Paging.
 			paged := e.ok(t, "list_network_requests", map[string]any{"pageId": id, "pageSize": 3, "pageIdx": 1})
@@ -194,7 +194,7 @@ func TestNetworkRequests(t *testing.T) {
 				t.Errorf("page of 3 shows %d requests:\n%s", n, paged)
 			}
 			mustContain(t, e.ok(t, "list_network_requests", map[string]any{"pageId": id, "pageIdx": 40}), "Invalid page number provided. Showing first page.\nShowing 1-")
-			mustContain(t, e.fails(t, "list_network_requests", map[string]any{"pageId": id, "pageSize": 0}), "invalid pageSize 0")
+			mustContain(t, e.fails(t, "list_network_requests", map[string]any{"pageId": id, "pageSize": 0}), `invalid argument "pageSize" for list_network_requests: want more than 0, got 0`)
 
 			// Details: headers, bodies, status, timing.
 			echo := e.ok(t, "get_network_request", map[string]any{"pageId": id, "reqid": reqID(t, list, "/net/echo")})

@@ -181,7 +181,7 @@ func TestNavigateBeforeUnload(t *testing.T) {
 	if strings.Contains(text, "a beforeunload dialog") {
 		t.Fatalf("a navigation without a beforeunload dialog reports one:\n%s", text)
 	}
-	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "type": "reload", "handleBeforeUnload": "maybe"}), `invalid handleBeforeUnload "maybe"`)
+	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "type": "reload", "handleBeforeUnload": "maybe"}), `invalid argument "handleBeforeUnload" for navigate_page: want one of "accept", "dismiss", got "maybe"`)
 }
 
 // A short timeout ends a navigation to a slow server with an error that says

@@ -74,7 +74,7 @@ func TestNavigateBadInput(t *testing.T) {
 	id := e.openPage(t, "/page2.html")
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "url": "notaurl"}), "not a valid URL")
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "url": "http://127.0.0.1:9/"}), "net::ERR_")
-	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "type": "sideways"}), `invalid type "sideways"`)
+	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id, "type": "sideways"}), `invalid argument "type" for navigate_page: want one of "url", "back", "forward", "reload", got "sideways"`)
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": id}), "needs a url")
 	mustContain(t, e.fails(t, "navigate_page", map[string]any{"pageId": "two"}), `invalid argument "pageId" for navigate_page: want an integer, got string`)
 	// The page still works.

@@ -52,5 +52,5 @@ func TestScreenshot(t *testing.T) {
 	if el.X >= view.X || el.Y >= view.Y {
 		t.Fatalf("element shot %v is not smaller than the viewport %v", el, view)
 	}
-	mustContain(t, e.fails(t, "take_screenshot", map[string]any{"pageId": id, "format": "gif"}), `invalid format "gif"`)
+	mustContain(t, e.fails(t, "take_screenshot", map[string]any{"pageId": id, "format": "gif"}), `invalid argument "format" for take_screenshot: want one of "png", "jpeg", "webp", got "gif"`)
 }
