@@ -290,7 +290,8 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 	switch ev := ev.(type) {
 	case *target.EventTargetCreated:
 		if ev.TargetInfo.Type == "page" {
-			b.register(l, ev.TargetInfo.TargetID, ev.TargetInfo.URL)
+			p := b.register(l, ev.TargetInfo.TargetID, ev.TargetInfo.URL)
+			b.noteOpener(p, ev.TargetInfo.OpenerID)
 		}
 	case *target.EventTargetInfoChanged:
 		if p := b.pageByTarget(ev.TargetInfo.TargetID); p != nil && ev.TargetInfo.URL != "" {
@@ -331,6 +332,40 @@ func (b *Browser) register(l *launch, id target.ID, url string) *Page {
 		b.selected = p.ID
 	}
 	return p
+}
+
+// noteOpener records which page opened p, once, when its target says so.
+func (b *Browser) noteOpener(p *Page, opener target.ID) {
+	if opener == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o, ok := b.byTarget[opener]; ok && p.Opener == 0 {
+		p.Opener = o.ID
+	}
+}
+
+// NextID is the id the next page will get: pages with this id or more were
+// found after the call.
+func (b *Browser) NextID() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.nextID
+}
+
+// OpenedBy returns the open pages that opener opened, with ids from since
+// on, in id order.
+func (b *Browser) OpenedBy(opener, since int) []*Page {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*Page
+	for _, p := range b.sortedLocked() {
+		if p.ID >= since && p.Opener == opener {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (b *Browser) pageByTarget(id target.ID) *Page {

@@ -25,6 +25,9 @@ type Page struct {
 	ID       int
 	TargetID target.ID
 	UIDs     *UIDs
+	// Opener is the id of the page that opened this one (window.open, a
+	// link with target=_blank), 0 if none did. It does not change.
+	Opener int
 
 	b      *Browser
 	launch *launch

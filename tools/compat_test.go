@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -176,5 +178,30 @@ func TestPageTitlesShown(t *testing.T) {
 		if strings.HasPrefix(line, fmt.Sprintf("%d: ", id)) && strings.Count(line, "/network.html") > 1 {
 			t.Errorf("a page without title lists its URL twice: %s", line)
 		}
+	}
+}
+
+// TestOpenedPages: a click that opens a tab says so, as chrome-devtools-mcp
+// does with "## Opened pages", and the tab can be used by its id.
+func TestOpenedPages(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	e.eval(t, id, `() => { const a = document.createElement('a'); a.href = '/page2.html'; a.target = '_blank'; a.textContent = 'Open two'; document.body.append(a); return 0 }`)
+	link := e.uid(t, id, `link "Open two"`)
+	text := e.ok(t, "click", map[string]any{"pageId": id, "uid": link})
+	_, opened, ok := strings.Cut(text, "## Opened pages\n")
+	if !ok || !strings.Contains(opened, "/page2.html") {
+		t.Fatalf("the click's answer does not name the tab it opened:\n%s", text)
+	}
+	var newID int
+	fmt.Sscanf(opened, "%d:", &newID)
+	t.Cleanup(func() {
+		e.client.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "close_page", Arguments: map[string]any{"pageId": newID}}})
+	})
+	if got := e.eval(t, newID, "() => location.pathname"); got != `"/page2.html"` {
+		t.Errorf("the opened page %d answers %s", newID, got)
+	}
+	if again := e.ok(t, "click", map[string]any{"pageId": id, "uid": e.uid(t, id, `textbox "Name"`)}); strings.Contains(again, "## Opened pages") {
+		t.Errorf("a click that opens nothing lists opened pages:\n%s", again)
 	}
 }

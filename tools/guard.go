@@ -87,7 +87,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message)))
 		}
 	}
-	c := &call{req: req, page: page, args: args, resp: &response{}}
+	c := &call{req: req, page: page, args: args, resp: &response{}, since: s.browser.NextID()}
 	if page != nil {
 		c.startURL = page.URL()
 	}

@@ -76,6 +76,25 @@ func pageLabel(p *browser.Page) string {
 	return fmt.Sprintf("%s (%s)", title, url)
 }
 
+// openedPages is the "## Opened pages" section: tabs the call's page opened
+// while it ran (a click on a target=_blank link, window.open), so the agent
+// learns they exist. They belong to the page's owner.
+func (s *Server) openedPages(c *call) string {
+	opened := s.browser.OpenedBy(c.page.ID, c.since)
+	if len(opened) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Opened pages")
+	for _, p := range opened {
+		if s.agents != nil {
+			s.agents.Inherit(p.ID, c.page.ID)
+		}
+		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p))
+	}
+	return b.String()
+}
+
 // titleIsURL reports whether Chrome made the title from the URL, as it
 // does for a page without <title> ("127.0.0.1:8080/a.html", "about:blank").
 // A title that only appears in the URL, such as "Home" of /Home.html or "D"
@@ -114,6 +133,11 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			} else {
 				parts = append(parts, "## Latest page snapshot\n"+strings.TrimSuffix(snap.Text, "\n"))
 			}
+		}
+	}
+	if c.page != nil {
+		if opened := s.openedPages(c); opened != "" {
+			parts = append(parts, opened)
 		}
 	}
 	if r.withPages {

@@ -155,6 +155,7 @@ type call struct {
 	page     *browser.Page // the page acted on; nil for browser-scope tools
 	startURL string        // the page's URL when the call began
 	args     []byte        // the arguments, checked against the schema
+	since    int           // pages with this id or more were found during the call
 	resp     *response
 }
 
