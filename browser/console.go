@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/audits"
+
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -106,6 +108,8 @@ func (c *Console) observe(ev any) {
 	case *runtime.EventExceptionThrown:
 		m := consoleException(ev.ExceptionDetails)
 		c.add(c.genOfContext(ev.ExceptionDetails.ExecutionContextID), m)
+	case *audits.EventIssueAdded:
+		c.add(c.current, consoleIssue(ev.Issue))
 	case *log.EventEntryAdded:
 		gen := c.current
 		if reqKnown {

@@ -118,6 +118,9 @@ func (p *Page) attach(ctx context.Context) error {
 			if p.attachErr == nil {
 				p.ensureScriptBinding(context.Background())
 			}
+			if p.attachErr == nil {
+				p.enableIssues(p.ctx)
+			}
 			close(p.attached)
 		}()
 	})

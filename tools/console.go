@@ -21,8 +21,7 @@ func (s *Server) consoleTools() []tool {
 
 // consoleTypes are the types list_console_messages filters by, as in
 // chrome-devtools-mcp. Uncaught exceptions and unhandled rejections are
-// "error"; "issue" is accepted and matches nothing (pagemux collects no
-// DevTools issues).
+// "error"; "issue" are DevTools issues (browser/issues.go).
 var consoleTypes = []string{"log", "debug", "info", "error", "warn", "dir", "dirxml", "table", "trace", "clear",
 	"startGroup", "startGroupCollapsed", "endGroup", "assert", "profile", "profileEnd", "count", "timeEnd", "verbose", "issue"}
 

@@ -197,3 +197,15 @@ func TestConsoleServiceWorkerID(t *testing.T) {
 	mustContain(t, e.fails(t, "list_console_messages", map[string]any{"pageId": id, "serviceWorkerId": "sw-1"}),
 		`no service worker "sw-1"`, "omit serviceWorkerId")
 }
+
+// TestDevToolsIssues: a page in quirks mode gets an [issue] entry, as
+// chrome-devtools-mcp lists DevTools issues with the console messages.
+func TestDevToolsIssues(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": "data:text/html,<title>Quirky</title><p>no doctype"})
+	text := e.waitFor(t, "list_console_messages", map[string]any{"pageId": id, "types": []string{"issue"}}, "an issue", func(s string) bool {
+		return strings.Contains(s, "[issue] Page layout may be unexpected due to Quirks Mode")
+	})
+	mustContain(t, text, "msgid=")
+}
