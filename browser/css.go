@@ -118,10 +118,10 @@ func (e *notElementError) Error() string {
 func (e *notElementError) Unwrap() error { return ErrNotElement }
 
 // CSSStyles gets the matched styles of the element a uid names (of the
-// parent element, for a text node). It turns the DOM and CSS domains on for
-// the call and off again after it, so that no DOM event reaches the tab's
-// event loop between calls (see disableDOMEvents). It changes nothing in
-// the page.
+// parent element, for a text node). It turns the DOM domain on for the call
+// and off again after it, so that no DOM event reaches the tab's event loop
+// between calls (see disableDOMEvents); the CSS domain stays on until the
+// page has been idle for cssIdle. It changes nothing in the page.
 func (p *Page) CSSStyles(ctx context.Context, uid string) (*CSSStyles, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*CSSStyles, error) {
 		name := func(n *cdp.Node) CSSNodeRef {
 			return CSSNodeRef{Selector: simpleSelector(n), UID: p.UIDs.uidOf(frame, n.BackendNodeID)}
 		}
-		payload, sheets, err := matchedStyles(ctx, uid, chain[0].BackendNodeID, name)
+		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, name)
 		if err != nil {
 			return err
 		}
@@ -265,32 +265,123 @@ func pathTo(root *cdp.Node, id cdp.BackendNodeID) []*cdp.Node {
 	return nil
 }
 
-// matchedStyles turns the DOM and CSS domains on, asks for the matched
-// styles of the element, and turns them off again. It returns the headers
-// of the page's style sheets, which CSS.enable announces.
-func matchedStyles(ctx context.Context, uid string, backend cdp.BackendNodeID, name func(*cdp.Node) CSSNodeRef) (*mStyles, map[string]*css.StyleSheetHeader, error) {
+// cssIdle is how long the CSS domain of a page stays on after its last
+// get_css_styles: turning it on announces every style sheet and costs more
+// than the styles themselves, and agents inspect elements in a row.
+const cssIdle = 30 * time.Second
+
+// cssSession is the CSS domain of one page while it is on, and the headers
+// of the style sheets it announced. Unlike the DOM domain, whose events
+// would go through the tab's event loop (disableDOMEvents), the CSS domain
+// sends events to listeners only, so it may stay on between calls; it is
+// turned off when the page has been idle for cssIdle.
+type cssSession struct {
+	p      *Page
+	mu     sync.Mutex // held while a call uses the domain, and by the idle stop
+	on     bool
+	idle   *time.Timer
+	sheets map[string]*css.StyleSheetHeader
+	smu    sync.Mutex // guards sheets, written from the event loop
+}
+
+var cssSessions = struct {
+	sync.Mutex
+	of map[*Page]*cssSession
+}{of: map[*Page]*cssSession{}}
+
+// cssSessionOf returns the page's session, listening for style sheets from
+// the first call until the page goes away.
+func cssSessionOf(p *Page) (*cssSession, error) {
+	cssSessions.Lock()
+	defer cssSessions.Unlock()
+	if s := cssSessions.of[p]; s != nil {
+		return s, nil
+	}
+	s := &cssSession{p: p, sheets: map[string]*css.StyleSheetHeader{}}
+	lctx, stop := context.WithCancel(p.ctx)
+	if err := chromedp.Listen(lctx, s.onEvent); err != nil {
+		stop()
+		return nil, err
+	}
+	s.idle = time.AfterFunc(cssIdle, s.turnOff)
+	context.AfterFunc(closedContext{p.closed}, func() {
+		stop()
+		s.idle.Stop()
+		cssSessions.Lock()
+		delete(cssSessions.of, p)
+		cssSessions.Unlock()
+	})
+	cssSessions.of[p] = s
+	return s, nil
+}
+
+func (s *cssSession) onEvent(ev any) {
+	switch e := ev.(type) {
+	case *css.EventStyleSheetAdded:
+		if e.Header != nil {
+			s.smu.Lock()
+			s.sheets[string(e.Header.StyleSheetID)] = e.Header
+			s.smu.Unlock()
+		}
+	case *css.EventStyleSheetRemoved:
+		s.smu.Lock()
+		delete(s.sheets, string(e.StyleSheetID))
+		s.smu.Unlock()
+	}
+}
+
+// turnOff turns the domain off after the page was idle.
+func (s *cssSession) turnOff() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.on || s.p.Closed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.p.ctx, 5*time.Second)
+	defer cancel()
+	_, _ = chromedp.Call(ctx, css.Disable, cdp.Empty{})
+	s.on = false
+}
+
+// enable turns the domain on unless it is; again turns it off first.
+func (s *cssSession) enable(ctx context.Context, again bool) error {
+	if s.on && !again {
+		return nil
+	}
+	if again {
+		_, _ = chromedp.Call(ctx, css.Disable, cdp.Empty{})
+	}
+	s.on = false
+	if _, err := chromedp.Call(ctx, css.Enable, cdp.Empty{}); err != nil {
+		return fmt.Errorf("enable the CSS domain: %w", err)
+	}
+	s.on = true
+	return nil
+}
+
+// missing reports whether a rule of res names a sheet not announced.
+func (s *cssSession) missing(res *mStyles) bool {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return slices.ContainsFunc(res.sheetIDs(), func(id string) bool { return s.sheets[id] == nil })
+}
+
+// matchedStyles turns the DOM domain on for the call, and the CSS domain
+// unless it is on, asks for the matched styles of the element, and turns
+// the DOM domain off again. It returns the headers of the page's style
+// sheets, which CSS.enable announces.
+func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.BackendNodeID, name func(*cdp.Node) CSSNodeRef) (*mStyles, map[string]*css.StyleSheetHeader, error) {
+	sess, err := cssSessionOf(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer func() {
 		// Also when the caller gave up: a page left with DOM events on
 		// could stall its event loop later (disableDOMEvents).
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_, _ = chromedp.Call(dctx, css.Disable, cdp.Empty{})
 		_, _ = chromedp.Call(dctx, dom.Disable, cdp.Empty{})
 	}()
-	var mu sync.Mutex
-	sheets := map[string]*css.StyleSheetHeader{}
-	lctx, stop := context.WithCancel(ctx)
-	defer stop()
-	if err := chromedp.Listen(lctx, func(ev any) {
-		if e, ok := ev.(*css.EventStyleSheetAdded); ok && e.Header != nil {
-			mu.Lock()
-			sheets[string(e.Header.StyleSheetID)] = e.Header
-			mu.Unlock()
-
-		}
-	}); err != nil {
-		return nil, nil, err
-	}
 	if _, err := chromedp.Call(ctx, dom.Enable, dom.EnableParams{}); err != nil {
 		return nil, nil, fmt.Errorf("enable the DOM domain: %w", err)
 	}
@@ -301,32 +392,38 @@ func matchedStyles(ctx context.Context, uid string, backend cdp.BackendNodeID, n
 	if err != nil || len(pushed.NodeIDs) == 0 || pushed.NodeIDs[0] == 0 {
 		return nil, nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", ErrUnknownUID, uid)
 	}
-	if _, err := chromedp.Call(ctx, css.Enable, cdp.Empty{}); err != nil {
-		return nil, nil, fmt.Errorf("enable the CSS domain: %w", err)
+	node := pushed.NodeIDs[0]
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.idle.Reset(cssIdle)
+	if err := sess.enable(ctx, false); err != nil {
+		return nil, nil, err
 	}
 	getMatched := cdp.Command[css.GetMatchedStylesForNodeParams, mStyles]{Method: css.CommandGetMatchedStylesForNode}
-	res, err := chromedp.Call(ctx, getMatched, css.GetMatchedStylesForNodeParams{NodeID: pushed.NodeIDs[0]})
+	res, err := chromedp.Call(ctx, getMatched, css.GetMatchedStylesForNodeParams{NodeID: node})
+	if err != nil && ctx.Err() == nil {
+		// The domain may have gone off without pagemux asking (a renderer
+		// swapped by a navigation): turn it on and ask once more.
+		if eerr := sess.enable(ctx, true); eerr != nil {
+			return nil, nil, eerr
+		}
+		res, err = chromedp.Call(ctx, getMatched, css.GetMatchedStylesForNodeParams{NodeID: node})
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("could not retrieve matched styles for the element with uid %s: %w", uid, err)
 	}
-	res.findContainers(ctx, pushed.NodeIDs[0], name)
+	res.findContainers(ctx, node, name)
 	// The first CSS.enable of a document may announce no style sheet at
-	// all (seen with Chromium 156): turn the domain off and on again once,
-	// which announces every sheet, when a rule names one not heard of.
-	missing := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.ContainsFunc(res.sheetIDs(), func(id string) bool { return sheets[id] == nil })
-	}
-	if missing() {
-		_, _ = chromedp.Call(ctx, css.Disable, cdp.Empty{})
-		if _, err := chromedp.Call(ctx, css.Enable, cdp.Empty{}); err != nil {
-			return nil, nil, fmt.Errorf("enable the CSS domain: %w", err)
+	// all (seen with Chromium 156): turning the domain off and on again
+	// announces every sheet.
+	if sess.missing(&res) {
+		if err := sess.enable(ctx, true); err != nil {
+			return nil, nil, err
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	return &res, maps.Clone(sheets), nil
+	sess.smu.Lock()
+	defer sess.smu.Unlock()
+	return &res, maps.Clone(sess.sheets), nil
 }
 
 // uidOf returns the uid of the node of backend in frame's document, or ""
