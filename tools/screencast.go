@@ -62,7 +62,8 @@ func (s *Server) startScreencast() tool {
 			c.resp.say("Screencast recording started. The recording will be saved to %s. Use screencast_stop to stop recording.", path)
 			return nil
 		})
-	t.answersDialogs = true // Chrome records a page with a dialog all the same
+	// A page with an open dialog runs no script, and starting needs the
+	// page's size: the Guard reports the dialog, as for other tools.
 	return t
 }
 
@@ -82,7 +83,7 @@ func (s *Server) stopScreencast() tool {
 			c.resp.say("The screencast recording has been stopped and saved to %s.", sc.Path)
 			return nil
 		})
-	t.answersDialogs = true
+	t.answersDialogs = true // stopping needs nothing of the page's script
 	return t
 }
 

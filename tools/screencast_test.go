@@ -177,3 +177,17 @@ func TestScreencastUnwritablePath(t *testing.T) {
 		t.Fatalf("the directory in the way was touched: %v", err)
 	}
 }
+
+// A dialog blocks screencast_start, as other tools, but not screencast_stop.
+func TestScreencastWithDialog(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	path := filepath.Join(t.TempDir(), "dialog.mp4")
+	e.ok(t, "screencast_start", map[string]any{"pageId": id, "filePath": path})
+	mustContain(t, e.ok(t, "click", map[string]any{"pageId": id, "uid": e.uid(t, id, `button "Alert"`)}), "# Open dialog")
+	mustContain(t, e.fails(t, "screencast_start", map[string]any{"pageId": id}), "# Open dialog")
+	mustContain(t, e.ok(t, "screencast_stop", map[string]any{"pageId": id}), "saved to "+path+".")
+	probeVideo(t, path)
+	e.ok(t, "handle_dialog", map[string]any{"pageId": id, "action": "accept"})
+}
