@@ -110,7 +110,7 @@ func failedAudits(rep *lighthouse.Report, cat string) string {
 	var titles []string
 	for _, a := range rep.Failed {
 		if slices.Contains(a.Categories, cat) {
-			titles = append(titles, a.Title)
+			titles = append(titles, strings.TrimSuffix(a.Title, "."))
 		}
 	}
 	if len(titles) == 0 {

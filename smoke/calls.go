@@ -45,10 +45,10 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (str
 	return b.String(), nil
 }
 
-// pageIDIn finds the id of the page of an isolated context in a "## Pages"
-// section: "7: about:blank [selected] isolatedContext=smoke-3".
+// pageIDIn finds the id of the page new_page opened at about:blank#name in
+// its "## Pages" section: "7: about:blank#smoke-3 [selected]".
 func pageIDIn(text, context string) (int, bool) {
-	re := regexp.MustCompile(`(?m)^(\d+): .* isolatedContext=` + regexp.QuoteMeta(context) + `$`)
+	re := regexp.MustCompile(`(?m)^(\d+): about:blank#` + regexp.QuoteMeta(context) + `(?: \[selected\])?$`)
 	m := re.FindStringSubmatch(text)
 	if m == nil {
 		return 0, false

@@ -89,7 +89,7 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 // or storage shared with the other pages) and returns its page id and a func
 // that closes it.
 func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
-	text, err := k.a.call(ctx, "new_page", map[string]any{"url": "about:blank", "background": true, "isolatedContext": name})
+	text, err := k.a.call(ctx, "new_page", map[string]any{"url": "about:blank#" + name, "background": true})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -112,9 +112,12 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 	start := time.Now()
 	deadline := start.Add(k.o.Timeout)
 	k.prog.set(n, "loading")
-	_, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": p.URL, "timeout": k.o.Timeout.Milliseconds()})
+	text, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": p.URL, "timeout": k.o.Timeout.Milliseconds()})
 	p.Load = Millis(time.Since(start))
 	c.Time = p.Load
+	if err == nil {
+		err = k.answerDialogs(ctx, id, text, c)
+	}
 	timedOut := false
 	if err != nil {
 		var te *ToolError
@@ -167,6 +170,35 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 		p.check(checkRequests).add(Warning, "the network was still busy after %v (--timeout)%s", k.o.Timeout, waitingFor(pending))
 	}
 	return true, docID
+}
+
+// openDialog is the block a tool's answer has while a dialog is open.
+var openDialog = regexp.MustCompile(`(?m)^# Open dialog\n(\w+): (.*)\.$`)
+
+// maxDialogs bounds the dialogs accepted in a row, for a page that opens
+// one after another.
+const maxDialogs = 5
+
+// answerDialogs accepts the dialogs a page opened while loading, as a user
+// would click OK, and notes each: a dialog on load is rarely wanted. Without
+// an answer the page would block every check after.
+func (k *checker) answerDialogs(ctx context.Context, id int, text string, c *Check) error {
+	for range maxDialogs {
+		m := openDialog.FindStringSubmatch(text)
+		if m == nil {
+			return nil
+		}
+		article := "a"
+		if m[1] == "alert" {
+			article = "an"
+		}
+		c.add(Warning, "the page opened %s %s dialog: %q (accepted)", article, m[1], m[2])
+		var err error
+		if text, err = k.a.call(ctx, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("the page keeps opening dialogs (%d accepted)", maxDialogs)
 }
 
 // settle waits until no request is pending and none changed for the idle

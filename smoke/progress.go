@@ -201,7 +201,14 @@ func problemSummary(pg *Page, sep string) string {
 	if warns > 0 {
 		parts = append(parts, plural(warns, "warning"))
 	}
-	return sep + strings.Join(parts, ", ") + ": " + probs[0].Message
+	first := probs[0]
+	for _, pr := range probs {
+		if pr.Severity == Error {
+			first = pr
+			break
+		}
+	}
+	return sep + strings.Join(parts, ", ") + ": " + first.Message
 }
 
 func plural(n int, what string) string {

@@ -48,6 +48,7 @@ func main() {
 	pages := flag.Int("pages", 16, "pages per run")
 	delay := flag.Duration("delay", 500*time.Millisecond, "how long each page's server takes to answer")
 	levels := flag.String("parallel", "1,4,16", "--parallel values to run, comma-separated")
+	extra := flag.String("args", "", "more `flags` for pagemux smoke, space-separated (such as --process-per-site)")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "smokebench: give -bin or set PAGEMUX_BIN (scripts/bench does)")
@@ -59,6 +60,10 @@ func main() {
 		os.Exit(1)
 	}
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/favicon.ico" {
+			http.NotFound(w, r) // as a site without one answers Chrome's look for it
+			return
+		}
 		select {
 		case <-time.After(*delay):
 		case <-r.Context().Done():
@@ -77,7 +82,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "smokebench: -parallel %q: want numbers such as 1,4,16\n", *levels)
 			os.Exit(2)
 		}
-		r, err := runSmoke(*bin, n, urls)
+		r, err := runSmoke(*bin, n, append(strings.Fields(*extra), urls...))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "smokebench:", err)
 			os.Exit(1)
