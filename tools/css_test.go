@@ -38,6 +38,10 @@ func TestCSSStylesMatchNodeServer(t *testing.T) {
 		{"/css-more.html", `"Old font"`, map[string]any{"pageSize": 100}, "font-attributes"},
 		{"/css-more.html", `heading "Heading two"`, map[string]any{"pageSize": 100}, "h2-important"},
 		{"/css-more.html", `heading "Heading two"`, map[string]any{"pageSize": 2, "pageIdx": 1}, "h2-page1-size2"},
+		{"/css-at-rules.html", `"Palette"`, map[string]any{"pageSize": 100}, "at-rules-palette"},
+		{"/css-at-rules.html", `"Popover text"`, map[string]any{"pageSize": 100}, "at-rules-position-try"},
+		{"/css-at-rules.html", `"Function"`, map[string]any{"pageSize": 100}, "at-rules-function"},
+		{"/css-at-rules.html", `"Deep para"`, map[string]any{"pageSize": 100}, "at-rules-nested"},
 	}
 	pages := map[string]int{}
 	snaps := map[string]string{}
