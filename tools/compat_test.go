@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -204,4 +205,81 @@ func TestOpenedPages(t *testing.T) {
 	if again := e.ok(t, "click", map[string]any{"pageId": id, "uid": e.uid(t, id, `textbox "Name"`)}); strings.Contains(again, "## Opened pages") {
 		t.Errorf("a click that opens nothing lists opened pages:\n%s", again)
 	}
+}
+
+// TestSnapshotsMatchNode: snapshots of real pages (the Go spec and memory
+// model, from the Go distribution, BSD licence in testdata/real) match
+// chrome-devtools-mcp 1.11's own snapshots of them line for line, uids and
+// pagemux's escaping of quotes, tabs and newlines aside. Its snapshots were
+// recorded with its default window, which pagemux now has too.
+func TestSnapshotsMatchNode(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	for _, name := range []string{"go_spec", "go_mem"} {
+		t.Run(name, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join("testdata", "cdm", "snapshots", name+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := e.openPage(t, "/real/"+name+".html")
+			dir, err := os.MkdirTemp("", "pagemux-snap")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			file := filepath.Join(dir, name+".txt")
+			e.ok(t, "take_snapshot", map[string]any{"pageId": id, "filePath": file})
+			got, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := nodeLines(string(want), false), nodeLines(string(got), true)
+			if len(a) != len(b) {
+				t.Errorf("%d lines, chrome-devtools-mcp has %d", len(b), len(a))
+			}
+			diffs := 0
+			for i := range min(len(a), len(b)) {
+				if a[i] != b[i] {
+					if diffs++; diffs <= 5 {
+						t.Errorf("line %d:\n got %q\nwant %q", i+1, b[i], a[i])
+					}
+				}
+			}
+			if diffs > 0 {
+				t.Errorf("%d lines differ", diffs)
+			}
+		})
+	}
+}
+
+var (
+	uidPrefix = regexp.MustCompile(`uid=\d+_\d+ `)
+	openQuery = regexp.MustCompile(`\?open=\d+`)
+	escaped   = regexp.MustCompile(`\\(.)`)
+)
+
+// nodeLines normalises a snapshot for the comparison: no uids, no test URL
+// query, and (for pagemux's) its escapes written out as chrome-devtools-mcp
+// writes them, raw.
+func nodeLines(s string, unescape bool) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		line = uidPrefix.ReplaceAllString(line, "")
+		line = openQuery.ReplaceAllString(line, "")
+		if unescape {
+			line = escaped.ReplaceAllStringFunc(line, func(m string) string {
+				switch m[1] {
+				case 'n':
+					return "\n"
+				case 't':
+					return "\t"
+				case 'r':
+					return "\r"
+				}
+				return m[1:]
+			})
+		}
+		line = regexp.MustCompile(`url="http://127\.0\.0\.1:\d+`).ReplaceAllString(line, `url="http://test`)
+		out = append(out, line)
+	}
+	return strings.Split(strings.Join(out, "\n"), "\n")
 }

@@ -274,7 +274,7 @@ func (e *testEnv) openPage(t *testing.T, path string) int {
 	text := e.ok(t, "new_page", map[string]any{"url": url, "background": true})
 	id := 0
 	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, "("+url+")") || strings.HasSuffix(line, " "+url) {
+		if strings.Contains(line, "("+url+")") || strings.HasSuffix(line, " "+url) || strings.Contains(line, " "+url+" ") {
 			n, _ := strconv.Atoi(line[:strings.Index(line, ":")])
 			id = max(id, n)
 		}
