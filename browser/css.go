@@ -352,6 +352,10 @@ func (s *cssSession) enable(ctx context.Context, again bool) error {
 		_, _ = chromedp.Call(ctx, css.Disable, cdp.Empty{})
 	}
 	s.on = false
+	// Chrome announces every sheet again: forget those of documents gone.
+	s.smu.Lock()
+	clear(s.sheets)
+	s.smu.Unlock()
 	if _, err := chromedp.Call(ctx, css.Enable, cdp.Empty{}); err != nil {
 		return fmt.Errorf("enable the CSS domain: %w", err)
 	}
