@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/internal/mcptest"
+
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -85,19 +86,7 @@ func TestHTTPBinary(t *testing.T) {
 	}
 
 	connect := func(secret string) *client.Client {
-		c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-			ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "http-binary-test", Version: "1"}}}); err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer " + secret}, "")
 	}
 	call := func(c *client.Client, tool string, args map[string]any) string {
 		t.Helper()

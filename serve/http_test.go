@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pagemux/pagemux/internal/mcptest"
+
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -24,19 +25,7 @@ func startHTTP(t *testing.T, opts HTTPOptions) *httptest.Server {
 // mcpClient is mcp-go's own Streamable HTTP client, initialized.
 func mcpClient(t *testing.T, url string, headers map[string]string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url+"/mcp", transport.WithHTTPHeaders(headers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "http-test", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return mcptest.HTTPClient(t, url+"/mcp", headers, "")
 }
 
 func callText(t *testing.T, c *client.Client, tool string, args map[string]any) string {

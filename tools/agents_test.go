@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/internal/mcptest"
+
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/pagelock"
@@ -49,19 +50,7 @@ func (e *agentEnv) agent(t *testing.T) *client.Client {
 
 func (e *agentEnv) agentAs(t *testing.T, secret, protocol string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(e.url+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + secret}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: protocol, ClientInfo: mcp.Implementation{Name: "agent", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return mcptest.HTTPClient(t, e.url+"/mcp", map[string]string{"Authorization": "Bearer " + secret}, protocol)
 }
 
 // use calls a tool as an agent and returns its text and whether it failed.
