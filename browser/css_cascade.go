@@ -756,9 +756,15 @@ func ancestors(r *mRule) []CSSAncestor {
 			}
 			container++
 		case css.RuleTypeLayerRule:
-			if l := next(r.Layers, &layer); l != nil {
+			// Chrome lists layers outermost first, unlike the other
+			// conditions and ruleTypes (and its own documentation): the
+			// front end pairs them the wrong way round and nests @layer a
+			// { @layer b { … } } as b in a; pagemux does not copy that.
+			if layer < len(r.Layers) {
+				l := r.Layers[len(r.Layers)-1-layer]
 				out = append(out, CSSAncestor{Header: strings.TrimSpace("@layer " + l.Text)})
 			}
+			layer++
 		case css.RuleTypeScopeRule:
 			if s := next(r.Scopes, &scope); s != nil {
 				out = append(out, CSSAncestor{Header: strings.TrimSpace("@scope " + strings.TrimSpace(s.Text))})
