@@ -102,8 +102,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	o := v.o
 	fs.StringVar(&o.URLsFile, "urls", "", "read the URLs to check from `FILE`, one a line (# starts a comment), after those given as arguments")
 	fs.IntVar(&o.Parallel, "parallel", 4, "load `N` pages at once, each in its own tab")
-	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "longest a page may take to load and for its network to go quiet")
-	fs.DurationVar(&o.Idle, "network-idle", 500*time.Millisecond, "how long the network must be quiet before a page is checked")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "the longest time `D` a page may take to load and for its network to go quiet")
+	fs.DurationVar(&o.Idle, "network-idle", 500*time.Millisecond, "the time `D` the network must be quiet for before a page is checked")
 	fs.StringVar(&v.ignoreRequest, "ignore-request", "", "ignore failed requests whose URL matches `REGEX`")
 	fs.StringVar(&v.ignoreConsole, "ignore-console", "", "ignore console messages (and DevTools issues) whose text matches `REGEX`")
 	fs.Var(&v.texts, "expect-text", "every page must show `TEXT`; repeatable")

@@ -48,7 +48,7 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 		where = " on " + origin
 	}
 	fmt.Fprintf(w, "pagemux smoke: %s%s, %d at a time, in %s: %d passed, %d failed\n\n",
-		plural(len(r.Pages), "page"), where, r.Parallel, fmtDuration(r.Duration.D()), len(r.Pages)-failed, failed)
+		plural(len(r.Pages), "page"), where, max(1, min(r.Parallel, len(r.Pages))), fmtDuration(r.Duration.D()), len(r.Pages)-failed, failed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESULT\tPAGE\tHTTP\tLOAD\tPROBLEMS")
 	for i, p := range r.Pages {
