@@ -21,11 +21,12 @@ var ownBounds = map[string]time.Duration{
 	"performance_start_trace": 3 * time.Minute, // a reload and an autoStop trace
 	"performance_stop_trace":  3 * time.Minute, // saving a big trace
 	"take_heapsnapshot":       3 * time.Minute, // streaming a big heap to a file
+	"screencast_stop":         3 * time.Minute, // encoding a long recording
 }
 
 // OwnBounds describes the tools that keep longer bounds, for --help.
 func OwnBounds() string {
-	return fmt.Sprintf("lighthouse_audit %v; performance_start_trace, performance_stop_trace, take_heapsnapshot %v",
+	return fmt.Sprintf("lighthouse_audit %v; performance_start_trace, performance_stop_trace, take_heapsnapshot, screencast_stop %v",
 		ownBounds["lighthouse_audit"], ownBounds["performance_start_trace"])
 }
 
