@@ -22,7 +22,8 @@ type progress struct {
 	total  int
 	done   int
 	active map[int]activity
-	shown  int // lines of the live block on screen
+	shown  int    // lines of the live block on screen
+	state  string // what the run as a whole does, when not checking pages
 	stop   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -80,6 +81,16 @@ func (p *progress) set(n int, state string) {
 	}
 	a.state = state
 	p.active[n] = a
+}
+
+// status says what the run does before it checks pages ("" when it does).
+func (p *progress) status(state string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state = state
 }
 
 // finish prints page n's outcome.
@@ -141,7 +152,11 @@ func (p *progress) redraw(permanent []string) {
 			b.WriteString(line + "\n")
 			p.shown++
 		}
-		fmt.Fprintf(&b, "  %d of %d pages checked\n", p.done, p.total)
+		if p.state != "" {
+			fmt.Fprintf(&b, "  %s\n", p.state)
+		} else {
+			fmt.Fprintf(&b, "  %d of %d pages checked\n", p.done, p.total)
+		}
 		p.shown++
 	}
 	io.WriteString(p.w, b.String())

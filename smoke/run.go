@@ -125,17 +125,21 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	}
 
 	bc.Logger = log
+	prog.status("starting Chrome")
 	b := browser.New(bc)
 	defer b.Close()
 	sctx, cancel := context.WithTimeout(ctx, startLimit)
 	err = b.Start(sctx)
 	cancel()
 	r.BrowserStart = Millis(time.Since(r.Started))
+	prog.status("")
 	if err != nil {
 		return nil, &UsageError{startAdvice(err, bc)}
 	}
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: lockWait})
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: workspaces, MaxOutput: 0})
+	// A load may take --timeout, past the tools' default bound.
+	toolTimeout := max(tools.DefaultToolTimeout, o.Timeout+afterLoad)
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: workspaces, MaxOutput: 0, ToolTimeout: toolTimeout})
 	c := client.NewClient(transport.NewInProcessTransport(srv.MCP()))
 	if err := c.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the MCP client: %w", err)
