@@ -297,7 +297,7 @@ const maxLocated = 10
 func (k *checker) console(ctx context.Context, id int, p *Page) {
 	cc, ic := p.check(checkConsole), p.check(checkIssues)
 	start := time.Now()
-	defer func() { cc.Time = Millis(time.Since(start)) }()
+	defer func() { cc.Time, ic.Time = Millis(time.Since(start)), Millis(time.Since(start)) }()
 	text, err := k.a.call(ctx, "list_console_messages", map[string]any{"pageId": id})
 	if err != nil {
 		cc.broken(err)
