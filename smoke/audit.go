@@ -45,7 +45,7 @@ func (k *checker) audit(ctx context.Context, n int, p *Page) {
 	start := time.Now()
 	defer func() {
 		for _, c := range checks {
-			c.Time = Millis(time.Since(start))
+			c.Started, c.Time = start, Millis(time.Since(start))
 		}
 	}()
 	k.prog.set(n, "opening a tab for Lighthouse")

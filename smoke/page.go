@@ -110,6 +110,7 @@ func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID int) {
 	c := p.check(checkLoad)
 	start := time.Now()
+	c.Started = start
 	deadline := start.Add(k.o.Timeout)
 	k.prog.set(n, "loading")
 	text, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": p.URL, "timeout": k.o.Timeout.Milliseconds()})

@@ -61,7 +61,10 @@ type Check struct {
 	Problems []Problem `json:"problems,omitempty"`
 	// Note says why a check was skipped or could not run.
 	Note string `json:"note,omitempty"`
-	Time Millis `json:"timeMs"`
+	// Started is when the check began: the load for load, the audit's tab
+	// for lighthouse; zero for checks that read what the load gathered.
+	Started time.Time `json:"started,omitzero"`
+	Time    Millis    `json:"timeMs"`
 }
 
 // Check results.

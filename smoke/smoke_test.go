@@ -360,8 +360,10 @@ func TestSmokeLighthouse(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
-	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--json", jsonPath, "--junit", junitPath,
-		siteURL("/lighthouse-good.html"), siteURL("/lighthouse-bad.html"))
+	// One page at a time, so that the pages after the first load while
+	// the first is audited.
+	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--json", jsonPath, "--junit", junitPath, "--parallel", "1",
+		siteURL("/lighthouse-good.html"), siteURL("/lighthouse-bad.html"), siteURL("/clean.html"))
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
@@ -379,6 +381,25 @@ func TestSmokeLighthouse(t *testing.T) {
 	if bad.Scores["accessibility"] >= 0.9 {
 		t.Errorf("bad page scored %v", bad.Scores)
 	}
+	if clean := r.Pages[2]; !clean.Passed {
+		t.Errorf("clean page: %q", problems(clean))
+	}
+	// Audits one at a time, and the other pages go on meanwhile.
+	type span struct{ from, to time.Time }
+	var audits, loads []span
+	for _, p := range r.Pages {
+		a, l := p.check("lighthouse: accessibility"), p.check(checkLoad)
+		audits = append(audits, span{a.Started, a.Started.Add(a.Time.D())})
+		loads = append(loads, span{l.Started, l.Started.Add(l.Time.D())})
+	}
+	for i := 1; i < len(audits); i++ {
+		if audits[i].from.Before(audits[i-1].to) {
+			t.Errorf("audit %d began %v before audit %d ended", i, audits[i-1].to.Sub(audits[i].from), i-1)
+		}
+	}
+	if !loads[1].from.Before(audits[0].to) {
+		t.Errorf("the second page waited for the first one's audit to load: audit %v–%v, load from %v", audits[0].from, audits[0].to, loads[1].from)
+	}
 	b, err := os.ReadFile(junitPath)
 	if err != nil {
 		t.Fatal(err)
@@ -387,8 +408,8 @@ func TestSmokeLighthouse(t *testing.T) {
 	if err := xml.Unmarshal(b, &ju); err != nil {
 		t.Fatal(err)
 	}
-	if ju.Tests != 2*6 || ju.Failures != 1 {
-		t.Errorf("JUnit: %d tests, %d failures; want 12, 1", ju.Tests, ju.Failures)
+	if ju.Tests != 3*6 || ju.Failures != 1 {
+		t.Errorf("JUnit: %d tests, %d failures; want 18, 1", ju.Tests, ju.Failures)
 	}
 }
 
