@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,8 +46,10 @@ type Browser struct {
 	// gone keeps, for each page that went away, only why: its id says so
 	// from then on, and the Page itself can be collected.
 	gone map[int]error
-	nextID   int
-	selected int
+	// freeTimer returns memory to the system after pages closed.
+	freeTimer *time.Timer
+	nextID    int
+	selected  int
 	// selectionMoved says the selected page closed since TakeSelectionNote.
 	selectionMoved bool
 	closed         bool
@@ -334,6 +337,24 @@ func (b *Browser) register(l *launch, id target.ID, url string) *Page {
 	return p
 }
 
+// freeAfter is how long after the last page closed pagemux hands the
+// memory its pages used back to the system.
+const freeAfter = 2 * time.Second
+
+// freeMemorySoon returns freed memory to the system once pages stop closing
+// for freeAfter. Go's runtime would keep it for minutes: a long-running
+// server (many agents over HTTP) that opened and closed many busy pages
+// would look as big as at its peak.
+func (b *Browser) freeMemorySoon() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freeTimer == nil {
+		b.freeTimer = time.AfterFunc(freeAfter, debug.FreeOSMemory)
+		return
+	}
+	b.freeTimer.Reset(freeAfter)
+}
+
 // noteOpener records which page opened p, once, when its target says so.
 func (b *Browser) noteOpener(p *Page, opener target.ID) {
 	if opener == "" {
@@ -403,6 +424,7 @@ func (b *Browser) pageGone(p *Page) {
 	if b.onClose != nil {
 		b.onClose(p)
 	}
+	b.freeMemorySoon()
 }
 
 // browserGone closes every page of a Chrome that went away.
