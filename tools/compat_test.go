@@ -283,3 +283,13 @@ func nodeLines(s string, unescape bool) []string {
 	}
 	return strings.Split(strings.Join(out, "\n"), "\n")
 }
+
+// TestSnapshotEndsWithNewline: a snapshot that ends the answer ends with a
+// newline, as chrome-devtools-mcp's do.
+func TestSnapshotEndsWithNewline(t *testing.T) {
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	if text := e.ok(t, "take_snapshot", map[string]any{"pageId": id}); !strings.HasSuffix(text, "\n") || strings.HasSuffix(text, "\n\n") {
+		t.Errorf("the snapshot ends %q", text[max(0, len(text)-30):])
+	}
+}

@@ -95,6 +95,9 @@ func (s *Server) openedPages(c *call) string {
 	return b.String()
 }
 
+// snapshotHeading opens the snapshot section.
+const snapshotHeading = "## Latest page snapshot"
+
 // titleIsURL reports whether Chrome made the title from the URL, as it
 // does for a page without <title> ("127.0.0.1:8080/a.html", "about:blank").
 // A title that only appears in the URL, such as "Home" of /Home.html or "D"
@@ -131,7 +134,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			if err != nil {
 				parts = append(parts, "Could not take a snapshot: "+err.Error())
 			} else {
-				parts = append(parts, "## Latest page snapshot\n"+strings.TrimSuffix(snap.Text, "\n"))
+				parts = append(parts, snapshotHeading+"\n"+strings.TrimSuffix(snap.Text, "\n"))
 			}
 		}
 	}
@@ -158,7 +161,11 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		}
 	}
 	capOutput(nonEmpty, s.maxOutput, cutHint(c.req.Params.Name, r.withSnapshot))
-	content := []mcp.Content{mcp.NewTextContent(strings.Join(nonEmpty, "\n"))}
+	text := strings.Join(nonEmpty, "\n")
+	if n := len(nonEmpty); n > 0 && strings.HasPrefix(nonEmpty[n-1], snapshotHeading) {
+		text += "\n" // chrome-devtools-mcp ends a snapshot with its newline
+	}
+	content := []mcp.Content{mcp.NewTextContent(text)}
 	return &mcp.CallToolResult{Content: append(content, r.images...)}
 }
 
