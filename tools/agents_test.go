@@ -3,12 +3,14 @@ package tools
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/internal/mcptest"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -210,5 +212,17 @@ func readAll(resp *http.Response) string {
 		if err != nil {
 			return b.String()
 		}
+	}
+}
+
+// TestLogCallNamesAgentAndPage: every tool call's log line names its agent
+// and page.
+func TestLogCallNamesAgentAndPage(t *testing.T) {
+	var buf strings.Builder
+	s := &Server{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	ctx := agents.With(context.Background(), agents.Agent{ID: "token:lead"})
+	s.logCall(ctx, "click", &browser.Page{ID: 4}, time.Millisecond, &mcp.CallToolResult{})
+	if line := buf.String(); !strings.Contains(line, "tool=click") || !strings.Contains(line, "page=4") || !strings.Contains(line, "agent=token:lead") {
+		t.Errorf("the log line: %s", line)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 )
@@ -38,9 +39,9 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		res := s.serveCall(ctx, t, schema, req)
+		res, page := s.serveCall(ctx, t, schema, req)
 		took := time.Since(start)
-		s.log.Debug("tool call", "tool", name, "took", took, "error", res.IsError)
+		s.logCall(ctx, name, page, took, res)
 		if s.onCall != nil {
 			outcome := "ok"
 			switch {
@@ -56,17 +57,18 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 }
 
 // serveCall is the Guard of one call.
-func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req mcp.CallToolRequest) (res *mcp.CallToolResult) {
+// It returns the page the call acted on, nil if none, for the log.
+func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req mcp.CallToolRequest) (res *mcp.CallToolResult, page *browser.Page) {
 	ticket := pagelock.TicketFrom(ctx)
 	defer ticket.Admit()
 	defer s.recoverCall(t.def.Name, &res)
 	args, err := schema.check(req)
 	if err != nil {
-		return toolError(err) // before any turn or lock: bad input waits for nothing
+		return toolError(err), nil // before any turn or lock: bad input waits for nothing
 	}
 	r, page, release, err := s.admit(ctx, t, req, ticket)
 	if err != nil {
-		return toolError(err)
+		return toolError(err), nil
 	}
 	defer release()
 	ticket.Admit()
@@ -75,23 +77,35 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		if page != nil && page.Closed() {
 			err = page.Err() // says how it went: close_page, outside pagemux, a restart
 		}
-		return toolError(err)
+		return toolError(err), page
 	}
 	defer g.Release()
 	defer s.browser.Supervise(ctx)()
 	if page != nil && page.Closed() {
-		return toolError(page.Err())
+		return toolError(page.Err()), page
 	}
 	if page != nil && !t.answersDialogs {
 		if dlg := page.Dialog(); dlg != nil {
-			return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message)))
+			return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message))), page
 		}
 	}
 	c := &call{req: req, page: page, args: args, resp: &response{}, since: s.browser.NextID()}
 	if page != nil {
 		c.startURL = page.URL()
 	}
-	return s.runBounded(ctx, t, c, g)
+	return s.runBounded(ctx, t, c, g), page
+}
+
+// logCall writes one line for a call, with its agent and page.
+func (s *Server) logCall(ctx context.Context, tool string, p *browser.Page, took time.Duration, res *mcp.CallToolResult) {
+	attrs := []any{"tool", tool, "took", took, "error", res.IsError}
+	if p != nil {
+		attrs = append(attrs, "page", p.ID)
+	}
+	if a, ok := agents.From(ctx); ok {
+		attrs = append(attrs, "agent", a.ID)
+	}
+	s.log.Debug("tool call", attrs...)
 }
 
 // recoverCall turns a panic of the call into an isError result.
