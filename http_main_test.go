@@ -138,7 +138,7 @@ func TestHTTPBinary(t *testing.T) {
 	mresp.Body.Close()
 	for _, want := range []string{`pagemux_tool_call_seconds_count{outcome="ok",tool="evaluate_script"} 1`,
 		`pagemux_tool_call_seconds_count{outcome="ok",tool="new_page"} 2`,
-		`pagemux_lock_wait_seconds_count{lock="page",mode="page"}`, "pagemux_pages_open"} {
+		`pagemux_lock_wait_seconds_count{lock="page",mode="page"}`, "pagemux_pages_open", "pagemux_chrome_launches_total 1", "pagemux_agents 2"} {
 		if !strings.Contains(string(scraped), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -300,6 +300,9 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue, Observer: m})
 	m.WatchLocks(locks)
 	m.Gauge("pages_open", "Pages open in the browser.", func() float64 { return float64(len(b.Pages())) })
+	m.Counter("chrome_launches_total", "Times Chrome was started or attached to.", func() float64 { l, _, _ := b.Counts(); return float64(l) })
+	m.Counter("chrome_crashes_total", "Tabs whose renderer crashed.", func() float64 { _, c, _ := b.Counts(); return float64(c) })
+	m.Counter("chrome_exits_total", "Times Chrome went away while in use.", func() float64 { _, _, e := b.Counts(); return float64(e) })
 	var reg *agents.Registry
 	if c.httpAddr != "" {
 		pm, err := agents.ParseMode(c.pages)

@@ -48,6 +48,8 @@ type Browser struct {
 	gone map[int]error
 	// freeTimer returns memory to the system after pages closed.
 	freeTimer *time.Timer
+	// counts are what Counts reports (status.go).
+	counts counts
 	nextID    int
 	selected  int
 	// selectionMoved says the selected page closed since TakeSelectionNote.
@@ -188,9 +190,16 @@ func (b *Browser) start(l *launch) {
 		l.err = b.startError(err, l.out)
 		return
 	}
+	b.counts.launches.Add(1)
 	go func() {
 		<-rootCtx.Done()
 		close(l.dead)
+		b.mu.Lock()
+		closing := b.closed
+		b.mu.Unlock()
+		if !closing {
+			b.counts.browserExits.Add(1)
+		}
 		b.browserGone(l)
 	}()
 }
@@ -309,6 +318,7 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 	case *target.EventTargetCrashed:
 		if p := b.pageByTarget(ev.TargetID); p != nil {
 			b.log.Warn("page crashed", "page", p.ID, "status", ev.Status, "code", ev.ErrorCode)
+			b.counts.crashes.Add(1)
 			p.crashed()
 		}
 	}

@@ -1,5 +1,19 @@
 package browser
 
+import "sync/atomic"
+
+// counts are running totals for metrics.
+type counts struct {
+	launches, crashes, browserExits atomic.Int64
+}
+
+// Counts returns how many times Chrome started (or was attached to), how
+// many tabs' renderers crashed, and how many times Chrome went away while
+// pagemux still used it.
+func (b *Browser) Counts() (launches, crashes, exits int64) {
+	return b.counts.launches.Load(), b.counts.crashes.Load(), b.counts.browserExits.Load()
+}
+
 // Status says whether Chrome is up, for a health check: "up" once a start
 // succeeded and Chrome has not gone away since. It does not start Chrome
 // and does not talk to it.
