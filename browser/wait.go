@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -200,6 +201,46 @@ func (p *Page) act(ctx context.Context, timeout time.Duration, o runOpts, fn fun
 		return err
 	}
 	return p.settle(ctx, before, timeout)
+}
+
+// domWatchJS starts counting the DOM mutations of the page's document.
+const domWatchJS = `() => {
+  const w = {n: 0};
+  w.o = new MutationObserver(r => { w.n += r.length; });
+  w.o.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  Object.defineProperty(window, '__pagemuxDOMWatch', {value: w, configurable: true});
+  return 0;
+}`
+
+// domChangedJS stops counting and says whether anything changed; a
+// document that went away (a navigation) changed.
+const domChangedJS = `() => {
+  const w = window.__pagemuxDOMWatch;
+  if (!w) return true;
+  w.n += w.o.takeRecords().length;
+  w.o.disconnect();
+  delete window.__pagemuxDOMWatch;
+  return w.n > 0;
+}`
+
+// WatchDOM starts noting whether the page's DOM changes, for DOMChanged.
+func (p *Page) WatchDOM(ctx context.Context) error {
+	return p.await(ctx, func(ctx context.Context) error {
+		_, err := p.callFunction(ctx, domWatchJS, "")
+		return err
+	})
+}
+
+// DOMChanged reports whether the DOM changed since WatchDOM, and stops
+// watching. It says true when it cannot tell.
+func (p *Page) DOMChanged(ctx context.Context) bool {
+	var v json.RawMessage
+	err := p.await(ctx, func(ctx context.Context) error {
+		var err error
+		v, err = p.callFunction(ctx, domChangedJS, "")
+		return err
+	})
+	return err != nil || string(v) != "false"
 }
 
 // NavMark is where a page's navigations stood at one moment, for Settle.

@@ -31,6 +31,21 @@ type evaluateArgs struct {
 	WaitForStableDom *bool    `json:"waitForStableDom,omitempty" jsonschema:"Whether to wait for the DOM to settle. Pass false if the script only reads data. Defaults to true."`
 }
 
+// settleAfter says whether evaluate_script waits for the DOM to be quiet:
+// always when waitForStableDom is true, never when it is false, and when it
+// is not given (chrome-devtools-mcp's default is true) only if the script
+// changed the DOM: a script that only reads answers at once, one that
+// changed the page answers once the page has stopped changing.
+func settleAfter(ctx context.Context, p *browser.Page, asked *bool, watched bool) bool {
+	if asked != nil {
+		return *asked
+	}
+	if !watched {
+		return true
+	}
+	return p.DOMChanged(ctx)
+}
+
 // source returns the script to run, from function or sourcePath.
 func (s *Server) source(a *evaluateArgs) (string, error) {
 	switch {
@@ -70,13 +85,14 @@ func (s *Server) evaluateScript() tool {
 				return &argError{`format "script" runs classic JavaScript, which takes no args; use format "function" to pass elements`}
 			}
 			mark := c.page.NavMark()
+			watch := a.WaitForStableDom == nil && c.page.WatchDOM(ctx) == nil
 			var v json.RawMessage
 			if a.Format == "script" {
 				v, err = c.page.EvaluateClassic(ctx, src, dialogAnswer(a.DialogAction))
 			} else {
 				v, err = c.page.Evaluate(ctx, src, dialogAnswer(a.DialogAction), a.Args...)
 			}
-			if err == nil && (a.WaitForStableDom == nil || *a.WaitForStableDom) {
+			if err == nil && settleAfter(ctx, c.page, a.WaitForStableDom, watch) {
 				err = c.page.Settle(ctx, mark)
 			}
 			var se *browser.ScriptError

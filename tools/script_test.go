@@ -64,11 +64,19 @@ func TestEvaluateSourceFormatStable(t *testing.T) {
 	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id}), "needs function")
 	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "format": "script", "function": "1", "args": []string{"1_1"}}), "takes no args")
 	mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": id, "sourcePath": "/etc/hostname"}), "outside")
-	// By default the call returns once the DOM is quiet: a change the script
-	// scheduled has happened when it answers.
-	e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => { setTimeout(() => document.body.dataset.late = 'yes', 20); return 0 }"})
+	// With waitForStableDom the call returns once the DOM is quiet: a change
+	// the script scheduled has happened when it answers.
+	e.ok(t, "evaluate_script", map[string]any{"pageId": id, "waitForStableDom": true,
+		"function": "() => { setTimeout(() => document.body.dataset.late = 'yes', 20); return 0 }"})
 	if got := e.eval(t, id, "() => document.body.dataset.late ?? 'no'"); got != `"yes"` {
-		t.Errorf("after the default settle the scheduled change is %s", got)
+		t.Errorf("after waitForStableDom the scheduled change is %s", got)
+	}
+	// By default it waits so when the script changed the DOM, so the page's
+	// own reaction to the change is there too.
+	e.ok(t, "evaluate_script", map[string]any{"pageId": id,
+		"function": "() => { document.body.dataset.now = '1'; setTimeout(() => document.body.dataset.after = 'yes', 20); return 0 }"})
+	if got := e.eval(t, id, "() => document.body.dataset.after ?? 'no'"); got != `"yes"` {
+		t.Errorf("after a script that changed the DOM the follow-up change is %s", got)
 	}
 }
 
