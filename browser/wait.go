@@ -225,6 +225,9 @@ const domChangedJS = `() => {
 
 // WatchDOM starts noting whether the page's DOM changes, for DOMChanged.
 func (p *Page) WatchDOM(ctx context.Context) error {
+	if err := p.Ready(ctx); err != nil {
+		return err
+	}
 	return p.await(ctx, func(ctx context.Context) error {
 		_, err := p.callFunction(ctx, domWatchJS, "")
 		return err
@@ -234,6 +237,9 @@ func (p *Page) WatchDOM(ctx context.Context) error {
 // DOMChanged reports whether the DOM changed since WatchDOM, and stops
 // watching. It says true when it cannot tell.
 func (p *Page) DOMChanged(ctx context.Context) bool {
+	if p.Ready(ctx) != nil {
+		return true
+	}
 	var v json.RawMessage
 	err := p.await(ctx, func(ctx context.Context) error {
 		var err error
