@@ -49,9 +49,9 @@ type Browser struct {
 	// freeTimer returns memory to the system after pages closed.
 	freeTimer *time.Timer
 	// counts are what Counts reports (status.go).
-	counts counts
-	nextID    int
-	selected  int
+	counts   counts
+	nextID   int
+	selected int
 	// selectionMoved says the selected page closed since TakeSelectionNote.
 	selectionMoved bool
 	closed         bool
