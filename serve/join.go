@@ -55,11 +55,7 @@ func Join(ctx context.Context, url string, in io.Reader, out io.Writer, opts Joi
 	r := bufio.NewReaderSize(in, 64<<10)
 	var wg sync.WaitGroup
 	for {
-		line, err := readBounded(r, maxLine)
-		if errors.Is(err, errTooLong) {
-			j.writeError(nil, fmt.Sprintf("message line longer than the %d MiB limit; skipped", maxLine>>20))
-			continue
-		}
+		line, err := readLine(r, maxLine, func() { j.writeError(nil, tooLongMessage(maxLine)) })
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			j.send(reqCtx, &wg, line)
 		}
@@ -279,31 +275,5 @@ func (j *joiner) write(b []byte) {
 	defer j.wmu.Unlock()
 	if _, err := j.out.Write(append(b, '\n')); err != nil {
 		j.log.Info("stdout closed", "error", err)
-	}
-}
-
-var errTooLong = errors.New("line too long")
-
-// readBounded reads a line of at most max bytes; past it, it skips to the
-// end of the line and returns errTooLong.
-func readBounded(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	tooLong := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max+1 {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if tooLong && err == nil {
-			return nil, errTooLong
-		}
-		return line, err
 	}
 }

@@ -163,7 +163,7 @@ func (c *conn) stop() { c.cancel(context.Canceled) }
 func (c *conn) read(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
-		line, err := c.readLine(r)
+		line, err := readLine(r, c.maxLine, func() { c.writeError(nil, mcp.INVALID_REQUEST, tooLongMessage(c.maxLine)) })
 		if len(bytes.TrimSpace(line)) > 0 {
 			c.dispatch(line)
 		}
@@ -176,17 +176,17 @@ func (c *conn) read(in io.Reader) error {
 	}
 }
 
-// readLine returns the next line without its newline. Past maxLine it
-// answers with an error at once, stops keeping the line and reads on to its
-// end, holding nothing, and returns no line.
-func (c *conn) readLine(r *bufio.Reader) (line []byte, err error) {
-	tooLong := false
+// readLine returns the next line, without its newline, of at most max
+// bytes. Past max it calls tooLong at once, stops keeping the line and reads
+// on to its end, holding nothing, and returns no line.
+func readLine(r *bufio.Reader, max int, tooLong func()) (line []byte, err error) {
+	over := false
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > c.maxLine+1 { // +1: the newline
-				tooLong, line = true, nil
-				c.writeError(nil, mcp.INVALID_REQUEST, fmt.Sprintf("message line longer than the %d MiB limit; skipping it unread: save big inputs to a file and pass its path", c.maxLine>>20))
+		if !over {
+			if len(line)+len(chunk) > max+1 { // +1: the newline
+				over, line = true, nil
+				tooLong()
 			} else {
 				line = append(line, chunk...)
 			}
@@ -194,11 +194,16 @@ func (c *conn) readLine(r *bufio.Reader) (line []byte, err error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if tooLong {
+		if over {
 			return nil, err
 		}
 		return bytes.TrimSuffix(line, []byte("\n")), err
 	}
+}
+
+// tooLongMessage is the error for a line past max bytes.
+func tooLongMessage(max int) string {
+	return fmt.Sprintf("message line longer than the %d MiB limit; skipping it unread: save big inputs to a file and pass its path", max>>20)
 }
 
 // dispatch handles one message line.
@@ -269,7 +274,6 @@ func (c *conn) serve(m map[string]json.RawMessage, id, method json.RawMessage) {
 	c.seq++
 	seq := c.seq
 	c.inflight[seq] = &request{id: id, cancel: cancel}
-	c.idle = nil
 	c.mu.Unlock()
 
 	var ticket *pagelock.Ticket
