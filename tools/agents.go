@@ -38,8 +38,8 @@ func (s *Server) selectedPage(ctx context.Context) (*browser.Page, error) {
 		return nil, &argError{"this call names no page and carries neither a session nor a token, so pagemux cannot tell which page is yours: pass pageId (list_pages shows the ids)"}
 	}
 	if id := s.agents.Selected(a); id != 0 {
-		if p, err := s.browser.Page(id); err == nil || s.agents.Mode() == agents.Shared {
-			return p, err
+		if p, err := s.browser.Page(id); err == nil {
+			return p, nil
 		}
 	}
 	// None selected, or it closed: the agent's newest open page.

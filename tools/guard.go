@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -66,7 +67,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	if err != nil {
 		return toolError(err), nil // before any turn or lock: bad input waits for nothing
 	}
-	r, page, release, err := s.admit(ctx, t, req, ticket)
+	r, page, release, err := s.admit(ctx, t, args, ticket)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -120,8 +121,8 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // selection changes that came before it when it acts on the selected page,
 // resolves its page and reserves its locks. release ends the call's hold on
 // the selection, for tools that change it.
-func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
-	id, err := pageIDArg(req)
+func (s *Server) admit(ctx context.Context, t tool, args []byte, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
+	id, err := pageIDArg(args)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -186,15 +187,18 @@ func holderName(tool string, p *browser.Page) string {
 	return fmt.Sprintf("%s on page %d", tool, p.ID)
 }
 
-// pageIDArg reads the optional pageId argument; 0 means none.
-func pageIDArg(req mcp.CallToolRequest) (int, error) {
-	v, ok := req.GetArguments()["pageId"]
-	if !ok || v == nil {
+// pageIDArg reads the optional pageId of arguments the schema checked (an
+// integer, if there); 0 means none.
+func pageIDArg(args []byte) (int, error) {
+	var a struct {
+		PageID *int `json:"pageId"`
+	}
+	_ = json.Unmarshal(args, &a) // the schema checked it
+	switch {
+	case a.PageID == nil:
 		return 0, nil
+	case *a.PageID < 1:
+		return 0, &argError{fmt.Sprintf("invalid pageId %d: want a page id from list_pages", *a.PageID)}
 	}
-	f, ok := v.(float64)
-	if !ok || f != float64(int(f)) || f < 1 {
-		return 0, &argError{fmt.Sprintf("invalid pageId %v: want a page id number from list_pages", v)}
-	}
-	return int(f), nil
+	return *a.PageID, nil
 }
