@@ -115,7 +115,8 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 	}
 	owner := ownerOf(ctx)
 	if g.tryLockAll(owner) {
-		return l.complete(g, nil)
+		g, err := l.acquired(g, nil)
+		return g, nil, err
 	}
 	w, err := l.register(ctx, g, owner)
 	if err != nil {
@@ -128,19 +129,21 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 	}
 	if w.pending == 0 { // the holders left between the two looks
 		l.unregister(w)
-		return l.complete(g, nil)
+		g, err := l.acquired(g, nil)
+		return g, nil, err
 	}
 	return g, w, nil
 }
 
-// complete returns g once it holds its locks, unless a key closed meanwhile,
-// and tells the Observer how long each lock was waited for (waits may be nil).
-func (l *Locker) complete(g *Guard, waits []time.Duration) (*Guard, *waiter, error) {
+// acquired returns g once it holds its locks, unless a key closed meanwhile,
+// and tells the Observer how long each lock was waited for (waits may be
+// nil: none was).
+func (l *Locker) acquired(g *Guard, waits []time.Duration) (*Guard, error) {
 	first := g.fifos[0]
 	g, err := l.checkOpen(g)
 	if err != nil {
 		l.failed(first, err)
-		return nil, nil, err
+		return nil, err
 	}
 	if l.obs != nil {
 		for i, f := range g.fifos {
@@ -151,7 +154,7 @@ func (l *Locker) complete(g *Guard, waits []time.Duration) (*Guard, *waiter, err
 			l.obs.Acquired(f.name, d)
 		}
 	}
-	return g, nil, err
+	return g, nil
 }
 
 // failed tells the Observer why a call gave up on f.
@@ -239,14 +242,17 @@ func (l *Locker) queueAll(w *waiter) error {
 // ends: then it gives back what w got and fails.
 func (l *Locker) await(g *Guard, w *waiter) (*Guard, error) {
 	defer l.unregister(w)
-	g, err := l.awaitAll(g, w)
+	waits, err := l.awaitAll(g, w)
 	if err != nil {
 		l.failed(w.slots[0].f, err)
+		return nil, err
 	}
-	return g, err
+	return l.acquired(g, waits)
 }
 
-func (l *Locker) awaitAll(g *Guard, w *waiter) (*Guard, error) {
+// awaitAll waits for the locks w queued for and returns how long each was
+// waited for, or gives back what w got and fails.
+func (l *Locker) awaitAll(g *Guard, w *waiter) ([]time.Duration, error) {
 	for got := 0; got < w.pending; {
 		select {
 		case <-w.ready:
@@ -273,18 +279,7 @@ func (l *Locker) awaitAll(g *Guard, w *waiter) (*Guard, error) {
 			}
 		}
 	}
-	return l.completeWaited(g, waits)
-}
-
-// completeWaited is complete for await, which reports its own failures.
-func (l *Locker) completeWaited(g *Guard, waits []time.Duration) (*Guard, error) {
-	g, err := l.checkOpen(g)
-	if err == nil && l.obs != nil {
-		for i, f := range g.fifos {
-			l.obs.Acquired(f.name, waits[i])
-		}
-	}
-	return g, err
+	return waits, nil
 }
 
 // gaveUp is what a waiter saw of the first lock it still waited for.
