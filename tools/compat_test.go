@@ -255,6 +255,7 @@ var (
 	uidPrefix = regexp.MustCompile(`uid=\d+_\d+ `)
 	openQuery = regexp.MustCompile(`\?open=\d+`)
 	escaped   = regexp.MustCompile(`\\(.)`)
+	testHost  = regexp.MustCompile(`url="http://127\.0\.0\.1:\d+`)
 )
 
 // nodeLines normalises a snapshot for the comparison: no uids, no test URL
@@ -278,7 +279,7 @@ func nodeLines(s string, unescape bool) []string {
 				return m[1:]
 			})
 		}
-		line = regexp.MustCompile(`url="http://127\.0\.0\.1:\d+`).ReplaceAllString(line, `url="http://test`)
+		line = testHost.ReplaceAllString(line, `url="http://test`)
 		out = append(out, line)
 	}
 	return strings.Split(strings.Join(out, "\n"), "\n")
