@@ -36,7 +36,7 @@ type listConsoleArgs struct {
 }
 
 func (s *Server) listConsoleMessages() tool {
-	return newTool("list_console_messages", "List all console messages for the target page since the last navigation.", true, pageScope,
+	return newTool("list_console_messages", "List all console messages for the target page since the last navigation.", pageScope,
 		func(ctx context.Context, c *call, a *listConsoleArgs) error {
 			// Attaches to a page met but not used yet: recording starts here.
 			if err := c.page.Ready(ctx); err != nil {
@@ -120,7 +120,7 @@ type getConsoleArgs struct {
 }
 
 func (s *Server) getConsoleMessage() tool {
-	return newTool("get_console_message", "Gets a console message by its ID. You can get all messages by calling list_console_messages.", true, pageScope,
+	return newTool("get_console_message", "Gets a console message by its ID. You can get all messages by calling list_console_messages.", pageScope,
 		func(ctx context.Context, c *call, a *getConsoleArgs) error {
 			// Attaches to a page met but not used yet: recording starts here.
 			if err := c.page.Ready(ctx); err != nil {

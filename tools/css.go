@@ -25,7 +25,7 @@ func (s *Server) getCSSStyles() tool {
 Rules are ordered from highest to lowest cascade precedence and include source line numbers (e.g. index:196). Active (winning) declarations have no prefix tag, while (losing) overridden declarations are prefixed with [overloaded].
 Treat the output as authoritative and complete.
 Results are paginated (10 rules per page by default); use pageIdx to page through the remaining rules. Requires a UID from take_snapshot.`,
-		true, pageScope, func(ctx context.Context, c *call, a *cssStylesArgs) error {
+		pageScope, func(ctx context.Context, c *call, a *cssStylesArgs) error {
 			size, idx := defaultCSSPageSize, 0
 			if a.PageSize != nil {
 				size = *a.PageSize

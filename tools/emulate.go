@@ -55,7 +55,7 @@ type emulateArgs struct {
 }
 
 func (s *Server) emulate() tool {
-	t := newTool("emulate", "Emulates various features on the target page. Each call replaces all emulation settings (except extraHttpHeaders), so pass all desired settings in a single call.", false, pageScope,
+	t := newTool("emulate", "Emulates various features on the target page. Each call replaces all emulation settings (except extraHttpHeaders), so pass all desired settings in a single call.", pageScope,
 		func(ctx context.Context, c *call, a *emulateArgs) error {
 			want, err := a.emulation(c.page.Emulation())
 			if err != nil {
@@ -224,7 +224,7 @@ type resizeArgs struct {
 }
 
 func (s *Server) resizePage() tool {
-	t := newTool("resize_page", "Resizes the page's window so that the page has specified dimension", false, pageScope,
+	t := newTool("resize_page", "Resizes the page's window so that the page has specified dimension", pageScope,
 		func(ctx context.Context, c *call, a *resizeArgs) error {
 			if a.Width <= 0 || a.Height <= 0 {
 				return &argError{fmt.Sprintf("invalid size %dx%d: want a width and a height in CSS pixels greater than 0", a.Width, a.Height)}

@@ -32,7 +32,7 @@ type fillFormArgs struct {
 }
 
 func (s *Server) fillForm() tool {
-	return newTool("fill_form", `Fill out multiple form elements (inputs, selects, checkboxes, radios) at once. ALWAYS prefer this tool over multiple individual 'fill' or 'click' calls when interacting with forms. It is significantly faster, more reliable, and reduces turn count. Example: Fill username, password, and check "Remember Me" in one call.`, false, pageScope,
+	return newTool("fill_form", `Fill out multiple form elements (inputs, selects, checkboxes, radios) at once. ALWAYS prefer this tool over multiple individual 'fill' or 'click' calls when interacting with forms. It is significantly faster, more reliable, and reduces turn count. Example: Fill username, password, and check "Remember Me" in one call.`, pageScope,
 		func(ctx context.Context, c *call, a *fillFormArgs) error {
 			if len(a.Elements) == 0 {
 				return &argError{"fill_form needs at least one element: give elements as [{\"uid\": \"1_3\", \"value\": \"Ada\"}]"}
@@ -66,7 +66,7 @@ type dragArgs struct {
 }
 
 func (s *Server) drag() tool {
-	return newTool("drag", "Drag an element onto another element", false, pageScope,
+	return newTool("drag", "Drag an element onto another element", pageScope,
 		func(ctx context.Context, c *call, a *dragArgs) error {
 			err := c.page.Drag(ctx, a.FromUID, a.ToUID)
 			return acted(c, err, a.IncludeSnapshot, "The element was dragged and it opened a dialog.", "Successfully dragged an element")
@@ -81,7 +81,7 @@ type uploadArgs struct {
 }
 
 func (s *Server) uploadFile() tool {
-	return newTool("upload_file", "Upload a file through a provided element.", false, pageScope,
+	return newTool("upload_file", "Upload a file through a provided element.", pageScope,
 		func(ctx context.Context, c *call, a *uploadArgs) error {
 			if len(a.FilePaths) == 0 {
 				return &argError{"upload_file needs at least one path in filePaths"}

@@ -255,7 +255,7 @@ func TestClosePageWithQueuedCalls(t *testing.T) {
 // A handler that panics gives an isError result and releases its lock.
 func TestPanicReleasesLock(t *testing.T) {
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Second})
-	boom := newTool("test_panic", "panics", false, pageScope, func(ctx context.Context, c *call, _ *pageArg) error {
+	boom := newTool("test_panic", "panics", pageScope, func(ctx context.Context, c *call, _ *pageArg) error {
 		panic("boom")
 	})
 	e.srv.mcp.AddTool(boom.def, e.srv.guard(boom))

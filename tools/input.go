@@ -49,7 +49,7 @@ func acted(c *call, err error, snapshot bool, opened, done string) error {
 }
 
 func (s *Server) click() tool {
-	return newTool("click", "Clicks on the provided element", false, pageScope,
+	return newTool("click", "Clicks on the provided element", pageScope,
 		func(ctx context.Context, c *call, a *clickArgs) error {
 			err := c.page.Click(ctx, a.UID, a.DblClick)
 			if a.DblClick {
@@ -60,7 +60,7 @@ func (s *Server) click() tool {
 }
 
 func (s *Server) hover() tool {
-	return newTool("hover", "Hover over the provided element", false, pageScope,
+	return newTool("hover", "Hover over the provided element", pageScope,
 		func(ctx context.Context, c *call, a *uidArgs) error {
 			return acted(c, c.page.Hover(ctx, a.UID), a.IncludeSnapshot, "The element was hovered and it opened a dialog.", "Successfully hovered over the element")
 		})
@@ -72,7 +72,7 @@ type fillArgs struct {
 }
 
 func (s *Server) fill() tool {
-	return newTool("fill", "Type text into a input, text area or select an option from a <select> element.", false, pageScope,
+	return newTool("fill", "Type text into a input, text area or select an option from a <select> element.", pageScope,
 		func(ctx context.Context, c *call, a *fillArgs) error {
 			return acted(c, c.page.Fill(ctx, a.UID, a.Value), a.IncludeSnapshot, "The element was filled out and it opened a dialog.", "Successfully filled out the element")
 		})
@@ -85,7 +85,7 @@ type typeTextArgs struct {
 }
 
 func (s *Server) typeText() tool {
-	return newTool("type_text", "Type text using keyboard into a previously focused input", false, pageScope,
+	return newTool("type_text", "Type text using keyboard into a previously focused input", pageScope,
 		func(ctx context.Context, c *call, a *typeTextArgs) error {
 			var submit *browser.Key
 			if a.SubmitKey != "" {
@@ -120,7 +120,7 @@ type pressKeyArgs struct {
 }
 
 func (s *Server) pressKey() tool {
-	return newTool("press_key", "Press a key or key combination. Use this when other input methods like fill() cannot be used (e.g., keyboard shortcuts, navigation keys, or special key combinations).", false, pageScope,
+	return newTool("press_key", "Press a key or key combination. Use this when other input methods like fill() cannot be used (e.g., keyboard shortcuts, navigation keys, or special key combinations).", pageScope,
 		func(ctx context.Context, c *call, a *pressKeyArgs) error {
 			k, err := browser.ParseKey(a.Key)
 			if err != nil {
@@ -138,7 +138,7 @@ type dialogArgs struct {
 }
 
 func (s *Server) handleDialog() tool {
-	t := newTool("handle_dialog", "If a browser dialog was opened, use this command to handle it", false, pageScope,
+	t := newTool("handle_dialog", "If a browser dialog was opened, use this command to handle it", pageScope,
 		func(ctx context.Context, c *call, a *dialogArgs) error {
 			var accept bool
 			switch a.Action {

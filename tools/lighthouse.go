@@ -50,7 +50,7 @@ func (s *Server) lighthouseAudit() tool {
 	t := newTool("lighthouse_audit",
 		"Get Lighthouse scores, failing audits, and the DOM nodes they flag for accessibility, SEO and best practices. Full reports are saved to disk. "+
 			"This excludes performance unless categories asks for it. For performance audits, you can also run performance_start_trace",
-		false, pageScope, s.runLighthouse)
+		pageScope, s.runLighthouse)
 	t.resources = []pagelock.Key{pagelock.Audit}
 	patchSchema(&t, map[string]map[string]any{
 		"mode":   {"enum": []string{"navigation", "snapshot"}, "default": "navigation"},

@@ -16,7 +16,7 @@ type heapSnapshotArgs struct {
 func (s *Server) takeHeapSnapshot() tool {
 	return newTool("take_heapsnapshot",
 		"Capture a heap snapshot of the target page. Use to analyze the memory distribution of JavaScript objects and debug memory leaks.",
-		false, pageScope, func(ctx context.Context, c *call, a *heapSnapshotArgs) error {
+		pageScope, func(ctx context.Context, c *call, a *heapSnapshotArgs) error {
 			path, err := s.files.output(a.FilePath)
 			if err != nil {
 				return err

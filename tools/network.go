@@ -40,7 +40,7 @@ type listNetworkArgs struct {
 const maxListedURL = 255
 
 func (s *Server) listNetworkRequests() tool {
-	return newTool("list_network_requests", "Lists the most recent requests for the target page since the last navigation. Collected from the moment pagemux attached to the page: a page it opened is complete, a page opened by another (a popup, a tab of an attached browser) lacks the requests it made before its first tool call.", true, pageScope,
+	return newTool("list_network_requests", "Lists the most recent requests for the target page since the last navigation. Collected from the moment pagemux attached to the page: a page it opened is complete, a page opened by another (a popup, a tab of an attached browser) lacks the requests it made before its first tool call.", pageScope,
 		func(ctx context.Context, c *call, a *listNetworkArgs) error {
 			// Attaches to a page met but not used yet: recording starts here.
 			if err := c.page.Ready(ctx); err != nil {
@@ -90,7 +90,7 @@ type getNetworkArgs struct {
 }
 
 func (s *Server) getNetworkRequest() tool {
-	return newTool("get_network_request", "Gets a network request by an optional reqid, if omitted returns the latest request of the page. Useful for inspecting request headers (including 'Cookie') and response headers (including 'Set-Cookie' and directives), status, timing and bodies.", true, pageScope,
+	return newTool("get_network_request", "Gets a network request by an optional reqid, if omitted returns the latest request of the page. Useful for inspecting request headers (including 'Cookie') and response headers (including 'Set-Cookie' and directives), status, timing and bodies.", pageScope,
 		func(ctx context.Context, c *call, a *getNetworkArgs) error {
 			// Attaches to a page met but not used yet: recording starts here.
 			if err := c.page.Ready(ctx); err != nil {

@@ -24,7 +24,7 @@ func (s *Server) pageTools() []tool {
 }
 
 func (s *Server) listPages() tool {
-	return newTool("list_pages", "Get a list of pages open in the browser.", true, browserScope,
+	return newTool("list_pages", "Get a list of pages open in the browser.", browserScope,
 		func(ctx context.Context, c *call, _ *noArgs) error {
 			c.resp.includePages()
 			return nil
@@ -41,7 +41,7 @@ type newPageArgs struct {
 }
 
 func (s *Server) newPage() tool {
-	t := newTool("new_page", "Creates a new page", false, browserScope,
+	t := newTool("new_page", "Creates a new page", browserScope,
 		func(ctx context.Context, c *call, a *newPageArgs) error {
 			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(s.contextFor(ctx, a.IsolatedContext)))
 			if err != nil {
@@ -84,7 +84,7 @@ type selectPageArgs struct {
 }
 
 func (s *Server) selectPage() tool {
-	t := newTool("select_page", "Select a page as a context for future tool calls.", false, browserScope,
+	t := newTool("select_page", "Select a page as a context for future tool calls.", browserScope,
 		func(ctx context.Context, c *call, a *selectPageArgs) error {
 			p, err := s.selectFor(ctx, a.PageID)
 			if err != nil {
@@ -112,7 +112,7 @@ type closePageArgs struct {
 }
 
 func (s *Server) closePage() tool {
-	t := newTool("close_page", "Closes the page by its index. The last open page cannot be closed.", false, pageScope,
+	t := newTool("close_page", "Closes the page by its index. The last open page cannot be closed.", pageScope,
 		func(ctx context.Context, c *call, a *closePageArgs) error {
 			err := s.browser.ClosePage(ctx, c.page)
 			if errors.Is(err, browser.ErrLastPage) {
@@ -140,7 +140,7 @@ type navigateArgs struct {
 }
 
 func (s *Server) navigatePage() tool {
-	t := newTool("navigate_page", "Navigates the currently selected page to a URL.", false, pageScope,
+	t := newTool("navigate_page", "Navigates the currently selected page to a URL.", pageScope,
 		func(ctx context.Context, c *call, a *navigateArgs) error {
 			timeout := ms(a.Timeout, browser.DefaultNavigationTimeout)
 			typ := a.Type

@@ -110,7 +110,7 @@ type startTraceArgs struct {
 func (s *Server) startTrace() tool {
 	return newTool("performance_start_trace",
 		"Start a performance trace on the target webpage. Use to find frontend performance issues, Core Web Vitals (LCP, INP, CLS), and improve page load speed.",
-		false, pageScope, func(ctx context.Context, c *call, a *startTraceArgs) error {
+		pageScope, func(ctx context.Context, c *call, a *startTraceArgs) error {
 			path, err := s.tracePath(a.FilePath)
 			if err != nil {
 				return err
@@ -155,7 +155,7 @@ type stopTraceArgs struct {
 
 func (s *Server) stopTrace() tool {
 	t := newTool("performance_stop_trace", "Stop the active performance trace recording on the target webpage.",
-		false, pageScope, func(ctx context.Context, c *call, a *stopTraceArgs) error {
+		pageScope, func(ctx context.Context, c *call, a *stopTraceArgs) error {
 			path, err := s.tracePath(a.FilePath)
 			if err != nil {
 				return err
@@ -179,7 +179,7 @@ type analyzeInsightArgs struct {
 func (s *Server) analyzeInsight() tool {
 	t := newTool("performance_analyze_insight",
 		"Provides more detailed information on a specific Performance Insight of an insight set that was highlighted in the results of a trace recording.",
-		false, pageScope, func(ctx context.Context, c *call, a *analyzeInsightArgs) error {
+		pageScope, func(ctx context.Context, c *call, a *analyzeInsightArgs) error {
 			if a.InsightSetID == "" || a.InsightName == "" {
 				return &argError{"performance_analyze_insight needs an insightSetId and an insightName from the summary of a trace"}
 			}

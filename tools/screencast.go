@@ -27,7 +27,7 @@ type screencastStartArgs struct {
 }
 
 func (s *Server) startScreencast() tool {
-	t := newTool("screencast_start", "Starts recording a screencast (video) of the target page.", false, pageScope,
+	t := newTool("screencast_start", "Starts recording a screencast (video) of the target page.", pageScope,
 		func(ctx context.Context, c *call, a *screencastStartArgs) error {
 			if c.page.Screencast() != nil {
 				return errScreencastActive
@@ -71,7 +71,7 @@ func (s *Server) startScreencast() tool {
 var errScreencastActive = &argError{"a screencast recording is already in progress. Use screencast_stop to stop it before starting a new one."}
 
 func (s *Server) stopScreencast() tool {
-	t := newTool("screencast_stop", "Stops the active screencast recording on the target page.", false, pageScope,
+	t := newTool("screencast_stop", "Stops the active screencast recording on the target page.", pageScope,
 		func(ctx context.Context, c *call, a *pageArg) error {
 			sc := c.page.Screencast()
 			if sc == nil {

@@ -25,7 +25,7 @@ type screenshotArgs struct {
 const maxInlineImage = 2 << 20
 
 func (s *Server) takeScreenshot() tool {
-	return newTool("take_screenshot", "Take a screenshot of the page or element.", true, pageScope,
+	return newTool("take_screenshot", "Take a screenshot of the page or element.", pageScope,
 		func(ctx context.Context, c *call, a *screenshotArgs) error {
 			format := a.Format
 			if format == "" {

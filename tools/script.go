@@ -68,7 +68,7 @@ func (s *Server) source(a *evaluateArgs) (string, error) {
 }
 
 func (s *Server) evaluateScript() tool {
-	return newTool("evaluate_script", "Evaluate a JavaScript function inside the currently selected page. Returns the response as JSON so returned values have to JSON-serializable.", false, pageScope,
+	return newTool("evaluate_script", "Evaluate a JavaScript function inside the currently selected page. Returns the response as JSON so returned values have to JSON-serializable.", pageScope,
 		func(ctx context.Context, c *call, a *evaluateArgs) error {
 			c.resp.reportNavigation = true
 			if a.FilePath != "" {

@@ -25,7 +25,7 @@ type snapshotArgs struct {
 }
 
 func (s *Server) takeSnapshot() tool {
-	return newTool("take_snapshot", "Take a text snapshot of the currently selected page based on the a11y tree. The snapshot lists page elements along with a unique identifier (uid). Always use the latest snapshot. Prefer taking a snapshot over taking a screenshot.", true, pageScope,
+	return newTool("take_snapshot", "Take a text snapshot of the currently selected page based on the a11y tree. The snapshot lists page elements along with a unique identifier (uid). Always use the latest snapshot. Prefer taking a snapshot over taking a screenshot.", pageScope,
 		func(ctx context.Context, c *call, a *snapshotArgs) error {
 			if err := c.page.Ready(ctx); err != nil {
 				return fmt.Errorf("could not take a snapshot: %w", err)
@@ -66,7 +66,7 @@ type waitForArgs struct {
 }
 
 func (s *Server) waitFor() tool {
-	return newTool("wait_for", "Wait for the specified text to appear on the selected page.", false, pageScope,
+	return newTool("wait_for", "Wait for the specified text to appear on the selected page.", pageScope,
 		func(ctx context.Context, c *call, a *waitForArgs) error {
 			if len(a.Text) == 0 {
 				return &argError{"wait_for needs at least one text to wait for"}

@@ -201,14 +201,12 @@ func (e *argError) Error() string { return e.msg }
 // chrome-devtools-mcp's schemas say plain T; an explicit null still decodes.
 var nullable = regexp.MustCompile(`"type":\["null","(\w+)"\]`)
 
-// newTool builds a tool whose handler decodes its arguments into A.
-func newTool[A any](name, description string, readOnly bool, sc scope, handle func(ctx context.Context, c *call, args *A) error) tool {
+// newTool builds a tool whose handler decodes its arguments into A. Its
+// annotations come from the table in compat.go.
+func newTool[A any](name, description string, sc scope, handle func(ctx context.Context, c *call, args *A) error) tool {
 	def := mcp.NewTool(name,
 		mcp.WithDescription(description),
 		mcp.WithInputSchema[A](),
-		mcp.WithReadOnlyHintAnnotation(readOnly),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithOpenWorldHintAnnotation(true),
 	)
 	def.RawInputSchema = nullable.ReplaceAll(def.RawInputSchema, []byte(`"type":"$1"`))
 	return tool{def: def, scope: sc, handle: func(ctx context.Context, c *call) error {
