@@ -98,10 +98,7 @@ func (s *Server) runBounded(ctx context.Context, t tool, c *call, g *pagelock.Gu
 	case <-timer.C:
 		s.log.Warn("a tool call did not stop when asked; its locks are released without it",
 			"tool", t.def.Name, "waited", straggle, "cause", context.Cause(hctx))
-		if errors.Is(context.Cause(hctx), cause) {
-			return cause.result()
-		}
-		return toolError(context.Cause(hctx))
+		return toolError(context.Cause(hctx)) // the bound's own text, or the cancellation's
 	}
 }
 
@@ -110,14 +107,7 @@ func (s *Server) runBounded(ctx context.Context, t tool, c *call, g *pagelock.Gu
 func (s *Server) pastBound(hctx context.Context, cause *boundError, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res.IsError && errors.Is(context.Cause(hctx), cause) {
 		s.log.Warn("tool call ran past its bound", "tool", cause.tool, "bound", cause.bound, "page", cause.page)
-		return cause.result()
+		return toolError(cause)
 	}
 	return res
-}
-
-// result is the tool error that says the bound passed. It is not
-// errorText's "ran out of time": it names the tool, the limit and what was
-// stopped.
-func (e *boundError) result() *mcp.CallToolResult {
-	return mcp.NewToolResultError("Error: " + e.Error())
 }

@@ -35,10 +35,11 @@ func capText(s string, n int) string {
 // errorText is the message of an error as an agent reads it, with the
 // "Error: " that chrome-devtools-mcp puts before its errors.
 func errorText(err error) string {
+	var bound *boundError
 	switch {
-	case errors.Is(err, browser.ErrUnresponsive):
-		// Before the cancellations: the calls that Chrome's freeze ended
-		// wrap the context's errors too.
+	case errors.Is(err, browser.ErrUnresponsive), errors.As(err, &bound):
+		// Before the cancellations: the calls that Chrome's freeze or the
+		// tool's bound ended wrap the context's errors too, and say more.
 		return "Error: " + err.Error()
 	case errors.Is(err, context.Canceled):
 		return "Error: the call was cancelled"
