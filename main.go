@@ -57,6 +57,7 @@ type config struct {
 	// join bridges stdio to a pagemux serving HTTP at this URL.
 	join      string
 	joinToken string
+	joinAgent string
 }
 
 // repeated is a flag that may be given many times.
@@ -86,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.http.IdleTTL, "agent-idle", 30*time.Minute, "with --http, an agent that sent nothing for this long leaves (its pages close)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (loopback only), with stdio too; with --http they are also at /metrics there")
 	fs.StringVar(&c.join, "join", "", "bridge stdio to a running pagemux at `URL` (such as http://127.0.0.1:8931/mcp), so that stdio clients share its browser; --auth-token then gives the SECRET alone")
+	fs.StringVar(&c.joinAgent, "agent", "", "with --join, the agent `NAME` this bridge is: bridges of one token and name are one agent, and a new one takes over its pages (default: a name of its own, join-PID)")
 	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
 	fs.Var(&origins, "allowed-origin", "with --http, an `ORIGIN` (such as http://localhost:6274) browser requests may come from; repeatable (default none: requests with an Origin header are refused)")
 	fs.Int64Var(&c.http.MaxBody, "max-body", serve.DefaultMaxBody, "with --http, the largest request body in `BYTES`")
@@ -115,6 +117,9 @@ Flags:
 		return nil, err
 	}
 	c.http.AllowedOrigins = origins
+	if err := c.checkJoinAgent(); err != nil {
+		return nil, err
+	}
 	if c.httpAddr != "" {
 		if err := serve.CheckAddr(c.httpAddr, len(c.http.Tokens) > 0); err != nil {
 			return nil, err
@@ -284,7 +289,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if c.join != "" {
 		log.Info("bridging stdio to a shared pagemux", "url", c.join)
-		return serve.Join(ctx, c.join, stdin, stdout, serve.JoinOptions{Log: log, Token: c.joinToken})
+		return serve.Join(ctx, c.join, stdin, stdout, serve.JoinOptions{Log: log, Token: c.joinToken, Agent: c.joinAgent})
 	}
 	c.browser.Logger = log
 	// The profiles of a pagemux that was killed go now; a failed sweep is
@@ -451,6 +456,24 @@ func exitSignals() []os.Signal {
 		}
 	}
 	return sigs
+}
+
+// checkJoinAgent checks --agent, and names a bridge without one after its
+// process, so that bridges sharing a token are agents of their own.
+func (c *config) checkJoinAgent() error {
+	switch {
+	case c.join == "" && c.joinAgent != "":
+		return errors.New("--agent names a --join bridge's agent: give it with --join")
+	case c.join == "":
+		return nil
+	case c.joinAgent == "":
+		c.joinAgent = fmt.Sprintf("join-%d", os.Getpid())
+		return nil
+	}
+	if err := serve.CheckAgentName(c.joinAgent); err != nil {
+		return fmt.Errorf("--agent: %w", err)
+	}
+	return nil
 }
 
 // parseTokens reads --auth-token and --auth-token-file into c.http.Tokens.

@@ -46,6 +46,20 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--browser-url=http://127.0.0.1:9222", "--ws-endpoint=ws://x"}, "not both", nil},
 		{[]string{"--max-queue=-1"}, "--max-queue", nil},
 		{[]string{"stray"}, "unexpected argument", nil},
+		{[]string{"--join", "http://127.0.0.1:8931/mcp"}, "", func(c *config) string {
+			if c.joinAgent != fmt.Sprintf("join-%d", os.Getpid()) {
+				return "a bridge without --agent is named " + c.joinAgent
+			}
+			return ""
+		}},
+		{[]string{"--join", "http://127.0.0.1:8931/mcp", "--agent", "worker-1"}, "", func(c *config) string {
+			if c.joinAgent != "worker-1" {
+				return "--agent: " + c.joinAgent
+			}
+			return ""
+		}},
+		{[]string{"--join", "http://127.0.0.1:8931/mcp", "--agent", "two words"}, "--agent", nil},
+		{[]string{"--agent", "worker-1"}, "give it with --join", nil},
 	}
 	for _, tt := range tests {
 		c, err := parseFlags(tt.args, &bytes.Buffer{})

@@ -1,23 +1,36 @@
 // Package agents knows who is calling when many agents share one browser:
 // each agent's identity, its own selected page, the pages it owns, and the
-// generation that fences an agent whose identity was taken over. It knows
-// nothing of Chrome, MCP or locks: pages are ids, agents are names.
+// generation that fences a session whose identity a newer session took
+// over. It knows nothing of Chrome, MCP or locks: pages are ids, agents are
+// names, sessions are strings.
 package agents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
-// Agent is one caller: an MCP session where the protocol has one, else the
-// name of its bearer token, else the one shared anonymous agent.
+// Agent is one caller. Its ID is its identity: the name of its bearer
+// token (and the agent name it gave, with several agents on one token),
+// else the agent name alone, else its MCP session, else the one shared
+// anonymous agent. Sessions of one named identity are its generations: the
+// newest takes over the identity's pages (Registry.Arrive).
 type Agent struct {
-	// ID names the agent: "session:…", "token:…" or "anonymous".
+	// ID names the agent: "token:…", "token:…/agent:…", "agent:…",
+	// "session:…" or "anonymous".
 	ID string
 	// Token is the name of the agent's bearer token, "" without one.
 	Token string
+	// Session is the MCP session the call came on, "" in the stateless
+	// revision.
+	Session string
+	// Gen is the generation of ID that Session is, set by Registry.Arrive;
+	// 0 for a stateless call, which always acts as the agent's newest.
+	Gen uint64
 }
 
 // Anonymous is the agent of calls that carry no session and no token.
@@ -26,6 +39,22 @@ const Anonymous = "anonymous"
 // Named reports whether the agent can be told apart from other callers, so
 // that it can have a selected page of its own.
 func (a Agent) Named() bool { return a.ID != "" && a.ID != Anonymous }
+
+// Identity returns the ID of the agent named by a token name, an agent
+// name and a session, any of them "": see Agent.
+func Identity(token, name, session string) string {
+	switch {
+	case token != "" && name != "":
+		return "token:" + token + "/agent:" + name
+	case token != "":
+		return "token:" + token
+	case name != "":
+		return "agent:" + name
+	case session != "":
+		return "session:" + session
+	}
+	return Anonymous
+}
 
 type agentKey struct{}
 
@@ -62,30 +91,64 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown page mode %q: want owned or shared", s)
 }
 
-// Owner is who owns a page: the ID of an agent.
+// Owner is who owns a page: the ID of an agent, whichever of its sessions
+// is the newest.
 type Owner struct {
 	Agent string
 }
+
+// ErrTakenOver is why a session's calls fail once a newer session of the
+// same identity took over its pages: its calls still queued or running are
+// cancelled with it, and none of them may publish a result.
+type ErrTakenOver struct {
+	Agent string    // the identity
+	Gen   uint64    // the session's generation
+	By    uint64    // the generation that took over
+	At    time.Time // when
+}
+
+func (e *ErrTakenOver) Error() string {
+	return fmt.Sprintf("this session was taken over: a newer session of agent %s (generation %d, at %s) now has its pages, and this session's calls no longer run. "+
+		"If several agents share one token, give each its own token (--auth-token NAME=SECRET) or its own agent name (header Pagemux-Agent: NAME; pagemux --join … --agent NAME); otherwise reconnect",
+		e.Agent, e.By, e.At.UTC().Format(time.TimeOnly))
+}
+
+// ErrEnded is why a call fails when its session ended (DELETE, or the idle
+// bound) while it was queued or running.
+var ErrEnded = errors.New("this session ended (closed by its client, or idle past --agent-idle): its queued and running calls were cancelled and its locks released; start a new session")
 
 // Registry is the agents of one server and what is theirs. The zero value
 // is not ready: make one with New. It is safe for concurrent use.
 type Registry struct {
 	mode Mode
+	now  func() time.Time
 
-	mu     sync.Mutex
-	agents map[string]*state
-	owners map[int]Owner // page id → owner; pages missing here are no one's
+	mu       sync.Mutex
+	agents   map[string]*state   // by Agent.ID
+	sessions map[string]*session // by MCP session id
+	owners   map[int]Owner       // page id → owner; pages missing here are no one's
 }
 
 // state is what one agent has.
 type state struct {
 	token    string
-	selected int // 0: none
+	selected int    // 0: none
+	gen      uint64 // the newest generation; 0: none has arrived yet
+	session  string // the session of gen
+}
+
+// session is one MCP session: which agent and generation it is, and the
+// context its calls run under, ended when it is taken over or leaves.
+type session struct {
+	agent  string
+	gen    uint64
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // New returns an empty registry in mode.
 func New(mode Mode) *Registry {
-	return &Registry{mode: mode, agents: map[string]*state{}, owners: map[int]Owner{}}
+	return &Registry{mode: mode, now: time.Now, agents: map[string]*state{}, sessions: map[string]*session{}, owners: map[int]Owner{}}
 }
 
 // Mode returns the registry's mode.
@@ -101,13 +164,86 @@ func (r *Registry) get(a Agent) *state {
 	return s
 }
 
-// Own makes page a's, and selects it for a, as new_page does.
-func (r *Registry) Own(a Agent, page int) {
+// Arrive returns a, a caller as its transport knows it, with its
+// generation. A session seen for the first time is its identity's newest
+// generation: the session it follows is taken over (its calls fail with
+// *ErrTakenOver) and tookOver says so. A session seen before keeps the
+// generation it had, current or not. A stateless call (no session) has
+// generation 0.
+func (r *Registry) Arrive(a Agent) (_ Agent, tookOver *ErrTakenOver) {
+	if a.Session == "" {
+		a.Gen = 0
+		return a, nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if sess, ok := r.sessions[a.Session]; ok {
+		a.ID, a.Gen = sess.agent, sess.gen
+		return a, nil
+	}
+	st := r.get(a)
+	st.gen++
+	if old, ok := r.sessions[st.session]; ok && old.gen == st.gen-1 {
+		tookOver = &ErrTakenOver{Agent: a.ID, Gen: old.gen, By: st.gen, At: r.now()}
+		old.cancel(tookOver)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r.sessions[a.Session] = &session{agent: a.ID, gen: st.gen, ctx: ctx, cancel: cancel}
+	st.session = a.Session
+	a.Gen = st.gen
+	return a, tookOver
+}
+
+// Bind returns ctx, ended also when a's session is taken over or leaves,
+// with the error that says which as its cause (context.Cause). It fails at
+// once when that happened already. Call stop when the call is over.
+func (r *Registry) Bind(ctx context.Context, a Agent) (_ context.Context, stop func(), err error) {
+	if err := r.Current(a); err != nil {
+		return nil, nil, err
+	}
+	r.mu.Lock()
+	sess, ok := r.sessions[a.Session]
+	r.mu.Unlock()
+	if !ok {
+		return ctx, func() {}, nil // stateless, or a registry that never saw it
+	}
+	bound, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(sess.ctx, func() { cancel(context.Cause(sess.ctx)) })
+	return bound, func() { unhook(); cancel(nil) }, nil
+}
+
+// Current fails when a's session may no longer act: a newer session of its
+// identity took over (*ErrTakenOver), or it left (ErrEnded). Stateless calls
+// and sessions Arrive never saw are always current.
+func (r *Registry) Current(a Agent) error {
+	if a.Session == "" {
+		return nil
+	}
+	r.mu.Lock()
+	sess, ok := r.sessions[a.Session]
+	r.mu.Unlock()
+	switch {
+	case !ok && a.Gen > 0:
+		return ErrEnded // it left, and was forgotten
+	case !ok:
+		return nil
+	}
+	return context.Cause(sess.ctx) // nil while the context lives
+}
+
+// Own makes page a's, and selects it for a, as new_page does. It reports
+// false, owning nothing, when a's session left and its identity with it: the
+// caller closes the page, or keeps it as no one's.
+func (r *Registry) Own(a Agent, page int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.sessions[a.Session]; !ok && a.Gen > 0 {
+		return false
+	}
 	s := r.get(a)
 	r.owners[page] = Owner{Agent: a.ID}
 	s.selected = page
+	return true
 }
 
 // Inherit gives page the owner of parent, for a tab a page opened itself.
@@ -164,7 +300,10 @@ func (r *Registry) Select(a Agent, page int) {
 func (r *Registry) Selected(a Agent) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.get(a).selected
+	if s, ok := r.agents[a.ID]; ok {
+		return s.selected
+	}
+	return 0
 }
 
 // PageClosed forgets page; agents that had it selected have none selected.
@@ -193,21 +332,34 @@ func (r *Registry) Pages(a Agent) []int {
 	return out
 }
 
-// Leave forgets a, as when its session ends, and returns the pages it
-// owned, for the caller to close or keep. keep leaves them to no one.
-func (r *Registry) Leave(a Agent) []int {
+// Leave ends an MCP session, as when its client closed it or it idled out:
+// its calls still queued or running fail with ErrEnded. When it was its
+// identity's newest session the agent leaves with it: Leave returns the
+// agent and the pages it owned, for the caller to close or keep, and those
+// pages are no one's from now on. A session taken over before it ended
+// leaves nothing behind: its pages are the newer session's.
+func (r *Registry) Leave(sessionID string) (_ Agent, pages []int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var pages []int
+	sess, ok := r.sessions[sessionID]
+	if !ok {
+		return Agent{}, nil
+	}
+	delete(r.sessions, sessionID)
+	sess.cancel(ErrEnded)
+	st, ok := r.agents[sess.agent]
+	if !ok || st.gen != sess.gen {
+		return Agent{}, nil
+	}
 	for p, o := range r.owners {
-		if o.Agent == a.ID {
+		if o.Agent == sess.agent {
 			pages = append(pages, p)
 			delete(r.owners, p)
 		}
 	}
-	delete(r.agents, a.ID)
+	delete(r.agents, sess.agent)
 	slices.Sort(pages)
-	return pages
+	return Agent{ID: sess.agent, Token: st.token, Session: sessionID, Gen: sess.gen}, pages
 }
 
 // Agents counts the agents known now.

@@ -9,7 +9,8 @@ import (
 
 func TestOwnedPages(t *testing.T) {
 	r := New(Owned)
-	lead, sub := Agent{ID: "session:a"}, Agent{ID: "session:b"}
+	lead, _ := r.Arrive(Agent{ID: "session:a", Session: "a"})
+	sub, _ := r.Arrive(Agent{ID: "session:b", Session: "b"})
 	r.Own(lead, 3)
 	r.Own(sub, 4)
 	r.Inherit(5, 3) // a tab lead's page opened
@@ -30,7 +31,7 @@ func TestOwnedPages(t *testing.T) {
 	if r.Selected(lead) != 0 {
 		t.Errorf("lead still has closed page %d selected", r.Selected(lead))
 	}
-	if got := r.Leave(lead); !slices.Equal(got, []int{5}) {
+	if a, got := r.Leave("a"); a.ID != lead.ID || !slices.Equal(got, []int{5}) {
 		t.Errorf("lead left with pages %v, want [5]", got)
 	}
 	if err := r.Check(sub, 5); err != nil {
@@ -62,5 +63,85 @@ func TestAgentContext(t *testing.T) {
 	}
 	if _, err := ParseMode("mine"); err == nil {
 		t.Error("ParseMode took an unknown mode")
+	}
+}
+
+// TestTakeover: a new session of a named identity takes over its pages and
+// fences the old session: its bound calls end with *ErrTakenOver, it can no
+// longer act, and its end leaves the pages to the new one. Another identity
+// never gets them.
+func TestTakeover(t *testing.T) {
+	r := New(Owned)
+	old, took := r.Arrive(Agent{ID: Identity("team", "", "s1"), Token: "team", Session: "s1"})
+	if took != nil || old.Gen != 1 || old.ID != "token:team" {
+		t.Fatalf("first session: %+v, took over %v", old, took)
+	}
+	r.Own(old, 7)
+	ctx, stop, err := r.Bind(context.Background(), old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	other, _ := r.Arrive(Agent{ID: Identity("sub", "", "s9"), Token: "sub", Session: "s9"})
+	if err := r.Check(other, 7); err == nil {
+		t.Error("another identity may use the page")
+	}
+	if ctx.Err() != nil {
+		t.Error("another identity's session ended the first one")
+	}
+
+	cur, took := r.Arrive(Agent{ID: Identity("team", "", "s2"), Token: "team", Session: "s2"})
+	if took == nil || cur.Gen != 2 || took.Gen != 1 || took.By != 2 {
+		t.Fatalf("second session: %+v, took over %+v", cur, took)
+	}
+	<-ctx.Done()
+	var fenced *ErrTakenOver
+	if !errors.As(context.Cause(ctx), &fenced) {
+		t.Errorf("the old session's call ended with %v", context.Cause(ctx))
+	}
+	if !errors.As(r.Current(old), &fenced) || r.Current(cur) != nil {
+		t.Errorf("current: old %v, new %v", r.Current(old), r.Current(cur))
+	}
+	if _, _, err := r.Bind(context.Background(), old); !errors.As(err, &fenced) {
+		t.Errorf("a new call of the old session: %v", err)
+	}
+	if again, _ := r.Arrive(Agent{ID: "token:team", Session: "s1"}); again.Gen != 1 {
+		t.Errorf("the old session came back as generation %d", again.Gen)
+	}
+	if err := r.Check(cur, 7); err != nil || !slices.Equal(r.Pages(cur), []int{7}) {
+		t.Errorf("the new session lacks the page: %v %v", err, r.Pages(cur))
+	}
+	if a, pages := r.Leave("s1"); a.ID != "" || pages != nil {
+		t.Errorf("the old session's end took %v %v", a, pages)
+	}
+	if !slices.Equal(r.Pages(cur), []int{7}) {
+		t.Error("the old session's end took the page")
+	}
+	ctx2, stop2, _ := r.Bind(context.Background(), cur)
+	defer stop2()
+	if a, pages := r.Leave("s2"); a.ID != "token:team" || !slices.Equal(pages, []int{7}) {
+		t.Errorf("the new session left with %v %v", a, pages)
+	}
+	<-ctx2.Done()
+	if !errors.Is(context.Cause(ctx2), ErrEnded) || !errors.Is(r.Current(cur), ErrEnded) {
+		t.Errorf("after leaving: %v, %v", context.Cause(ctx2), r.Current(cur))
+	}
+	if r.Own(cur, 8) {
+		t.Error("a session that left owns a new page")
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	for _, tt := range []struct{ token, name, session, want string }{
+		{"team", "", "s", "token:team"},
+		{"team", "a", "s", "token:team/agent:a"},
+		{"", "a", "s", "agent:a"},
+		{"", "", "s", "session:s"},
+		{"", "", "", Anonymous},
+	} {
+		if got := Identity(tt.token, tt.name, tt.session); got != tt.want {
+			t.Errorf("Identity(%q, %q, %q) = %q, want %q", tt.token, tt.name, tt.session, got, tt.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -54,17 +55,29 @@ type HTTPOptions struct {
 	IdleTTL time.Duration
 }
 
-// agentOf is who calls, as the transport knows it: the MCP session where
-// the protocol has one, else the name of the caller's token, else the one
-// shared anonymous agent.
-func agentOf(session, token string) agents.Agent {
-	switch {
-	case session != "":
-		return agents.Agent{ID: "session:" + session, Token: token}
-	case token != "":
-		return agents.Agent{ID: "token:" + token, Token: token}
+// AgentHeader names one of several agents that share a token (or, without
+// tokens, an agent by name alone): sessions that give the same name are
+// generations of one agent, and the newest takes over its pages.
+const AgentHeader = "Pagemux-Agent"
+
+// agentName reads AgentHeader.
+func agentName(r *http.Request) (string, error) {
+	name := r.Header.Get(AgentHeader)
+	if err := CheckAgentName(name); err != nil {
+		return "", fmt.Errorf("header %s: %w", AgentHeader, err)
 	}
-	return agents.Agent{ID: agents.Anonymous}
+	return name, nil
+}
+
+// CheckAgentName fails for an agent name other than up to 64 ASCII
+// letters, digits, '.', '_' or '-'.
+func CheckAgentName(name string) error {
+	if len(name) > 64 || strings.TrimFunc(name, func(c rune) bool {
+		return c == '.' || c == '_' || c == '-' || c < 128 && (unicode.IsLetter(c) || unicode.IsDigit(c))
+	}) != "" {
+		return fmt.Errorf("agent name %.80q: want up to 64 letters, digits, '.', '_' or '-', such as lead", name)
+	}
+	return nil
 }
 
 // httpHandler is /mcp and /healthz.
@@ -75,7 +88,7 @@ type httpHandler struct {
 	maxBody int64
 
 	mu    sync.Mutex
-	lines map[string]*pagelock.Line // by agents.Agent.ID
+	lines map[string]*pagelock.Line // by session, else agents.Agent.ID
 }
 
 // NewHTTP returns the Streamable HTTP handler of srv: MCP at /mcp, both
@@ -149,7 +162,12 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	agent := agentOf(session, token)
+	name, err := agentName(r)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	agent := agents.Agent{ID: agents.Identity(token, name, session), Token: token, Session: session}
 	ctx := agents.With(r.Context(), agent)
 	if r.Method == http.MethodDelete && session != "" {
 		defer h.forget(agent)
@@ -213,23 +231,32 @@ func (h *httpHandler) tokenName(r *http.Request) string {
 	return name
 }
 
-// line returns the arrival line of agent.
+// line returns the arrival line of a's session, or of a stateless agent.
 func (h *httpHandler) line(a agents.Agent) *pagelock.Line {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	l, ok := h.lines[a.ID]
+	l, ok := h.lines[lineKey(a)]
 	if !ok {
 		l = new(pagelock.Line)
-		h.lines[a.ID] = l
+		h.lines[lineKey(a)] = l
 	}
 	return l
 }
 
-// forget drops the line of an agent whose session ended.
+// lineKey is which line a's calls take their tickets in: its session's,
+// else its identity's.
+func lineKey(a agents.Agent) string {
+	if a.Session != "" {
+		return "session:" + a.Session
+	}
+	return a.ID
+}
+
+// forget drops the line of a session that ended.
 func (h *httpHandler) forget(a agents.Agent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.lines, a.ID)
+	delete(h.lines, lineKey(a))
 }
 
 // readBody reads a body of at most max bytes.

@@ -107,7 +107,7 @@ func TestHTTPAuth(t *testing.T) {
 }
 
 // TestHTTPOriginAndBody: a browser-borne request from an origin not allowed
-// is 403; a body past the limit is 413.
+// is 403; a bad agent name 400; a body past the limit is 413.
 func TestHTTPOriginAndBody(t *testing.T) {
 	ts := startHTTP(t, HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}, MaxBody: 1 << 20})
 	if status, body, _ := post(t, ts.URL, ping, map[string]string{"Origin": "https://evil.example"}); status != http.StatusForbidden || !strings.Contains(body, "--allowed-origin") {
@@ -116,6 +116,9 @@ func TestHTTPOriginAndBody(t *testing.T) {
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	if status, body, _ := post(t, ts.URL, initialize, map[string]string{"Origin": "http://localhost:6274"}); status != http.StatusOK {
 		t.Errorf("allowed origin: %d %s", status, body)
+	}
+	if status, body, _ := post(t, ts.URL, ping, map[string]string{AgentHeader: "two words"}); status != http.StatusBadRequest || !strings.Contains(body, AgentHeader) {
+		t.Errorf("bad agent name: %d %s", status, body)
 	}
 	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"say":"` + strings.Repeat("x", 2<<20) + `"}}}`
 	if status, body, _ := post(t, ts.URL, big, nil); status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "1 MiB") {

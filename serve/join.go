@@ -27,6 +27,10 @@ type JoinOptions struct {
 	Log *slog.Logger
 	// Token is the bearer secret sent with every request, if any.
 	Token string
+	// Agent is the agent name sent in AgentHeader: bridges that give the
+	// same name are one agent, and the newest takes over its pages. ""
+	// sends none.
+	Agent string
 	// MaxLine bounds a message line from stdin; 0: DefaultMaxLine.
 	MaxLine int
 }
@@ -167,6 +171,9 @@ func (j *joiner) post(ctx context.Context, msg []byte, id json.RawMessage, call 
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if j.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+j.opts.Token)
+	}
+	if j.opts.Agent != "" {
+		req.Header.Set(AgentHeader, j.opts.Agent)
 	}
 	j.mu.Lock()
 	if j.session != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -38,6 +39,10 @@ func newRecorder() *recorder {
 		rec.mu.Unlock()
 		ticket.Admit()
 		return mcp.NewToolResultText(fmt.Sprint(req.GetInt("n", -1))), nil
+	})
+	rec.srv.AddTool(mcp.NewTool("whoami"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, _ := agents.From(ctx)
+		return mcp.NewToolResultText(a.ID), nil
 	})
 	return rec
 }
@@ -118,5 +123,30 @@ func TestJoinNothingListens(t *testing.T) {
 	err := Join(t.Context(), url, strings.NewReader(""), io.Discard, JoinOptions{})
 	if err == nil || !strings.Contains(err.Error(), "nothing answers") || !strings.Contains(err.Error(), "pagemux --http") {
 		t.Errorf("Join to nothing: %v", err)
+	}
+}
+
+// TestJoinAgentName: a bridge's --agent reaches the server as its agent
+// name, beside its token's, and a bad name is refused with what to send.
+func TestJoinAgentName(t *testing.T) {
+	rec := newRecorder()
+	ts := httptest.NewServer(NewHTTP(rec.srv, HTTPOptions{Tokens: map[string]string{"sub": "sub-secret-1"}}))
+	defer ts.Close()
+	for agent, want := range map[string]string{"worker-2": "token:sub/agent:worker-2", "": "token:sub"} {
+		in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"join","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}` + "\n"
+		var out strings.Builder
+		if err := Join(t.Context(), ts.URL+"/mcp", strings.NewReader(in), &out, JoinOptions{Token: "sub-secret-1", Agent: agent}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"text":"`+want+`"`) {
+			t.Errorf("--agent %q: the server saw\n%s", agent, out.String())
+		}
+	}
+	for _, bad := range []string{"has space", strings.Repeat("x", 65), "naïve"} {
+		if err := CheckAgentName(bad); err == nil {
+			t.Errorf("CheckAgentName(%q) passed", bad)
+		}
 	}
 }

@@ -106,18 +106,61 @@ func (s *Server) contextFor(ctx context.Context, named string) string {
 	return named
 }
 
-// own records that the call's agent opened p.
-func (s *Server) own(ctx context.Context, p *browser.Page) {
-	if a, ok := s.agentOf(ctx); ok {
-		s.agents.Own(a, p.ID)
+// own records that the call's agent opened p. When the agent's session
+// ended while the page opened, the page is closed again (or, with
+// KeepPages, left to no one), and the call fails with why.
+func (s *Server) own(ctx context.Context, p *browser.Page) error {
+	a, ok := s.agentOf(ctx)
+	if !ok || s.agents.Own(a, p.ID) {
+		return nil
 	}
+	if !s.keepPages {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveWait)
+		defer cancel()
+		if err := s.browser.ClosePage(cctx, p); err != nil {
+			s.log.Warn("closing a page its departed agent opened", "page", p.ID, "error", err)
+		}
+	}
+	return agents.ErrEnded
 }
 
-// agentGone closes the pages of an agent whose session ended, unless the
-// server keeps them; either way they belong to no one afterwards. A call
-// still running on such a page is given leaveWait to finish.
-func (s *Server) agentGone(a agents.Agent) {
-	pages := s.agents.Leave(a)
+// bindAgent gives the call's agent its generation: the first call of a
+// session takes over the pages of its identity's older session (see
+// agents.Registry.Arrive). The context it returns ends when the call's
+// session is taken over or ends; it fails at once when that happened
+// already. A call without an agent is unbound.
+func (s *Server) bindAgent(ctx context.Context) (context.Context, func(), error) {
+	a, ok := s.agentOf(ctx)
+	if !ok {
+		return ctx, func() {}, nil
+	}
+	a, took := s.agents.Arrive(a)
+	if took != nil {
+		s.log.Info("a new session took over an agent's pages", "agent", a.ID, "generation", a.Gen, "pages", s.agents.Pages(a))
+	}
+	bound, stop, err := s.agents.Bind(agents.With(ctx, a), a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bound, stop, nil
+}
+
+// fenced is why the call's result may not be published: its session was
+// taken over or ended while it ran. nil for a call that may answer.
+func (s *Server) fenced(ctx context.Context) error {
+	if a, ok := s.agentOf(ctx); ok {
+		return s.agents.Current(a)
+	}
+	return nil
+}
+
+// agentGone ends an MCP session: its calls still queued or running fail
+// (agents.ErrEnded). When the session's agent leaves with it, its pages
+// close, unless the server keeps them; either way they belong to no one
+// afterwards. A call still running on such a page is given leaveWait to
+// finish.
+func (s *Server) agentGone(session string) {
+	a, pages := s.agents.Leave(session)
 	if s.keepPages || len(pages) == 0 {
 		return
 	}
@@ -150,7 +193,7 @@ func (s *Server) agentHooks() *server.Hooks {
 	h := &server.Hooks{}
 	h.AddOnUnregisterSession(func(ctx context.Context, sess server.ClientSession) {
 		if s.agents != nil {
-			go s.agentGone(agents.Agent{ID: "session:" + sess.SessionID()})
+			go s.agentGone(sess.SessionID())
 		}
 	})
 	return h

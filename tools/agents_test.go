@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,12 +43,27 @@ func newAgentEnvWith(t *testing.T, opts Options) *agentEnv {
 	return &agentEnv{testEnv: e, url: ts.URL}
 }
 
-// agent connects a new MCP session, a new agent, in the session-based
-// revision 2025-06-18 (the stateless one has no sessions: there an agent is
-// its token).
+// agent connects a new MCP session of a new agent, in the session-based
+// revision 2025-06-18: token team, with an agent name of its own (the
+// stateless revision has no sessions: there an agent is its token).
 func (e *agentEnv) agent(t *testing.T) *client.Client {
 	t.Helper()
-	return e.agentAs(t, "team-secret-1", "2025-06-18")
+	return e.session(t, "team-secret-1", fmt.Sprintf("agent-%d", agentCount.Add(1)))
+}
+
+// agentCount numbers the agents agent makes.
+var agentCount atomic.Int64
+
+// session connects a new MCP session with a token's secret and, unless
+// name is "", an agent name (serve.AgentHeader). Sessions of one token and
+// name are one agent: the newest takes over.
+func (e *agentEnv) session(t *testing.T, secret, name string) *client.Client {
+	t.Helper()
+	h := map[string]string{"Authorization": "Bearer " + secret}
+	if name != "" {
+		h[serve.AgentHeader] = name
+	}
+	return mcptest.HTTPClient(t, e.url+"/mcp", h, "2025-06-18")
 }
 
 func (e *agentEnv) agentAs(t *testing.T, secret, protocol string) *client.Client {

@@ -67,6 +67,16 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	if err != nil {
 		return toolError(err), nil // before any turn or lock: bad input waits for nothing
 	}
+	ctx, unbind, err := s.bindAgent(ctx) // agents.go
+	if err != nil {
+		return toolError(err), nil
+	}
+	defer unbind()
+	defer func() {
+		if err := s.fenced(ctx); err != nil {
+			res = toolError(err) // its session was taken over or ended: the result is void
+		}
+	}()
 	r, page, release, err := s.admit(ctx, t, args, ticket)
 	if err != nil {
 		return toolError(err), nil

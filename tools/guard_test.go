@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/pagelock"
 )
@@ -32,9 +33,14 @@ func (e *testEnv) async(ctx context.Context, name string, args map[string]any) <
 
 // asyncRequest is async for a request of the caller's making.
 func (e *testEnv) asyncRequest(ctx context.Context, req mcp.CallToolRequest) <-chan outcome {
+	return asyncCall(ctx, e.client, req)
+}
+
+// asyncCall is async for any client.
+func asyncCall(ctx context.Context, c *client.Client, req mcp.CallToolRequest) <-chan outcome {
 	ch := make(chan outcome, 1)
 	go func() {
-		res, err := e.client.CallTool(ctx, req)
+		res, err := c.CallTool(ctx, req)
 		var o outcome
 		o.err, o.at = err, time.Now()
 		if err == nil {

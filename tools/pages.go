@@ -47,7 +47,9 @@ func (s *Server) newPage() tool {
 			if err != nil {
 				return err
 			}
-			s.own(ctx, p)
+			if err := s.own(ctx, p); err != nil {
+				return err
+			}
 			// Others can see the page from now on: hold its lock while it loads.
 			release, err := s.lockPage(ctx, "new_page", p)
 			if err != nil {
