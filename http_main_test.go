@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,8 +107,10 @@ func TestHTTPBinary(t *testing.T) {
 	call(lead, "new_page", map[string]any{"url": site.URL + "/form.html"})
 	call(sub, "new_page", map[string]any{"url": site.URL + "/page2.html"})
 	// --pages owned (the default over HTTP): each agent sees its own pages.
-	if got := call(sub, "list_pages", nil); strings.Contains(got, "/form.html") || !strings.Contains(got, "/page2.html") {
-		t.Errorf("sub's pages:\n%s", got)
+	subList := call(sub, "list_pages", nil)
+	leadList := call(lead, "list_pages", nil)
+	if strings.Contains(subList, "/form.html") || !strings.Contains(subList, "/page2.html") {
+		t.Errorf("sub's pages:\n%s", subList)
 	}
 	if got := call(lead, "evaluate_script", map[string]any{"function": "() => location.pathname"}); !strings.Contains(got, "/form.html") {
 		t.Errorf("lead's selected page over HTTP: %s", got)
@@ -134,19 +139,68 @@ func TestHTTPBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scraped, _ := io.ReadAll(mresp.Body)
+	scraped, err := mcptest.ParseMetrics(mresp.Body)
 	mresp.Body.Close()
-	for _, want := range []string{`pagemux_tool_call_seconds_count{outcome="ok",tool="evaluate_script"} 1`,
-		`pagemux_tool_call_seconds_count{outcome="ok",tool="new_page"} 2`,
-		`pagemux_lock_wait_seconds_count{lock="page",mode="page"}`, "pagemux_pages_open", "pagemux_chrome_launches_total 1", "pagemux_agents 2"} {
-		if !strings.Contains(string(scraped), want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
+	if err != nil {
+		t.Fatal(err)
 	}
+	checkMetrics(t, scraped, leadList, subList)
 	if strings.Contains(stderr.String(), "secret-") {
 		t.Errorf("a secret reached the logs:\n%s", stderr.String())
 	}
 }
+
+// checkMetrics checks a scrape of /metrics against the calls TestHTTPBinary
+// made: two agents (lead, sub); new_page and list_pages twice, evaluate_script
+// once, all ok, and no other tool; one Chrome; the pages open are the
+// agents' lists and Chrome's first tab.
+func checkMetrics(t *testing.T, m mcptest.Metrics, leadList, subList string) {
+	t.Helper()
+	want := map[string]uint64{"new_page": 2, "list_pages": 2, "evaluate_script": 1}
+	got := map[string]uint64{}
+	m.Each("pagemux_tool_call_seconds", func(s mcptest.Sample) {
+		if s.Count == 0 {
+			return
+		}
+		if s.Label("outcome") != "ok" {
+			t.Errorf("pagemux_tool_call_seconds: %d call(s) of %s with outcome %q", s.Count, s.Label("tool"), s.Label("outcome"))
+		}
+		got[s.Label("tool")] += s.Count
+	})
+	if !maps.Equal(got, want) {
+		t.Errorf("pagemux_tool_call_seconds counts by tool: %v, want %v", got, want)
+	}
+	gauge := func(name string) float64 {
+		t.Helper()
+		s, ok := m.Find(name)
+		if !ok {
+			t.Errorf("/metrics has no %s", name)
+		}
+		return s.Value
+	}
+	if v := gauge("pagemux_agents"); v != 2 {
+		t.Errorf("pagemux_agents %v, want 2", v)
+	}
+	// Chrome's first tab is open too, owned by no one: with --pages owned
+	// neither agent's list shows it.
+	pages := 1 + float64(len(pageLine.FindAllString(leadList, -1))+len(pageLine.FindAllString(subList, -1)))
+	if v := gauge("pagemux_pages_open"); v != pages {
+		t.Errorf("pagemux_pages_open %v, want %v: Chrome's first tab and the agents' lists:\n%s\n%s", v, pages, leadList, subList)
+	}
+	if v := gauge("pagemux_chrome_launches_total"); v != 1 {
+		t.Errorf("pagemux_chrome_launches_total %v, want 1", v)
+	}
+	// Each of the calls on a page took its page's lock at least once.
+	if w := m.Total("pagemux_lock_wait_seconds", "lock", "page", "mode", "page"); !w.Histogram || w.Count < 3 {
+		t.Errorf("pagemux_lock_wait_seconds{lock=page,mode=page}: %d waits, want 3 at least (new_page twice, evaluate_script)", w.Count)
+	}
+	if w := m.Total("pagemux_lock_wait_seconds", "lock", "global"); w.Count != 0 {
+		t.Errorf("page mode took the global lock %d times", w.Count)
+	}
+}
+
+// pageLine is a page's line in list_pages: "3: title (url)".
+var pageLine = regexp.MustCompile(`(?m)^\d+: `)
 
 // TestHTTPFlags: --http refuses what would expose the browser, and tokens
 // are checked without echoing their secrets.
@@ -192,4 +246,128 @@ func TestJoinBinary(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), `"ok":true`) {
 		t.Fatalf("order.mjs through --join: %v\n%s", err, out)
 	}
+}
+
+// TestJoinBridgesInParallel: two --join bridges, each a stdio client with a
+// token of its own, drive two pages of one server's browser at once: in
+// page mode a long call through bridge 1 does not hold up quick calls
+// through bridge 2, which are all answered before it.
+func TestJoinBridgesInParallel(t *testing.T) {
+	const longMS = 5000
+	bin := buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "bridge1=bridge-secret-1", "--auth-token", "bridge2=bridge-secret-2",
+		"--lock-mode=page", "--log-level=warn")
+	bridge := func(secret string) *client.Client {
+		t.Helper()
+		c, err := client.NewStdioMCPClient(bin, nil, "--join", base+"/mcp", "--auth-token", secret, "--log-level=error")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+			ProtocolVersion: "2025-06-18", ClientInfo: mcp.Implementation{Name: t.Name(), Version: "1"}}}); err != nil {
+			t.Fatalf("initialize through --join: %v\n%s", err, stderr.String())
+		}
+		return c
+	}
+	call := func(c *client.Client, tool string, args map[string]any) (string, time.Time) {
+		t.Helper()
+		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		text := res.Content[0].(mcp.TextContent).Text
+		if res.IsError {
+			t.Fatalf("%s: %s", tool, text)
+		}
+		return text, time.Now()
+	}
+	pageOf := func(newPage string) int {
+		t.Helper()
+		for _, line := range strings.Split(newPage, "\n") {
+			if strings.HasSuffix(line, "[selected]") {
+				var id int
+				if _, err := fmt.Sscanf(line, "%d:", &id); err == nil {
+					return id
+				}
+			}
+		}
+		t.Fatalf("new_page selected nothing:\n%s", newPage)
+		return 0
+	}
+	b1, b2 := bridge("bridge-secret-1"), bridge("bridge-secret-2")
+	text, _ := call(b1, "new_page", map[string]any{"url": site.URL + "/form.html"})
+	p1 := pageOf(text)
+	text, _ = call(b2, "new_page", map[string]any{"url": site.URL + "/page2.html"})
+	p2 := pageOf(text)
+
+	type answer struct {
+		text string
+		err  error
+		at   time.Time
+	}
+	longDone := make(chan answer, 1)
+	started := time.Now()
+	go func() {
+		res, err := b1.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script", Arguments: map[string]any{
+			"pageId": p1, "function": fmt.Sprintf("() => new Promise(r => setTimeout(() => r('slept'), %d))", longMS)}}})
+		a := answer{err: err, at: time.Now()}
+		if err == nil {
+			a.text = res.Content[0].(mcp.TextContent).Text
+		}
+		longDone <- a
+	}()
+	waitHolder(t, base, "bridge-secret-2", fmt.Sprintf("evaluate_script on page %d", p1))
+	var lastQuick time.Time
+	for i := range 10 {
+		text, at := call(b2, "evaluate_script", map[string]any{"pageId": p2, "function": "() => location.pathname"})
+		if !strings.Contains(text, "/page2.html") || strings.Contains(text, "Waited ") {
+			t.Errorf("quick call %d through bridge 2: %s", i, text)
+		}
+		lastQuick = at
+	}
+	long := <-longDone
+	if long.err != nil || !strings.Contains(long.text, "slept") {
+		t.Fatalf("the long call through bridge 1: %v %s", long.err, long.text)
+	}
+	if !lastQuick.Before(long.at) {
+		t.Errorf("the last quick call through bridge 2 was answered %v after the long call through bridge 1", lastQuick.Sub(long.at))
+	}
+	if took := long.at.Sub(started); took < longMS*time.Millisecond*9/10 {
+		t.Errorf("the long call took %v, not the %d ms its script sleeps", took, longMS)
+	}
+}
+
+// waitHolder polls /locks until a lock is held by holder (such as
+// "evaluate_script on page 3"), whichever lock that is in the lock mode.
+func waitHolder(t *testing.T, base, secret, holder string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/locks", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = string(body)
+		var locks []struct {
+			Holder string `json:"holder"`
+		}
+		if err := json.Unmarshal(body, &locks); err != nil {
+			t.Fatalf("/locks: %v: %s", err, body)
+		}
+		for _, l := range locks {
+			if strings.HasPrefix(l.Holder, holder) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no lock held by %s; /locks: %s", holder, last)
 }
