@@ -110,3 +110,22 @@ func TestInspectorCLI(t *testing.T) {
 		t.Errorf("evaluate_script through the Inspector: %s", out)
 	}
 }
+
+// TestTeam: a lead agent over Streamable HTTP and three subagents through
+// --join bridges (all three on one token), all with the TypeScript SDK,
+// share one browser: each sees only its own tab and document, one's long
+// call holds up no other, and /locks and /metrics show what happened.
+func TestTeam(t *testing.T) {
+	dir, bin := clientsDir(t), buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--lock-mode=page", "--log-level=warn")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "team.mjs", site.URL, base+"/mcp", "lead-secret-1", bin, "team-secret-1")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("team.mjs: %v\n%s\nserver:\n%s", err, out, stderr.String())
+	}
+}

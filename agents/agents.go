@@ -286,8 +286,18 @@ func (r *Registry) Check(a Agent, page int) error {
 	return &ErrNotYours{Page: page}
 }
 
-// Visible reports whether a sees page in its page list.
-func (r *Registry) Visible(a Agent, page int) bool { return r.Check(a, page) == nil }
+// Visible reports whether a sees page in its page list: in Owned mode its
+// own pages only (a page of no one can still be used by its id), in Shared
+// mode every page.
+func (r *Registry) Visible(a Agent, page int) bool {
+	if r.mode == Shared {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o, ok := r.owners[page]
+	return ok && o.Agent == a.ID
+}
 
 // Select makes page the one a's calls without pageId act on.
 func (r *Registry) Select(a Agent, page int) {

@@ -24,8 +24,11 @@ func TestOwnedPages(t *testing.T) {
 	if err := r.Check(sub, 5); err == nil {
 		t.Error("sub may use the tab lead's page opened")
 	}
-	if err := r.Check(sub, 9); err != nil {
-		t.Errorf("a page of no one: %v", err)
+	if err := r.Check(sub, 9); err != nil || r.Visible(sub, 9) {
+		t.Errorf("a page of no one: %v; listed: %v", err, r.Visible(sub, 9))
+	}
+	if !r.Visible(lead, 5) || r.Visible(sub, 5) {
+		t.Error("listed: a page to its owner, not to another agent")
 	}
 	r.PageClosed(3)
 	if r.Selected(lead) != 0 {

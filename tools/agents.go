@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -49,7 +50,17 @@ func (s *Server) selectedPage(ctx context.Context) (*browser.Page, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: you have no page selected; open one with new_page or pick one with select_page", browser.ErrNoPage)
+	// None at all: a page of its own, as a fresh stdio server starts with
+	// one, so that an agent may begin with navigate_page.
+	p, err := s.browser.NewPage(ctx, true, browser.InContext(s.contextFor(ctx, "")))
+	if err != nil {
+		return nil, fmt.Errorf("%w: you have no page, and opening one failed (%w); open one with new_page", browser.ErrNoPage, err)
+	}
+	if err := s.own(ctx, p); err != nil {
+		return nil, err
+	}
+	s.log.Info("opened a first page for an agent", "agent", agentLabel(a), "page", p.ID)
+	return p, nil
 }
 
 // checkAccess fails a call on a page its agent may not use.
@@ -100,10 +111,24 @@ func (s *Server) contextFor(ctx context.Context, named string) string {
 	if a, ok := s.agentOf(ctx); ok && named == "" && s.isolateAgents && a.Named() {
 		// A digest, not the id: a session id is a secret of its client,
 		// and page lists show context names.
-		sum := sha256.Sum256([]byte(a.ID))
-		return "agent-" + hex.EncodeToString(sum[:4])
+		return "agent-" + digest(a.ID)
 	}
 	return named
+}
+
+// agentLabel names a to other callers (in lock holders): its ID, but a
+// digest of a session's, since a session id is a secret of its client.
+func agentLabel(a agents.Agent) string {
+	if strings.HasPrefix(a.ID, "session:") {
+		return "session-" + digest(a.ID)
+	}
+	return a.ID
+}
+
+// digest is a short, stable stand-in for s.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
 }
 
 // own records that the call's agent opened p. When the agent's session

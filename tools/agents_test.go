@@ -242,3 +242,29 @@ func TestLogCallNamesAgentAndPage(t *testing.T) {
 		t.Errorf("the log line: %s", line)
 	}
 }
+
+// TestAgentFirstPage: an agent whose first call is navigate_page, as on a
+// fresh stdio server, gets a page of its own for it; the page list shows
+// it that page alone, not the browser's first tab nor another agent's.
+func TestAgentFirstPage(t *testing.T) {
+	e := newAgentEnv(t, agents.Owned)
+	lead, sub := e.agent(t), e.agent(t)
+	mine := newPageAs(t, lead, "/form.html")
+	text, failed := use(t, sub, "navigate_page", map[string]any{"url": testSite.URL + "/page2.html"})
+	if failed {
+		t.Fatalf("a fresh agent's navigate_page: %s", text)
+	}
+	list, _ := use(t, sub, "list_pages", nil)
+	var tabs []string
+	for _, line := range strings.Split(list, "\n") {
+		if len(line) > 0 && line[0] >= '0' && line[0] <= '9' {
+			tabs = append(tabs, line)
+		}
+	}
+	if len(tabs) != 1 || !strings.Contains(tabs[0], "/page2.html") || !strings.Contains(tabs[0], "[selected]") || strings.HasPrefix(tabs[0], fmt.Sprintf("%d:", mine)) {
+		t.Errorf("a fresh agent's page list after navigate_page:\n%s", list)
+	}
+	if text, _ := use(t, lead, "evaluate_script", map[string]any{"function": "() => location.pathname"}); !strings.Contains(text, "/form.html") {
+		t.Errorf("the other agent's page moved: %s", text)
+	}
+}

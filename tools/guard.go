@@ -153,7 +153,7 @@ func (s *Server) admit(ctx context.Context, t tool, args []byte, ticket *pageloc
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
-		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, holderName(t.def.Name, p)), keys...)
+		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p)), keys...)
 	}
 	if err != nil {
 		release()
@@ -189,12 +189,16 @@ func (s *Server) target(ctx context.Context, t tool, id int) (*browser.Page, []p
 }
 
 // holderName is how a call is named to the calls waiting behind it, in
-// "held by …": the tool and its page.
-func holderName(tool string, p *browser.Page) string {
-	if p == nil {
-		return tool
+// "held by …", and in /locks: the tool, its page, and over HTTP its agent.
+func (s *Server) holderName(ctx context.Context, tool string, p *browser.Page) string {
+	name := tool
+	if p != nil {
+		name = fmt.Sprintf("%s on page %d", tool, p.ID)
 	}
-	return fmt.Sprintf("%s on page %d", tool, p.ID)
+	if a, ok := s.agentOf(ctx); ok {
+		name += " for agent " + agentLabel(a)
+	}
+	return name
 }
 
 // pageIDArg reads the optional pageId of arguments the schema checked (an
