@@ -80,7 +80,32 @@ func Join(ctx context.Context, url string, in io.Reader, out io.Writer, opts Joi
 		cancel()
 		<-done
 	}
+	j.endSession()
 	return ctx.Err()
+}
+
+// endSession ends the bridge's MCP session on the server, so that its
+// agent leaves now (its pages close) rather than after --agent-idle.
+func (j *joiner) endSession() {
+	j.mu.Lock()
+	session := j.session
+	j.mu.Unlock()
+	if session == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, j.url, nil)
+	if err != nil {
+		return
+	}
+	j.setHeaders(req)
+	resp, err := j.client.Do(req)
+	if err != nil {
+		j.log.Warn("could not end the session on the server; its pages close after its idle time", "error", err)
+		return
+	}
+	resp.Body.Close()
 }
 
 // joiner is one bridge.
@@ -169,20 +194,7 @@ func (j *joiner) post(ctx context.Context, msg []byte, id json.RawMessage, call 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if j.opts.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+j.opts.Token)
-	}
-	if j.opts.Agent != "" {
-		req.Header.Set(AgentHeader, j.opts.Agent)
-	}
-	j.mu.Lock()
-	if j.session != "" {
-		req.Header.Set(server.HeaderKeySessionID, j.session)
-	}
-	if j.protocol != "" {
-		req.Header.Set("MCP-Protocol-Version", j.protocol)
-	}
-	j.mu.Unlock()
+	j.setHeaders(req)
 	if call > 0 {
 		req.Header.Set(CallNumberHeader, strconv.FormatUint(call, 10))
 	}
@@ -282,5 +294,24 @@ func (j *joiner) write(b []byte) {
 	defer j.wmu.Unlock()
 	if _, err := j.out.Write(append(b, '\n')); err != nil {
 		j.log.Info("stdout closed", "error", err)
+	}
+}
+
+// setHeaders gives req the bridge's token, agent name, session and
+// protocol version.
+func (j *joiner) setHeaders(req *http.Request) {
+	if j.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+j.opts.Token)
+	}
+	if j.opts.Agent != "" {
+		req.Header.Set(AgentHeader, j.opts.Agent)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.session != "" {
+		req.Header.Set(server.HeaderKeySessionID, j.session)
+	}
+	if j.protocol != "" {
+		req.Header.Set("MCP-Protocol-Version", j.protocol)
 	}
 }

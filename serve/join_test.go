@@ -150,3 +150,26 @@ func TestJoinAgentName(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinEndsItsSession: when its input ends, the bridge ends its MCP
+// session on the server, so that its agent leaves at once.
+func TestJoinEndsItsSession(t *testing.T) {
+	ended := make(chan string, 1)
+	hooks := &server.Hooks{}
+	hooks.AddOnUnregisterSession(func(ctx context.Context, sess server.ClientSession) { ended <- sess.SessionID() })
+	srv := server.NewMCPServer("t", "1", server.WithHooks(hooks))
+	ts := httptest.NewServer(NewHTTP(srv, HTTPOptions{Tokens: map[string]string{"sub": "sub-secret-1"}}))
+	defer ts.Close()
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"join","version":"1"}}}` + "\n"
+	if err := Join(t.Context(), ts.URL+"/mcp", strings.NewReader(in), io.Discard, JoinOptions{Token: "sub-secret-1"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-ended:
+		if id == "" {
+			t.Error("an empty session ended")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge ended without ending its session")
+	}
+}
