@@ -3,8 +3,9 @@
 // mode, and times MCP tool calls the way an agent makes them:
 // evaluate_script, click and fill on one page, the server's peak memory, and
 // calls on page B while page A runs a long script, then while page A is
-// audited by Lighthouse; then, on a server of its own, take_snapshot of a
-// page of 200,000 DOM nodes (time and peak memory). The tables go to stdout,
+// audited by Lighthouse; then, over HTTP, many agents at once on a server
+// each lock mode (agents.go); then, on a server of its own, take_snapshot of
+// a page of 200,000 DOM nodes (time and peak memory). The tables go to stdout,
 // progress to stderr; -json writes the figures to a file.
 //
 // The binary is $PAGEMUX_BIN (scripts/bench sets it) or, without it, one
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +42,14 @@ type config struct {
 	audit       bool
 	bursts      int
 	bigNodes    int // bigsnap.go
+	// agents.go: the many-agents benchmark over HTTP.
+	agents      []int
+	agentModes  []string
+	agentCalls  int
+	agentWait   time.Duration
+	holders     int
+	agentSettle time.Duration
+	agentArgs   []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -48,11 +58,22 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	modes := "global,page"
+	agentCounts, agentModes := "1,2,4,8,32", "page,global"
 	fs.StringVar(&c.bin, "bin", os.Getenv("PAGEMUX_BIN"), "pagemux `binary` (default $PAGEMUX_BIN; empty: go build one into a temporary directory)")
 	fs.IntVar(&c.n, "n", 200, "evaluate_script calls; click and fill make n/4 each")
 	fs.DurationVar(&c.hold, "hold", 5*time.Second, "how long page A's script runs while page B is probed")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the figures as JSON to `FILE`")
-	fs.StringVar(&modes, "modes", modes, "lock modes to measure, comma-separated (empty: none, only the big snapshot)")
+	fs.StringVar(&modes, "modes", modes, "lock modes to measure over stdio, comma-separated (empty: none)")
+	fs.StringVar(&agentCounts, "agents", agentCounts, "numbers of agents sharing one server over HTTP, comma-separated (empty: skip the many-agents benchmark)")
+	fs.StringVar(&agentModes, "agent-modes", agentModes, "lock modes of the many-agents benchmark, comma-separated (empty: skip it)")
+	fs.IntVar(&c.agentCalls, "agent-calls", 5, "calls of the in-page wait each agent makes")
+	fs.DurationVar(&c.agentWait, "agent-wait", 200*time.Millisecond, "how long each agent's in-page wait lasts")
+	fs.DurationVar(&c.agentSettle, "agent-settle", time.Second, "how long the agents' freshly opened pages sit idle before their calls (Chrome's renderers finish loading them meanwhile; their CPU is reported)")
+	fs.Func("agent-arg", "one more `FLAG` for the many-agents server, such as --browser-url=http://127.0.0.1:9222 to profile a Chrome of one's own; repeatable", func(v string) error {
+		c.agentArgs = append(c.agentArgs, v)
+		return nil
+	})
+	fs.IntVar(&c.holders, "holders", 8, "agents holding a -hold script on their own pages while quick calls are timed on a free one, page mode (0: skip)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
@@ -74,16 +95,42 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.callTimeout <= 0 || c.timeout <= 0 {
 		return nil, errors.New("-call-timeout and -timeout must be positive")
 	}
-	for _, m := range strings.Split(modes, ",") {
-		if strings.TrimSpace(modes) == "" {
-			break // -modes= measures only the big snapshot
+	var err error
+	if c.modes, err = lockModes("-modes", modes); err != nil {
+		return nil, err
+	}
+	if c.agentModes, err = lockModes("-agent-modes", agentModes); err != nil {
+		return nil, err
+	}
+	for _, f := range strings.Split(agentCounts, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue // -agents= skips the many-agents benchmark
 		}
-		if m = strings.TrimSpace(m); m != "global" && m != "page" {
-			return nil, fmt.Errorf("-modes: unknown lock mode %q; want global and/or page", m)
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 64 {
+			return nil, fmt.Errorf("-agents: %q: want numbers from 1 to 64 (pagemux queues 64 calls per lock at most)", f)
 		}
-		c.modes = append(c.modes, strings.TrimSpace(m))
+		c.agents = append(c.agents, n)
+	}
+	if c.agentCalls < 1 || c.agentWait <= 0 || c.holders < 0 {
+		return nil, errors.New("-agent-calls and -agent-wait must be positive, -holders not negative")
 	}
 	return c, nil
+}
+
+// lockModes parses a comma-separated list of lock modes; "" is none.
+func lockModes(flag, list string) ([]string, error) {
+	var out []string
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	for _, m := range strings.Split(list, ",") {
+		if m = strings.TrimSpace(m); m != "global" && m != "page" {
+			return nil, fmt.Errorf("%s: unknown lock mode %q; want global and/or page", flag, m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // run benchmarks every mode and returns the exit code: 1 when a mode failed
@@ -110,7 +157,19 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 		printMode(stdout, cfg, r)
 		rs = append(rs, r)
 	}
-	printComparison(stdout, cfg, rs)
+	if len(rs) > 0 {
+		printComparison(stdout, cfg, rs)
+	}
+	var ags []*agentsResult
+	if len(cfg.agents) > 0 || cfg.holders > 0 {
+		for _, mode := range cfg.agentModes {
+			if ctx.Err() != nil {
+				break
+			}
+			ags = append(ags, agentsBench(ctx, cfg, bin, site.URL, mode, log)) // agents.go
+		}
+		printAgents(stdout, cfg, ags)
+	}
 	var big *bigResult
 	if cfg.bigNodes > 0 && ctx.Err() == nil {
 		big = bigSnapshot(ctx, cfg, bin, site.URL, log) // bigsnap.go
@@ -118,7 +177,7 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 	}
 	code := 0
 	if cfg.jsonPath != "" {
-		if err := writeJSON(cfg.jsonPath, cfg, bin, rs, big); err != nil {
+		if err := writeJSON(cfg.jsonPath, cfg, bin, rs, ags, big); err != nil {
 			log.Error("writing JSON", "err", err)
 			code = 1
 		} else {
@@ -130,6 +189,9 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 		code = 1
 	}
 	if big != nil && (big.Failure != "" || (cfg.strict && big.RSSPeakMB > bigGoalRSSMB)) {
+		code = 1
+	}
+	if failed, missed := agentsFailed(ags); failed || (cfg.strict && missed) {
 		code = 1
 	}
 	for _, r := range rs {

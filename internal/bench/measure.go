@@ -331,7 +331,7 @@ func (r *modeResult) checkHold(cfg *config) {
 var pageID = regexp.MustCompile(`^(\d+): `)
 
 // openPage opens url in a new page and returns its id and the call's time.
-func openPage(ctx context.Context, s *server, cfg *config, url string) (int, time.Duration, error) {
+func openPage(ctx context.Context, s caller, cfg *config, url string) (int, time.Duration, error) {
 	rep := s.call(ctx, cfg.callTimeout, "new_page", map[string]any{"url": url})
 	if rep.err != nil || rep.isError {
 		return 0, rep.took, fmt.Errorf("new_page %s: %s", url, rep.failure())

@@ -204,10 +204,20 @@ type report struct {
 	HoldMS    float64            `json:"hold_ms"`
 	Reference map[string]float64 `json:"reference_node_chrome_devtools_mcp"`
 	Modes     []*modeResult      `json:"modes"`
+	Agents    *agentsReport      `json:"many_agents,omitempty"`  // agents.go
 	Big       *bigResult         `json:"big_snapshot,omitempty"` // bigsnap.go
 }
 
-func writeJSON(path string, cfg *config, bin string, rs []*modeResult, big *bigResult) error {
+// agentsReport is the many-agents benchmark in the JSON.
+type agentsReport struct {
+	CallsEach   int             `json:"calls_per_agent"`
+	WaitMS      float64         `json:"wait_ms"`
+	GoalFactor  float64         `json:"page_goal_speedup_per_agent"`
+	GoalQuickMS float64         `json:"goal_quick_p99_ms"`
+	Modes       []*agentsResult `json:"modes"`
+}
+
+func writeJSON(path string, cfg *config, bin string, rs []*modeResult, ags []*agentsResult, big *bigResult) error {
 	rep := report{Time: time.Now().UTC(), Bin: bin, N: cfg.n, HoldMS: ms(cfg.hold), Modes: rs, Big: big,
 		Reference: map[string]float64{
 			"evaluate_script_p50_ms": refEvaluateMS,
@@ -216,6 +226,10 @@ func writeJSON(path string, cfg *config, bin string, rs []*modeResult, big *bigR
 			"page_b_wait_ms":         refBWaitMS,
 			"page_b_audit_wait_ms":   refAuditBWaitMS,
 		}}
+	if len(ags) > 0 {
+		rep.Agents = &agentsReport{CallsEach: cfg.agentCalls, WaitMS: ms(cfg.agentWait), GoalFactor: agentGoalFactor,
+			GoalQuickMS: goalQuickMS, Modes: ags}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // keep "() => 1" readable

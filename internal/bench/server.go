@@ -93,10 +93,21 @@ func (r reply) failure() string {
 // call calls a tool with a timeout and measures the wall-clock time of the
 // round trip.
 func (s *server) call(ctx context.Context, timeout time.Duration, name string, args map[string]any) reply {
+	return callTool(ctx, s.c, timeout, name, args)
+}
+
+// caller is what makes tool calls: a server over stdio, or an agent over
+// HTTP (agents.go).
+type caller interface {
+	call(ctx context.Context, timeout time.Duration, name string, args map[string]any) reply
+}
+
+// callTool is one timed tool call of any MCP client.
+func callTool(ctx context.Context, c *client.Client, timeout time.Duration, name string, args map[string]any) reply {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := s.c.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	res, err := c.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
 	r := reply{took: time.Since(start), err: err}
 	if err != nil {
 		return r
