@@ -186,6 +186,11 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		return
 	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		httpError(w, http.StatusBadRequest, "a JSON-RPC batch (an array of messages) is not MCP since revision 2025-06-18: send one message per request, at once if you like")
+		return
+	}
+	body, w = swapID(body, w) // httpid.go
 	if isToolCall(body) {
 		// A client that may send its calls over several connections at
 		// once, as --join does, numbers them so that they keep its order.

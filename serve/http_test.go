@@ -149,3 +149,29 @@ func TestListenHTTPRefusesOpenAddress(t *testing.T) {
 		t.Errorf("ListenHTTP on loopback: %v", err)
 	}
 }
+
+// TestHTTPExactIDs: every id comes back byte for byte, also those mcp-go
+// would read as a float64 and write otherwise; a batch is refused with why.
+func TestHTTPExactIDs(t *testing.T) {
+	ts := startHTTP(t, HTTPOptions{})
+	status, _, hdr := post(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	session := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id")}
+	if status != http.StatusOK || session["Mcp-Session-Id"] == "" {
+		t.Fatalf("initialize: %d %v", status, hdr)
+	}
+	for _, id := range []string{"9007199254740993", "1e400", "1.0", "-0", "12345678901234567890", `"7"`, "7", `"pagemux-id-x"`} {
+		for _, req := range []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"say":"hi"}}}`,
+		} {
+			status, body, _ := post(t, ts.URL, req, session)
+			if status != http.StatusOK || !strings.Contains(body, `"id":`+id+`,`) || strings.Contains(body, "pagemux-id-") && !strings.Contains(id, "pagemux-id-") {
+				t.Errorf("%s: %d %s", req, status, body)
+			}
+		}
+	}
+	status, body, _ := post(t, ts.URL, "["+ping+","+ping+"]", session)
+	if status != http.StatusBadRequest || !strings.Contains(body, "batch") {
+		t.Errorf("a batch: %d %s", status, body)
+	}
+}
