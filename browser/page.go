@@ -113,13 +113,14 @@ func (p *Page) attach(ctx context.Context) error {
 			// caller's deadline; the caller waits below instead.
 			p.attachErr = chromedp.Do(p.ctx)
 			if p.attachErr == nil {
+				// Three commands that do not depend on each other: sent
+				// together, they cost one round trip to a renderer that
+				// may be starting still.
+				var wg sync.WaitGroup
+				wg.Go(func() { p.ensureScriptBinding(context.Background()) })
+				wg.Go(func() { p.enableIssues(p.ctx) })
 				p.attachErr = disableDOMEvents(p.ctx)
-			}
-			if p.attachErr == nil {
-				p.ensureScriptBinding(context.Background())
-			}
-			if p.attachErr == nil {
-				p.enableIssues(p.ctx)
+				wg.Wait()
 			}
 			close(p.attached)
 		}()

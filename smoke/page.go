@@ -85,9 +85,10 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 	return p.Status > 0 && p.Status < 400 && p.check(checkLoad).Result == Pass
 }
 
-// open makes a tab in an isolated browser context of its own (no cookies
-// or storage shared with the other pages) and returns its page id and a func
-// that closes it.
+// open makes a tab in the browser's profile, shared as one user's tabs
+// share it, and returns its page id and a func that closes it. In one
+// profile Chrome opens at most six connections to a host: past six pages of
+// a slow site loading at once, the others wait for one.
 func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 	text, err := k.a.call(ctx, "new_page", map[string]any{"url": "about:blank#" + name, "background": true})
 	if err != nil {

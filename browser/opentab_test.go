@@ -1,0 +1,146 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// pagemux's --disable-features keeps chromedp's, adds the headless ones and
+// takes in the user's, as one flag.
+func TestDisabledFeatures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		cfg       Config
+		want, not []string
+	}{
+		{"headless", Config{}, []string{"Translate", "BlinkGenPropertyTrees", "WebUIOmniboxPopup", "WebUIOmniboxAimPopup"}, nil},
+		{"headful", Config{Headful: true}, []string{"Translate", "BlinkGenPropertyTrees"}, []string{"WebUIOmniboxPopup"}},
+		{"user's merged", Config{ChromeArgs: []string{"--disable-features=Foo,Translate", "--lang=de"}}, []string{"Foo", "Translate", "WebUIOmniboxPopup"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, err := tt.cfg.flags()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lists []string
+			for _, f := range fs {
+				if f.name == "disable-features" {
+					lists = append(lists, f.value.(string))
+				}
+			}
+			if len(lists) != 1 {
+				t.Fatalf("%d --disable-features flags, want 1: %q", len(lists), lists)
+			}
+			names := strings.Split(lists[0], ",")
+			for _, w := range tt.want {
+				if !slices.Contains(names, w) {
+					t.Errorf("--disable-features=%s lacks %s", lists[0], w)
+				}
+			}
+			for _, n := range tt.not {
+				if slices.Contains(names, n) {
+					t.Errorf("--disable-features=%s has %s", lists[0], n)
+				}
+			}
+			for i, n := range names {
+				if slices.Contains(names[:i], n) {
+					t.Errorf("--disable-features=%s names %s twice", lists[0], n)
+				}
+			}
+		})
+	}
+}
+
+// A new window in headless Chrome loads no address-bar popup.
+func TestNoOmniboxPopup(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	if _, err := b.NewPage(t.Context(), true); err != nil {
+		t.Fatal(err)
+	}
+	res, err := chromedp.CallBrowser(b.launch.rootCtx, target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := 0
+	for _, info := range res.TargetInfos {
+		if strings.Contains(info.URL, "omnibox") {
+			t.Errorf("a target of the address bar: %s %s", info.Type, info.URL)
+		}
+		if info.Type == "page" {
+			pages++
+		}
+	}
+	if pages != 2 {
+		t.Errorf("%d page targets, want the first tab and the new one", pages)
+	}
+}
+
+// Pages asked for at once are made a few at a time: the first is ready
+// well before the last, instead of all of them at the end.
+func TestNewPagesInTurn(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	const n = 4 * openAtOnce
+	start := time.Now()
+	took := make([]time.Duration, n)
+	ids := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			p, err := b.NewPage(t.Context(), true)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			took[i], ids[i] = time.Since(start), p.ID
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	slices.Sort(ids)
+	if ids = slices.Compact(ids); len(ids) != n {
+		t.Errorf("%d distinct page ids for %d pages", len(ids), n)
+	}
+	if got := len(b.Pages()); got != n+1 {
+		t.Errorf("%d pages, want %d and the first tab", got, n)
+	}
+	first, last := slices.Min(took), slices.Max(took)
+	if first > last/2 {
+		t.Errorf("the first of %d pages opened at once was ready after %v, the last after %v: want the first well before", n, first, last)
+	}
+}
+
+// A call that waits for its turn to open a tab gives up with its context,
+// and opens nothing.
+func TestNewPageWaitCancelled(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	for range openAtOnce {
+		b.opening <- struct{}{} // as if that many tabs were being made
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := b.NewPage(ctx, true); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("NewPage while every turn is taken: %v, want the context's deadline", err)
+	}
+	if n := len(b.Pages()); n != 1 {
+		t.Errorf("%d pages after a cancelled NewPage, want the first tab only", n)
+	}
+	<-b.opening
+	if _, err := b.NewPage(t.Context(), true); err != nil {
+		t.Fatalf("NewPage once a turn is free: %v", err)
+	}
+}
