@@ -93,15 +93,7 @@ func TestHTTPBinary(t *testing.T) {
 	}
 	call := func(c *client.Client, tool string, args map[string]any) string {
 		t.Helper()
-		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		text := res.Content[0].(mcp.TextContent).Text
-		if res.IsError {
-			t.Fatalf("%s: %s", tool, text)
-		}
-		return text
+		return mustCall(t, c, tool, args)
 	}
 	lead, sub := connect("lead-secret-1"), connect("sub-secret-2")
 	call(lead, "new_page", map[string]any{"url": site.URL + "/form.html"})
@@ -274,15 +266,7 @@ func TestJoinBridgesInParallel(t *testing.T) {
 	}
 	call := func(c *client.Client, tool string, args map[string]any) (string, time.Time) {
 		t.Helper()
-		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		text := res.Content[0].(mcp.TextContent).Text
-		if res.IsError {
-			t.Fatalf("%s: %s", tool, text)
-		}
-		return text, time.Now()
+		return mustCall(t, c, tool, args), time.Now()
 	}
 	pageOf := func(newPage string) int {
 		t.Helper()
@@ -370,4 +354,18 @@ func waitHolder(t *testing.T, base, secret, holder string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no lock held by %s; /locks: %s", holder, last)
+}
+
+// mustCall calls a tool and returns its text, failing the test on an error.
+func mustCall(t *testing.T, c *client.Client, tool string, args map[string]any) string {
+	t.Helper()
+	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	if res.IsError {
+		t.Fatalf("%s: %s", tool, text)
+	}
+	return text
 }
