@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,7 @@ func main() {
 	delay := flag.Duration("delay", 500*time.Millisecond, "how long each page's server takes to answer")
 	levels := flag.String("parallel", "1,4,16", "--parallel values to run, comma-separated")
 	extra := flag.String("args", "", "more `flags` for pagemux smoke, space-separated (such as --process-per-site)")
+	h2 := flag.Bool("h2", false, "serve the pages over HTTP/2 with TLS (a test certificate Chrome is told to accept) instead of HTTP/1.1")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "smokebench: give -bin or set PAGEMUX_BIN (scripts/bench does)")
@@ -59,7 +61,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "smokebench:", err)
 		os.Exit(1)
 	}
-	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/favicon.ico" {
 			http.NotFound(w, r) // as a site without one answers Chrome's look for it
 			return
@@ -70,10 +72,24 @@ func main() {
 			return
 		}
 		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>Page %s</title><main><h1>Page %s</h1></main></html>`, r.URL.Path, r.URL.Path)
-	}))
+	})
+	scheme := "http"
+	if *h2 {
+		// HTTP/2 over TLS, as most sites are served: one connection carries
+		// every page, where HTTP/1.1 lets Chrome open six to a host.
+		srv := httptest.NewUnstartedServer(handler)
+		srv.Listener.Close()
+		srv.Listener, srv.EnableHTTP2 = ln, true
+		srv.StartTLS()
+		defer srv.Close()
+		scheme = "https"
+		*extra += " --chrome-arg=--ignore-certificate-errors"
+	} else {
+		go http.Serve(ln, handler)
+	}
 	var urls []string
 	for i := range *pages {
-		urls = append(urls, fmt.Sprintf("http://%s/page-%d", ln.Addr(), i))
+		urls = append(urls, fmt.Sprintf("%s://%s/page-%d", scheme, ln.Addr(), i))
 	}
 	var rs []result
 	for _, s := range strings.Split(*levels, ",") {
@@ -90,7 +106,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "--parallel %d: %v\n", n, r.run.Round(time.Millisecond))
 		rs = append(rs, r)
 	}
-	fmt.Printf("pagemux smoke, %d pages whose server answers after %v:\n\n", *pages, *delay)
+	fmt.Printf("pagemux smoke, %d pages whose server answers after %v, over %s:\n\n", *pages, *delay, map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[*h2])
 	fmt.Printf("| --parallel | wall time (Chrome start and stop included) | pages (report, Chrome start excluded) | slowest page (load) |\n|---|---|---|---|\n")
 	for _, r := range rs {
 		fmt.Printf("| %d | %s | %s | %s (%s) |\n", r.parallel, sec(r.wall), sec(r.run), sec(r.slowest), sec(r.load))
