@@ -163,11 +163,7 @@ func (s *Server) bindAgent(ctx context.Context) (context.Context, func(), error)
 	if took != nil {
 		s.log.Info("a new session took over an agent's pages", "agent", a.ID, "generation", a.Gen, "pages", s.agents.Pages(a))
 	}
-	bound, stop, err := s.agents.Bind(agents.With(ctx, a), a)
-	if err != nil {
-		return nil, nil, err
-	}
-	return bound, stop, nil
+	return s.agents.Bind(agents.With(ctx, a), a)
 }
 
 // fenced is why the call's result may not be published: its session was
