@@ -87,6 +87,8 @@ type httpHandler struct {
 	mcp     *server.StreamableHTTPServer
 	maxBody int64
 
+	ids idSwaps
+
 	mu    sync.Mutex
 	lines map[string]*pagelock.Line // by session, else agents.Agent.ID
 }
@@ -190,7 +192,8 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "a JSON-RPC batch (an array of messages) is not MCP since revision 2025-06-18: send one message per request, at once if you like")
 		return
 	}
-	body, w = swapID(body, w) // httpid.go
+	body, w, swapped := h.ids.swap(session, body, w) // httpid.go
+	defer swapped()
 	if isToolCall(body) {
 		// A client that may send its calls over several connections at
 		// once, as --join does, numbers them so that they keep its order.

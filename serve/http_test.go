@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pagemux/pagemux/internal/mcptest"
 
@@ -173,5 +175,58 @@ func TestHTTPExactIDs(t *testing.T) {
 	status, body, _ := post(t, ts.URL, "["+ping+","+ping+"]", session)
 	if status != http.StatusBadRequest || !strings.Contains(body, "batch") {
 		t.Errorf("a batch: %d %s", status, body)
+	}
+}
+
+// TestHTTPCancelOddID: a notifications/cancelled naming an id pagemux had
+// to swap on the way in still reaches its request.
+func TestHTTPCancelOddID(t *testing.T) {
+	tsrv := newTestServer()
+	ts := httptest.NewServer(NewHTTP(tsrv.srv, HTTPOptions{}))
+	defer ts.Close()
+	_, _, hdr := post(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	session := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id")}
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // before the Wait: ends calls a failed test left blocked
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"block","arguments":{"name":"odd"}}}`,
+		`{"jsonrpc":"2.0","id":9007199254740992,"method":"tools/call","params":{"name":"block","arguments":{"name":"near"}}}`,
+	} {
+		calls.Go(func() { // answered once cancelled; no t here, as it may outlive a failed test
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", session["Mcp-Session-Id"])
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	for range 2 {
+		select {
+		case <-tsrv.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the calls never started")
+		}
+	}
+	post(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}`, session)
+	select {
+	case name := <-tsrv.cancelled:
+		if name != "odd" {
+			t.Errorf("cancelled %s", name)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancellation never reached the call")
+	}
+	post(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740992}}`, session)
+	select {
+	case name := <-tsrv.cancelled:
+		if name != "near" {
+			t.Errorf("cancelled %s", name)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancellation of a plain id never reached its call")
 	}
 }

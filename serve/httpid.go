@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // mcp-go reads a request id into a float64: 9007199254740993 would come
@@ -15,18 +18,36 @@ import (
 // for byte: an id that would not survive mcp-go is swapped for a string of
 // pagemux's on the way in and back on the way out.
 
-// swapID returns body with its id swapped for a unique string token when
-// mcp-go would not keep that id, and the writer that swaps it back. It
-// returns body and w as they are when the id survives, or when body is
-// not one JSON object with an id.
-func swapID(body []byte, w http.ResponseWriter) ([]byte, http.ResponseWriter) {
+// idSwaps are the ids swapped for requests still in flight, by session and
+// the client's id, so that a notifications/cancelled naming the client's id
+// reaches the request under its token.
+type idSwaps struct {
+	mu sync.Mutex
+	m  map[string][]byte // session + "\x00" + the client's id → token
+}
+
+// swap returns body with its id swapped for a unique string token when
+// mcp-go would not keep that id, the writer that swaps it back, and done,
+// to call once the request is answered. A notifications/cancelled for such a
+// request gets its token. Anything else is returned as it is.
+func (x *idSwaps) swap(session string, body []byte, w http.ResponseWriter) ([]byte, http.ResponseWriter, func()) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
-		return body, w
+		return body, w, func() {}
 	}
-	id, ok := m["id"]
-	if !ok || !validID(id) || survives(id) {
-		return body, w
+	if id, ok := m["id"]; ok {
+		return x.swapRequest(session, m, body, id, w)
+	}
+	if string(m["method"]) == `"`+string(mcp.MethodNotificationCancelled)+`"` {
+		return x.swapCancel(session, m, body), w, func() {}
+	}
+	return body, w, func() {}
+}
+
+func (x *idSwaps) swapRequest(session string, m map[string]json.RawMessage, body, id []byte, w http.ResponseWriter) ([]byte, http.ResponseWriter, func()) {
+	id = bytes.TrimSpace(id)
+	if !validID(id) || survives(id) {
+		return body, w, func() {}
 	}
 	nonce := make([]byte, 12)
 	_, _ = rand.Read(nonce)
@@ -34,9 +55,41 @@ func swapID(body []byte, w http.ResponseWriter) ([]byte, http.ResponseWriter) {
 	m["id"] = token
 	swapped, err := json.Marshal(m)
 	if err != nil {
-		return body, w
+		return body, w, func() {}
 	}
-	return swapped, &idWriter{ResponseWriter: w, token: token, id: bytes.TrimSpace(id)}
+	key := session + "\x00" + string(id)
+	x.mu.Lock()
+	if x.m == nil {
+		x.m = map[string][]byte{}
+	}
+	x.m[key] = token
+	x.mu.Unlock()
+	done := func() {
+		x.mu.Lock()
+		delete(x.m, key)
+		x.mu.Unlock()
+	}
+	return swapped, &idWriter{ResponseWriter: w, token: token, id: id}, done
+}
+
+func (x *idSwaps) swapCancel(session string, m map[string]json.RawMessage, body []byte) []byte {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(m["params"], &params) != nil {
+		return body
+	}
+	x.mu.Lock()
+	token, ok := x.m[session+"\x00"+string(bytes.TrimSpace(params["requestId"]))]
+	x.mu.Unlock()
+	if !ok {
+		return body
+	}
+	params["requestId"] = token
+	m["params"], _ = json.Marshal(params)
+	swapped, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return swapped
 }
 
 // survives reports whether mcp-go answers with id exactly as sent: a
