@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 	"github.com/pagemux/pagemux/internal/tail"
+	"golang.org/x/sync/semaphore"
 )
 
 // startTimeout bounds a launch or an attach, so a Chrome that hangs at start
@@ -61,8 +62,8 @@ type Browser struct {
 	quitNow context.CancelFunc
 
 	contexts contextSet // the named browser contexts of isolated pages
-	// opening holds a token for each tab being made (openTab).
-	opening chan struct{}
+	// opening has a unit for each tab being made (openTab).
+	opening *semaphore.Weighted
 	// scriptsRunning counts the evaluate_script scripts whose synchronous
 	// part runs now, on any page (scriptstop.go).
 	scriptsRunning atomic.Int32
@@ -90,7 +91,7 @@ func New(cfg Config) *Browser {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, gone: map[int]error{}, nextID: 1, opening: make(chan struct{}, openAtOnce)}
+	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, gone: map[int]error{}, nextID: 1, opening: semaphore.NewWeighted(openAtOnce)}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
 	return b
 }
@@ -589,12 +590,10 @@ const openAtOnce = 3
 // attaches to it, with at most openAtOnce others doing so.
 func (b *Browser) openTab(ctx context.Context, l *launch, params target.CreateTargetParams, nc *namedContext) (*Page, error) {
 	start := time.Now()
-	select {
-	case b.opening <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := b.opening.Acquire(ctx, 1); err != nil {
+		return nil, err
 	}
-	defer func() { <-b.opening }()
+	defer b.opening.Release(1)
 	waited := time.Since(start)
 	res, err := chromedp.CallBrowser(l.rootCtx, target.CreateTarget, params)
 	if err != nil {

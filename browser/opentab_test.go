@@ -128,8 +128,8 @@ func TestNewPagesInTurn(t *testing.T) {
 func TestNewPageWaitCancelled(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	for range openAtOnce {
-		b.opening <- struct{}{} // as if that many tabs were being made
+	if err := b.opening.Acquire(t.Context(), openAtOnce); err != nil { // as if that many tabs were being made
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -139,7 +139,7 @@ func TestNewPageWaitCancelled(t *testing.T) {
 	if n := len(b.Pages()); n != 1 {
 		t.Errorf("%d pages after a cancelled NewPage, want the first tab only", n)
 	}
-	<-b.opening
+	b.opening.Release(1)
 	if _, err := b.NewPage(t.Context(), true); err != nil {
 		t.Fatalf("NewPage once a turn is free: %v", err)
 	}
