@@ -22,6 +22,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -193,7 +194,7 @@ func TestExitOnStdinClose(t *testing.T) {
 	if !strings.Contains(stdout.String(), `1: about:blank [selected]`) {
 		t.Fatalf("list_pages answer missing:\n%s", stdout.String())
 	}
-	if left := leftInTmp(tmp); len(left) > 0 {
+	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Fatalf("left behind in TMPDIR: %v", left)
 	}
 }
@@ -248,18 +249,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(builtBin))
 	}
 	os.Exit(code)
-}
-
-// leftInTmp lists what a pagemux and its Chrome could leave in the temp dir
-// tmp: temporary profiles (pagemux's, and chromedp's of old) and Chrome's
-// singleton directories.
-func leftInTmp(tmp string) []string {
-	var found []string
-	for _, pattern := range []string{"pagemux-[0-9]*", "chromedp-runner*", "org.chromium.Chromium.*"} {
-		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
-		found = append(found, m...)
-	}
-	return found
 }
 
 // shortTmp returns a temp dir short enough for Chrome's singleton socket to
@@ -516,7 +505,7 @@ func TestExitOnSignal(t *testing.T) {
 			t.Logf("exit %s after %s, %d Chrome processes", took, tt.name, len(chrome))
 			s.exitedCleanly()
 			noChromeLeft(t, chrome)
-			if left := leftInTmp(tmp); len(left) > 0 {
+			if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 				t.Fatalf("left behind in TMPDIR: %v", left)
 			}
 		})
@@ -537,7 +526,7 @@ func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	t.Logf("exit %s after stdin closed, %d Chrome processes", took, len(chrome))
 	s.exitedCleanly()
 	noChromeLeft(t, chrome)
-	if left := leftInTmp(tmp); len(left) > 0 {
+	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Fatalf("left behind in TMPDIR: %v", left)
 	}
 }
@@ -567,7 +556,7 @@ func TestExitWhenClientGone(t *testing.T) {
 			t.Logf("exit %s after the client went (%s; the call ends after 3 s)", took, name)
 			s.exitedCleanly()
 			noChromeLeft(t, chrome)
-			if left := leftInTmp(tmp); len(left) > 0 {
+			if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 				t.Fatalf("left behind in TMPDIR: %v", left)
 			}
 			if !closeStdin && !strings.Contains(s.stderr.String(), "client went away") {
@@ -590,7 +579,7 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 	killed := time.Now()
 	noChromeLeft(t, chrome)
 	t.Logf("%d Chrome processes gone %s after pagemux was killed", len(chrome), time.Since(killed))
-	left := leftInTmp(tmp)
+	left := tmpcheck.LeftBehind(tmp)
 	profile := filepath.Join(tmp, fmt.Sprintf("pagemux-%d-", s.cmd.Process.Pid))
 	if !slices.ContainsFunc(left, func(p string) bool { return strings.HasPrefix(p, profile) }) {
 		t.Fatalf("no profile of the killed pagemux to sweep (%v): the test proves nothing", left)
@@ -598,9 +587,9 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 
 	next := startServer(t, tmp)
 	deadline := time.Now().Add(15 * time.Second)
-	for len(leftInTmp(tmp)) > 0 {
+	for len(tmpcheck.LeftBehind(tmp)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the next pagemux did not sweep %v in 15 s", leftInTmp(tmp))
+			t.Fatalf("the next pagemux did not sweep %v in 15 s", tmpcheck.LeftBehind(tmp))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -610,7 +599,7 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 	next.stdin.Close()
 	next.waitExit(time.Now(), 15*time.Second)
 	next.exitedCleanly()
-	if left := leftInTmp(tmp); len(left) > 0 {
+	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Fatalf("left behind in TMPDIR: %v", left)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
 // smokeBinary runs `pagemux smoke ARGS` with a TMPDIR of its own, and
@@ -37,7 +39,7 @@ func smokeBinary(t *testing.T, args ...string) (int, string, string) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if left := leftInTmp(tmp); len(left) > 0 {
+	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Errorf("left behind in TMPDIR: %v", left)
 	}
 	if m, _ := filepath.Glob(filepath.Join(tmp, "pagemux-smoke-*")); len(m) > 0 {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
 // The tests run real smoke checks: a real Chrome (one per run, as the
@@ -47,12 +48,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	close(siteQuit)
 	site.Close()
-	var leaked []string
-	for _, pattern := range []string{"pagemux-*", "chromedp-runner*", "org.chromium.Chromium.*"} {
-		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
-		leaked = append(leaked, m...)
-	}
-	if len(leaked) > 0 {
+	if leaked := tmpcheck.LeftBehind(tmp, "pagemux-*"); len(leaked) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: left behind in TMPDIR:", leaked)
 		code = 1
 	}

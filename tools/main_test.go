@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 	"go.uber.org/goleak"
@@ -65,14 +65,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	// Temporary profiles (pagemux's, and chromedp's of old) and Chrome's
-	// singleton directories.
-	var leaked []string
-	for _, pattern := range []string{"pagemux-[0-9]*", "chromedp-runner*", "org.chromium.Chromium.*"} {
-		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
-		leaked = append(leaked, m...)
-	}
-	if len(leaked) > 0 {
+	if leaked := tmpcheck.LeftBehind(tmp); len(leaked) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles or singleton directories left behind:", leaked)
 		code = 1
 	}
