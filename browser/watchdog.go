@@ -118,7 +118,7 @@ func (b *Browser) watch(ctx context.Context, l *launch, done <-chan struct{}) {
 func (b *Browser) check(l *launch) error {
 	l.wd.mu.Lock()
 	pr := l.wd.probe
-	if pr == nil || probeDone(pr) && time.Since(pr.at) > time.Second {
+	if pr == nil || isDone(pr.done) && time.Since(pr.at) > time.Second {
 		pr = &probeRun{done: make(chan struct{})}
 		l.wd.probe = pr
 		go func() {
@@ -130,15 +130,6 @@ func (b *Browser) check(l *launch) error {
 	l.wd.mu.Unlock()
 	<-pr.done
 	return pr.err
-}
-
-func probeDone(pr *probeRun) bool {
-	select {
-	case <-pr.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // probe asks the browser process for its version, probeTries times at most.
