@@ -60,7 +60,8 @@ func (l *Line) Take() *Ticket {
 // numbers its calls because they can reach the server out of order, such as
 // a bridge that sends each on an HTTP request of its own. Ticket n's turn
 // comes when tickets 1 to n-1 were admitted, whichever arrived first; a
-// number that never comes holds the ones after it for at most gapWait. A
+// number that never comes holds the ones after it for at most gapWait, and
+// a number taken again while the first is kept takes its turn at once. A
 // line is used with Take or with TakeNumbered, not both. n 0 is Take.
 func (l *Line) TakeNumbered(n uint64) *Ticket {
 	if n == 0 {
@@ -79,8 +80,14 @@ func (l *Line) TakeNumbered(n uint64) *Ticket {
 		}
 		return s
 	}
-	t := &Ticket{line: l, done: slot(n).done, gap: true}
 	me := slot(n)
+	if me.taken {
+		// A number that came twice, from a client that retried or started
+		// counting again: the repeat keeps no place in the line, for sharing
+		// the first's done channel would close it twice.
+		return &Ticket{line: l, done: make(chan struct{})}
+	}
+	t := &Ticket{line: l, done: me.done, gap: true}
 	me.taken = true
 	if n > 1 {
 		prev := slot(n - 1)

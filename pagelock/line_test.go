@@ -318,3 +318,33 @@ func TestObserver(t *testing.T) {
 		t.Errorf("failed %v", obs.failed)
 	}
 }
+
+// TestLineNumberedTwice: a number that comes twice (a client that retried,
+// or restarted its count on the same line) neither crashes the server by
+// admitting one ticket twice nor holds the line.
+func TestLineNumberedTwice(t *testing.T) {
+	var line Line
+	first := line.TakeNumbered(1)
+	again := line.TakeNumbered(1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := again.Turn(t.Context()); err != nil {
+			t.Error(err)
+		}
+		again.Admit()
+		first.Admit()
+	}()
+	select {
+	case <-done:
+	case <-time.After(gapWait / 2):
+		t.Fatal("the repeated number waited")
+	}
+	next := line.TakeNumbered(2)
+	ctx, cancel := context.WithTimeout(t.Context(), gapWait/2)
+	defer cancel()
+	if err := next.Turn(ctx); err != nil {
+		t.Fatalf("ticket 2 after a repeated 1: %v", err)
+	}
+	next.Admit()
+}
