@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -62,19 +63,20 @@ func newArgSchema(def mcp.Tool) (*argSchema, error) {
 
 // check validates the arguments of a call and returns them as a JSON object
 // with integral numbers written as integers, ready to decode into the
-// tool's argument struct; or an *argError that says what to fix.
-func (a *argSchema) check(req mcp.CallToolRequest) ([]byte, error) {
+// tool's argument struct, and the pageId they name (0 for none); or an
+// *argError that says what to fix.
+func (a *argSchema) check(req mcp.CallToolRequest) (args []byte, pageID int, err error) {
 	raw, err := rawArguments(req)
 	if err != nil {
-		return nil, &argError{fmt.Sprintf("invalid arguments for %s: %v", a.tool, err)}
+		return nil, 0, &argError{fmt.Sprintf("invalid arguments for %s: %v", a.tool, err)}
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, &argError{fmt.Sprintf("invalid arguments for %s: not JSON: %v", a.tool, err)}
+		return nil, 0, &argError{fmt.Sprintf("invalid arguments for %s: not JSON: %v", a.tool, err)}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, &argError{fmt.Sprintf("invalid arguments for %s: want a JSON object of named arguments", a.tool)}
+		return nil, 0, &argError{fmt.Sprintf("invalid arguments for %s: want a JSON object of named arguments", a.tool)}
 	}
 	for k, e := range obj {
 		if e == nil {
@@ -84,11 +86,29 @@ func (a *argSchema) check(req mcp.CallToolRequest) ([]byte, error) {
 	if err := a.schema.Validate(v); err != nil {
 		var verr *jsonschema.ValidationError
 		if !errors.As(err, &verr) {
-			return nil, &argError{fmt.Sprintf("invalid arguments for %s: %v", a.tool, err)}
+			return nil, 0, &argError{fmt.Sprintf("invalid arguments for %s: %v", a.tool, err)}
 		}
-		return nil, &argError{a.explain(verr)}
+		return nil, 0, &argError{a.explain(verr)}
 	}
-	return json.Marshal(integral(v))
+	integral(obj)
+	if pageID, err = pageIDOf(obj); err != nil {
+		return nil, 0, err
+	}
+	args, err = json.Marshal(obj)
+	return args, pageID, err
+}
+
+// pageIDOf reads the optional pageId of arguments the schema checked and
+// integral made an int64, if there; 0 means none.
+func pageIDOf(args map[string]any) (int, error) {
+	v, ok := args["pageId"]
+	if !ok {
+		return 0, nil
+	}
+	if id, ok := v.(int64); ok && id >= 1 && id <= math.MaxInt32 {
+		return int(id), nil
+	}
+	return 0, &argError{fmt.Sprintf("invalid pageId %v: want a page id from list_pages", v)}
 }
 
 // rawArguments returns the arguments as the client sent them; none is {}.

@@ -31,6 +31,9 @@ func TestArgumentValidation(t *testing.T) {
 			[]string{`unrecognized argument "FUNCTION"`}},
 		{"new_page", map[string]any{"Url": "about:blank"}, []string{`unrecognized argument "Url"`, `missing required argument "url"`}},
 		{"evaluate_script", map[string]any{"pageId": 1.5, "function": "() => 1"}, []string{`invalid argument "pageId" for evaluate_script: want an integer, got number`}},
+		{"evaluate_script", map[string]any{"pageId": 0, "function": "() => 1"}, []string{"invalid pageId 0: want a page id from list_pages"}},
+		// An integer too big for a page id is no page id, not the selected page.
+		{"evaluate_script", map[string]any{"pageId": 1e20, "function": "() => 1"}, []string{"invalid pageId 1e+20"}},
 		{"navigate_page", map[string]any{"pageId": page, "type": "sideways"}, []string{`invalid argument "type" for navigate_page: want one of "url", "back", "forward", "reload", got "sideways"`}},
 		{"click", map[string]any{"pageId": page}, []string{`missing required argument "uid" for click`}},
 		{"fill_form", map[string]any{"pageId": page, "elements": []any{map[string]any{"uid": "1_1", "value": "x", "extra": 1}}},

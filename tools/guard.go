@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -63,7 +62,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	ticket := pagelock.TicketFrom(ctx)
 	defer ticket.Admit()
 	defer s.recoverCall(t.def.Name, &res)
-	args, err := schema.check(req)
+	args, id, err := schema.check(req)
 	if err != nil {
 		return toolError(err), nil // before any turn or lock: bad input waits for nothing
 	}
@@ -77,7 +76,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			res = toolError(err) // its session was taken over or ended: the result is void
 		}
 	}()
-	r, page, release, err := s.admit(ctx, t, args, ticket)
+	r, page, release, err := s.admit(ctx, t, id, ticket)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -131,11 +130,7 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // selection changes that came before it when it acts on the selected page,
 // resolves its page and reserves its locks. release ends the call's hold on
 // the selection, for tools that change it.
-func (s *Server) admit(ctx context.Context, t tool, args []byte, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
-	id, err := pageIDArg(args)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
 	if err := ticket.Turn(ctx); err != nil {
 		return nil, nil, nil, err
 	}
@@ -199,20 +194,4 @@ func (s *Server) holderName(ctx context.Context, tool string, p *browser.Page) s
 		name += " for agent " + agentLabel(a)
 	}
 	return name
-}
-
-// pageIDArg reads the optional pageId of arguments the schema checked (an
-// integer, if there); 0 means none.
-func pageIDArg(args []byte) (int, error) {
-	var a struct {
-		PageID *int `json:"pageId"`
-	}
-	_ = json.Unmarshal(args, &a) // the schema checked it
-	switch {
-	case a.PageID == nil:
-		return 0, nil
-	case *a.PageID < 1:
-		return 0, &argError{fmt.Sprintf("invalid pageId %d: want a page id from list_pages", *a.PageID)}
-	}
-	return *a.PageID, nil
 }
