@@ -455,7 +455,6 @@ type (
 		InheritedPseudoElements  []*mInheritedPseudo         `json:"inheritedPseudoElements"`
 		CSSKeyframesRules        []*mKeyframes               `json:"cssKeyframesRules"`
 		CSSPositionTryRules      []*mNamedRule               `json:"cssPositionTryRules"`
-		ActivePositionFallback   *int64                      `json:"activePositionFallbackIndex"`
 		CSSPropertyRules         []*mPropertyRule            `json:"cssPropertyRules"`
 		CSSPropertyRegistrations []*css.PropertyRegistration `json:"cssPropertyRegistrations"`
 		CSSAtRules               []*mAtRule                  `json:"cssAtRules"`
@@ -471,7 +470,6 @@ type (
 		Name      string           `json:"name"`
 		Value     string           `json:"value"`
 		Important bool             `json:"important"`
-		Implicit  bool             `json:"implicit"`
 		ParsedOk  *bool            `json:"parsedOk"`
 		Disabled  bool             `json:"disabled"`
 		Range     *css.SourceRange `json:"range"`
@@ -523,9 +521,8 @@ type (
 		MatchedCSSRules []*mRuleMatch `json:"matchedCSSRules"`
 	}
 	mPseudoMatches struct {
-		PseudoType       string        `json:"pseudoType"`
-		PseudoIdentifier string        `json:"pseudoIdentifier"`
-		Matches          []*mRuleMatch `json:"matches"`
+		PseudoType string        `json:"pseudoType"`
+		Matches    []*mRuleMatch `json:"matches"`
 	}
 	mInheritedPseudo struct {
 		PseudoElements []*mPseudoMatches `json:"pseudoElements"`
