@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/proc"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
@@ -386,88 +386,27 @@ func (s *server) exitedCleanly() {
 // startChrome makes pagemux start Chrome and returns the processes it then
 // runs: Chrome and its helpers, found as pagemux's descendants (never by
 // name, so that no other Chrome on the machine counts).
-func (s *server) startChrome() []proc {
+func (s *server) startChrome() []proc.Proc {
 	s.t.Helper()
 	s.call(2, "list_pages", `{}`)
 	if a := s.answer(2); !strings.Contains(a, "about:blank") {
 		s.t.Fatalf("list_pages: %s", a)
 	}
-	chrome := descendants(s.cmd.Process.Pid)
+	chrome := proc.Descendants(s.cmd.Process.Pid)
 	if len(chrome) == 0 {
 		s.t.Fatal("pagemux runs no Chrome after list_pages")
 	}
 	return chrome
 }
 
-// proc names one process: a pid and its start time, so that a process that
-// got the pid later is not taken for it.
-type proc struct {
-	pid   int
-	start string
-}
-
-// stat returns the state, parent and start time of a process.
-func stat(pid int) (state byte, ppid int, start string, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, "", false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	return f[0][0], ppid, f[19], true
-}
-
-// descendants walks /proc for the processes below pid.
-func descendants(pid int) []proc {
-	entries, _ := os.ReadDir("/proc")
-	children := map[int][]proc{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if _, ppid, start, ok := stat(p); ok {
-			children[ppid] = append(children[ppid], proc{p, start})
-		}
-	}
-	var out []proc
-	queue := []int{pid}
-	for len(queue) > 0 {
-		for _, c := range children[queue[0]] {
-			out = append(out, c)
-			queue = append(queue, c.pid)
-		}
-		queue = queue[1:]
-	}
-	return out
-}
-
-// running returns the processes of ps that still run (zombies do not).
-func running(ps []proc) []proc {
-	var out []proc
-	for _, p := range ps {
-		if state, _, start, ok := stat(p.pid); ok && start == p.start && state != 'Z' && state != 'X' {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // noChromeLeft fails the test unless every process of chrome is gone within
 // 15 s.
-func noChromeLeft(t *testing.T, chrome []proc) {
+func noChromeLeft(t *testing.T, chrome []proc.Proc) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for len(running(chrome)) > 0 {
+	for len(proc.Running(chrome)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("Chrome processes pagemux started still run 15 s after it exited: %v of %d", running(chrome), len(chrome))
+			t.Fatalf("Chrome processes pagemux started still run 15 s after it exited: %v of %d", proc.Running(chrome), len(chrome))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

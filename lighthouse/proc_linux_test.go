@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/proc"
 )
 
 // TestRunnerDiesWithPagemux: a runner started as lighthouse starts node
@@ -44,27 +46,17 @@ func TestRunnerDiesWithPagemux(t *testing.T) {
 		t.Fatalf("the parent said %q: %v %v", line, err, perr)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	if !running(pid) {
+	runner, ok := proc.Read(pid)
+	if !ok || !proc.Alive(runner) {
 		t.Fatalf("runner %d is not running", pid)
 	}
 	_ = parent.Process.Signal(syscall.SIGKILL)
 	_ = parent.Wait()
 	deadline := time.Now().Add(10 * time.Second)
-	for running(pid) {
+	for proc.Alive(runner) {
 		if time.Now().After(deadline) {
 			t.Fatalf("runner %d outlived its SIGKILLed parent", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// running reports whether pid runs (a zombie does not).
-func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }

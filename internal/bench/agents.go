@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/internal/mcptest"
+	"github.com/pagemux/pagemux/internal/proc"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -547,8 +548,8 @@ func takeSnapshot(h *httpServer) snapshot {
 	s.metrics, _ = mcptest.ScrapeMetrics(h.base+"/metrics", "")
 	pid := h.cmd.Process.Pid
 	s.server = cpuSeconds(pid)
-	for _, p := range descendants(pid) {
-		s.chrome[p.pid] = chromeProc{typ: chromeType(p.pid), cpu: cpuSeconds(p.pid)}
+	for _, p := range proc.Descendants(pid) {
+		s.chrome[p.PID] = chromeProc{typ: chromeType(p), cpu: p.CPU / proc.ClockTick}
 	}
 	s.self = cpuSeconds(os.Getpid())
 	s.busy, s.total, s.cpus = machineTicks()
@@ -558,8 +559,8 @@ func takeSnapshot(h *httpServer) snapshot {
 // chromeType is a Chrome process's --type (renderer, gpu-process, utility,
 // zygote …), "browser" without one; a helper that is not Chrome's is named
 // by its command.
-func chromeType(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+func chromeType(p proc.Proc) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
 	// Chrome rewrites its helpers' command lines, spaces between arguments.
 	args := strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' })
 	for _, a := range args {
@@ -575,10 +576,7 @@ func chromeType(pid int) string {
 	if len(args) > 0 && strings.Contains(args[0], "chrom") {
 		return "browser"
 	}
-	if p, ok := readProc(pid); ok {
-		return p.comm
-	}
-	return "?"
+	return p.Comm
 }
 
 // since is the profile of the time between s and later. Chrome's processes
@@ -599,7 +597,7 @@ func (s snapshot) since(later snapshot, tool string) *profile {
 	p.CPUChromeS = round2(chrome)
 	if dt := later.total - s.total; dt > 0 {
 		p.CPUBusy = round2((later.busy - s.busy) / dt)
-		p.CPUOtherS = round2((later.busy-s.busy)/clockTick - p.CPUServerS - p.CPUChromeS - p.CPUBenchS)
+		p.CPUOtherS = round2((later.busy-s.busy)/proc.ClockTick - p.CPUServerS - p.CPUChromeS - p.CPUBenchS)
 	}
 	if s.metrics == nil || later.metrics == nil {
 		return p
@@ -616,28 +614,10 @@ func (s snapshot) since(later snapshot, tool string) *profile {
 	return p
 }
 
-// clockTick is USER_HZ, 100 on every Linux this runs on.
-const clockTick = 100
-
 // cpuSeconds is the user and system CPU time of a process so far.
 func cpuSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	end := strings.LastIndexByte(s, ')')
-	if end < 0 {
-		return 0
-	}
-	f := strings.Fields(s[end+1:]) // state is field 3; utime and stime are 14 and 15
-	if len(f) < 13 {
-		return 0
-	}
-	var ut, st float64
-	fmt.Sscan(f[11], &ut)
-	fmt.Sscan(f[12], &st)
-	return (ut + st) / clockTick
+	p, _ := proc.Read(pid)
+	return p.CPU / proc.ClockTick
 }
 
 // machineTicks reads /proc/stat's cpu line: busy and all ticks, and the

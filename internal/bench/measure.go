@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/proc"
 )
 
 // modeResult is everything measured against one server in one lock mode.
@@ -104,9 +106,9 @@ func (r *modeResult) run(ctx context.Context, cfg *config, bin, siteURL string, 
 	r.InitializeMS = ms(time.Since(start))
 	defer func() {
 		// Read before the server ends, even when a phase failed.
-		var chrome []proc
+		var chrome []proc.Proc
 		if r.PID != 0 {
-			chrome = descendants(r.PID)
+			chrome = proc.Descendants(r.PID)
 			log.Info("server memory and children", "mode", r.Mode, "pid", r.PID, "children", len(chrome), "profiles", profileDirs(chrome))
 			var merr error
 			if r.RSSPeakMB, r.RSSEndMB, merr = memory(r.PID); merr != nil {
@@ -122,7 +124,7 @@ func (r *modeResult) run(ctx context.Context, cfg *config, bin, siteURL string, 
 			r.anomaly("the server took %s to exit after its stdin closed", fmtMS(ms(took)))
 		}
 		if left := survivors(chrome, 5*time.Second); len(left) > 0 {
-			r.anomaly("%d of the server's %d child processes still run 5 s after it ended (first: pid %d %s)", len(left), len(chrome), left[0].pid, left[0].comm)
+			r.anomaly("%d of the server's %d child processes still run 5 s after it ended (first: pid %d %s)", len(left), len(chrome), left[0].PID, left[0].Comm)
 		}
 		for _, d := range profileDirs(chrome) {
 			if _, err := os.Stat(d); err == nil && isTemp(d) {

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/proc"
 )
 
 // server is one pagemux process, started from its binary, and the MCP
@@ -134,10 +135,10 @@ func (s *server) pid(bin string) (int, error) {
 			return s.cmd.Process.Pid, nil
 		}
 	}
-	for _, p := range processes() {
-		if p.ppid == os.Getpid() {
-			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.pid)); exe == want {
-				return p.pid, nil
+	for _, p := range proc.All() {
+		if p.PPID == os.Getpid() {
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.PID)); exe == want {
+				return p.PID, nil
 			}
 		}
 	}
@@ -165,77 +166,12 @@ func memory(pid int) (peak, now float64, err error) {
 	return kb("VmHWM") / 1024, kb("VmRSS") / 1024, nil
 }
 
-// proc is one process as /proc/PID/stat shows it.
-type proc struct {
-	pid, ppid int
-	comm      string
-	state     string
-	start     string // start time in clock ticks, to tell a reused pid
-}
-
-func processes() []proc {
-	dirs, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		if p, ok := readProc(pid); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func readProc(pid int) (proc, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return proc{}, false
-	}
-	s := string(b)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return proc{}, false
-	}
-	f := strings.Fields(s[end+1:]) // state ppid pgrp … starttime is field 22 of the line
-	if len(f) < 20 {
-		return proc{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return proc{pid: pid, ppid: ppid, comm: s[open+1 : end], state: f[0], start: f[19]}, true
-}
-
-// descendants lists the processes under pid (Chrome and its helpers).
-func descendants(pid int) []proc {
-	all := processes()
-	kids := map[int][]proc{}
-	for _, p := range all {
-		kids[p.ppid] = append(kids[p.ppid], p)
-	}
-	var out []proc
-	queue := []int{pid}
-	for len(queue) > 0 {
-		for _, k := range kids[queue[0]] {
-			out = append(out, k)
-			queue = append(queue, k.pid)
-		}
-		queue = queue[1:]
-	}
-	return out
-}
-
 // survivors waits up to wait for the processes to end and returns those
 // that did not (same pid and start time, not a zombie).
-func survivors(ps []proc, wait time.Duration) []proc {
+func survivors(ps []proc.Proc, wait time.Duration) []proc.Proc {
 	deadline := time.Now().Add(wait)
 	for {
-		var left []proc
-		for _, p := range ps {
-			if q, ok := readProc(p.pid); ok && q.start == p.start && q.state != "Z" {
-				left = append(left, p)
-			}
-		}
+		left := proc.Running(ps)
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
@@ -246,11 +182,11 @@ func survivors(ps []proc, wait time.Duration) []proc {
 // profileDirs returns the --user-data-dir of the processes: the Chrome
 // profiles the server uses. Only these are checked after it exits, since
 // other pagemux processes on the machine (tests) make their own.
-func profileDirs(ps []proc) []string {
+func profileDirs(ps []proc.Proc) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range ps {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
 		for _, arg := range strings.Split(string(b), "\x00") {
 			if dir, ok := strings.CutPrefix(arg, "--user-data-dir="); ok && !seen[dir] {
 				seen[dir] = true
