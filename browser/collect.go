@@ -229,10 +229,11 @@ func notFoundf(format string, args ...any) error {
 }
 
 // release frees what a closed page holds: its requests and console
-// messages, its snapshot uids. Browser keeps the Page itself, so that its id
-// answers "page N is closed"; without this, the records of every page ever
-// closed stayed with it. Events that arrive later are dropped by
-// feedCollectors, which checks Closed first, so nothing refills them.
+// messages, its snapshot uids. Browser keeps only why the page went away
+// (Browser.gone), but whoever still holds the Page (a call in flight, an
+// observer) would otherwise keep its records too. Events that arrive later
+// are dropped by feedCollectors, which checks Closed first, so nothing
+// refills them.
 func (p *Page) release() {
 	if n := p.network; n != nil {
 		n.release()
