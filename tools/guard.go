@@ -145,13 +145,17 @@ func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Tic
 	release = func() {}
 	if t.selects {
 		release = ticket.Hold()
+		defer func() {
+			if r == nil { // an error or a panic: the hold must not outlive the call
+				release()
+			}
+		}()
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
 		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p)), keys...)
 	}
 	if err != nil {
-		release()
 		return nil, nil, nil, err
 	}
 	return r, p, release, nil
