@@ -116,10 +116,5 @@ func failedAudits(rep *lighthouse.Report, cat string) string {
 	if len(titles) == 0 {
 		return ""
 	}
-	more := ""
-	if len(titles) > 3 {
-		more = fmt.Sprintf(" and %d more", len(titles)-3)
-		titles = titles[:3]
-	}
-	return "; failed: " + strings.Join(titles, "; ") + more
+	return "; failed: " + firstThree(titles, "; ")
 }

@@ -278,12 +278,16 @@ func waitingFor(reqs []request) string {
 	if len(names) == 0 {
 		return ""
 	}
-	more := ""
-	if len(names) > 3 {
-		more = fmt.Sprintf(" and %d more", len(names)-3)
-		names = names[:3]
+	return "; still waiting for " + firstThree(names, ", ")
+}
+
+// firstThree joins up to three names with sep, saying how many more there
+// are.
+func firstThree(names []string, sep string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, sep)
 	}
-	return "; still waiting for " + strings.Join(names, ", ") + more
+	return strings.Join(names[:3], sep) + fmt.Sprintf(" and %d more", len(names)-3)
 }
 
 // resourceFailure is the console's echo of a failed request, which the
