@@ -196,31 +196,42 @@ func elementChain(ctx context.Context, uid string, backend cdp.BackendNodeID) ([
 	if err != nil {
 		return nil, err
 	}
-	type indexed struct {
-		i  int
-		id runtime.RemoteObjectID
-	}
-	var items []indexed
-	for _, pd := range props.Result {
-		i, err := strconv.Atoi(pd.Name)
-		if err != nil || pd.Value == nil || pd.Value.ObjectID == "" {
-			continue
-		}
-		items = append(items, indexed{i, pd.Value.ObjectID})
-	}
+	items := arrayObjects(props.Result)
 	if len(items) == 0 {
 		return nil, &notElementError{uid}
 	}
-	slices.SortFunc(items, func(a, b indexed) int { return a.i - b.i })
 	chain := make([]*cdp.Node, 0, len(items))
-	for _, it := range items {
-		d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: it.id, Depth: new(int64(0))})
+	for _, id := range items {
+		d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: id, Depth: new(int64(0))})
 		if err != nil || d.Node == nil {
 			return nil, fmt.Errorf("describe the ancestors of the element with uid %s: %v", uid, err)
 		}
 		chain = append(chain, d.Node)
 	}
 	return withClosedSlots(ctx, chain), nil
+}
+
+// arrayObjects returns, in index order, the objects among the own
+// properties of an array ("0", "1", …), as Runtime.getProperties lists them.
+func arrayObjects(props []*runtime.PropertyDescriptor) []runtime.RemoteObjectID {
+	type indexed struct {
+		i  int
+		id runtime.RemoteObjectID
+	}
+	var items []indexed
+	for _, pd := range props {
+		i, err := strconv.Atoi(pd.Name)
+		if err != nil || i < 0 || pd.Value == nil || pd.Value.ObjectID == "" {
+			continue
+		}
+		items = append(items, indexed{i, pd.Value.ObjectID})
+	}
+	slices.SortFunc(items, func(a, b indexed) int { return a.i - b.i })
+	ids := make([]runtime.RemoteObjectID, len(items))
+	for k, it := range items {
+		ids[k] = it.id
+	}
+	return ids
 }
 
 // withClosedSlots adds to the chain the slots of closed and user-agent

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -200,29 +199,17 @@ func needsKeys(ctx context.Context) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	var path []runtime.RemoteObjectID
 	why := ""
 	for _, d := range props.Result {
-		if d.Value == nil {
-			continue
-		}
-		switch i, err := strconv.Atoi(d.Name); {
-		case err == nil && i >= 0 && i < 10_000:
-			if i >= len(path) {
-				path = append(path, make([]runtime.RemoteObjectID, i+1-len(path))...)
-			}
-			path[i] = d.Value.ObjectID
-		case d.Name == "why":
+		if d.Name == "why" && d.Value != nil {
 			_ = json.Unmarshal(d.Value.Value, &why)
 		}
 	}
 	if why != "" {
 		return true, why, nil
 	}
+	path := arrayObjects(props.Result)
 	for i, id := range path {
-		if id == "" {
-			continue
-		}
 		l, err := chromedp.Call(ctx, domdebugger.GetEventListeners, domdebugger.GetEventListenersParams{ObjectID: id})
 		if err != nil {
 			return false, "", err
