@@ -192,9 +192,11 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "a JSON-RPC batch (an array of messages) is not MCP since revision 2025-06-18: send one message per request, at once if you like")
 		return
 	}
-	body, w, swapped := h.ids.swap(session, body, w) // httpid.go
+	var msg map[string]json.RawMessage // nil unless body is one JSON object
+	_ = json.Unmarshal(body, &msg)
+	body, w, swapped := h.ids.swap(session, msg, body, w) // httpid.go
 	defer swapped()
-	if isToolCall(body) {
+	if isMethod(msg, mcp.MethodToolsCall) {
 		// A client that may send its calls over several connections at
 		// once, as --join does, numbers them so that they keep its order.
 		n, _ := strconv.ParseUint(r.Header.Get(CallNumberHeader), 10, 64)
@@ -272,14 +274,6 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	var b bytes.Buffer
 	_, err := b.ReadFrom(http.MaxBytesReader(w, r.Body, max))
 	return b.Bytes(), err
-}
-
-// isToolCall reports whether a body is one tools/call request.
-func isToolCall(body []byte) bool {
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodToolsCall)
 }
 
 type readCloser struct{ *bytes.Reader }

@@ -26,19 +26,16 @@ type idSwaps struct {
 	m  map[string][]byte // session + "\x00" + the client's id → token
 }
 
-// swap returns body with its id swapped for a unique string token when
-// mcp-go would not keep that id, the writer that swaps it back, and done,
-// to call once the request is answered. A notifications/cancelled for such a
-// request gets its token. Anything else is returned as it is.
-func (x *idSwaps) swap(session string, body []byte, w http.ResponseWriter) ([]byte, http.ResponseWriter, func()) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return body, w, func() {}
-	}
+// swap returns body, decoded as m (nil if it is not one JSON object), with
+// its id swapped for a unique string token when mcp-go would not keep that
+// id, the writer that swaps it back, and done, to call once the request is
+// answered. A notifications/cancelled for such a request gets its token.
+// Anything else is returned as it is.
+func (x *idSwaps) swap(session string, m map[string]json.RawMessage, body []byte, w http.ResponseWriter) ([]byte, http.ResponseWriter, func()) {
 	if id, ok := m["id"]; ok {
 		return x.swapRequest(session, m, body, id, w)
 	}
-	if string(m["method"]) == `"`+string(mcp.MethodNotificationCancelled)+`"` {
+	if isMethod(m, mcp.MethodNotificationCancelled) {
 		return x.swapCancel(session, m, body), w, func() {}
 	}
 	return body, w, func() {}

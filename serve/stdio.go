@@ -222,7 +222,7 @@ func (c *conn) dispatch(line []byte) {
 	if hasID && string(id) == "null" {
 		hasID = false
 	}
-	method, hasMethod := m["method"]
+	_, hasMethod := m["method"]
 	_, hasResult := m["result"]
 	_, hasError := m["error"]
 	switch {
@@ -235,9 +235,9 @@ func (c *conn) dispatch(line []byte) {
 		}
 		c.writeError(reply, mcp.INVALID_REQUEST, "invalid request: a message has either a method or a result/error, not both")
 	case hasMethod && hasID:
-		c.serve(m, id, method)
+		c.serve(m, id)
 	case hasMethod:
-		c.notification(m, line, method)
+		c.notification(m, line)
 	case hasID && (hasResult || hasError):
 		c.log.Debug("ignoring a response to a request the server did not send", "id", echo(id))
 	default:
@@ -247,6 +247,11 @@ func (c *conn) dispatch(line []byte) {
 		}
 		c.writeError(reply, mcp.INVALID_REQUEST, "invalid request: no method: "+echo(line))
 	}
+}
+
+// isMethod reports whether msg, a decoded JSON-RPC message, calls method.
+func isMethod(msg map[string]json.RawMessage, method mcp.MCPMethod) bool {
+	return string(msg["method"]) == `"`+string(method)+`"`
 }
 
 // validID reports whether id is a JSON string or number.
@@ -268,7 +273,7 @@ func validID(id json.RawMessage) bool {
 // serve starts a request on a goroutine of its own under an id of the
 // server's, so that mcp-go never reads the client's id, and answers it with
 // the client's id. A tools/call takes its ticket here, in reading order.
-func (c *conn) serve(m map[string]json.RawMessage, id, method json.RawMessage) {
+func (c *conn) serve(m map[string]json.RawMessage, id json.RawMessage) {
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	c.mu.Lock()
 	c.seq++
@@ -277,7 +282,7 @@ func (c *conn) serve(m map[string]json.RawMessage, id, method json.RawMessage) {
 	c.mu.Unlock()
 
 	var ticket *pagelock.Ticket
-	if string(method) == `"`+string(mcp.MethodToolsCall)+`"` {
+	if isMethod(m, mcp.MethodToolsCall) {
 		ticket = c.line.Take()
 		ctx = pagelock.WithTicket(ctx, ticket)
 	}
@@ -325,8 +330,8 @@ func (c *conn) done(seq int64) {
 
 // notification handles a message without an id. Cancellations are matched
 // here against the client's own ids; the rest go to the server.
-func (c *conn) notification(m map[string]json.RawMessage, line []byte, method json.RawMessage) {
-	if string(method) == `"`+string(mcp.MethodNotificationCancelled)+`"` {
+func (c *conn) notification(m map[string]json.RawMessage, line []byte) {
+	if isMethod(m, mcp.MethodNotificationCancelled) {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 			Reason    string          `json:"reason"`
