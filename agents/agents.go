@@ -198,13 +198,11 @@ func (r *Registry) Arrive(a Agent) (_ Agent, tookOver *ErrTakenOver) {
 // with the error that says which as its cause (context.Cause). It fails at
 // once when that happened already. Call stop when the call is over.
 func (r *Registry) Bind(ctx context.Context, a Agent) (_ context.Context, stop func(), err error) {
-	if err := r.Current(a); err != nil {
+	sess, err := r.session(a)
+	if err != nil {
 		return nil, nil, err
 	}
-	r.mu.Lock()
-	sess, ok := r.sessions[a.Session]
-	r.mu.Unlock()
-	if !ok {
+	if sess == nil {
 		return ctx, func() {}, nil // stateless, or a registry that never saw it
 	}
 	bound, cancel := context.WithCancelCause(ctx)
@@ -216,19 +214,26 @@ func (r *Registry) Bind(ctx context.Context, a Agent) (_ context.Context, stop f
 // identity took over (*ErrTakenOver), or it left (ErrEnded). Stateless calls
 // and sessions Arrive never saw are always current.
 func (r *Registry) Current(a Agent) error {
+	_, err := r.session(a)
+	return err
+}
+
+// session returns a's session, nil for a stateless call or a session Arrive
+// never saw, and why it may no longer act, if it may not.
+func (r *Registry) session(a Agent) (*session, error) {
 	if a.Session == "" {
-		return nil
+		return nil, nil
 	}
 	r.mu.Lock()
 	sess, ok := r.sessions[a.Session]
 	r.mu.Unlock()
 	switch {
 	case !ok && a.Gen > 0:
-		return ErrEnded // it left, and was forgotten
+		return nil, ErrEnded // it left, and was forgotten
 	case !ok:
-		return nil
+		return nil, nil
 	}
-	return context.Cause(sess.ctx) // nil while the context lives
+	return sess, context.Cause(sess.ctx) // no cause while the context lives
 }
 
 // Own makes page a's, and selects it for a, as new_page does. It reports
