@@ -413,9 +413,14 @@ func executable() string {
 }
 
 func main() {
+	// A write to a closed stdout (the client died) then fails with EPIPE,
+	// which ends pagemux cleanly, instead of the runtime killing it by
+	// SIGPIPE with Chrome and its profile left behind. Notify, unlike
+	// Ignore, leaves SIGPIPE at its default in the processes pagemux starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), exitSignals()...)
+	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "smoke" {
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		ctx, stop := signal.NotifyContext(context.Background(), exitSignals()...)
 		code := runSmoke(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
@@ -432,13 +437,6 @@ func main() {
 		fmt.Println("pagemux", tools.Version)
 		return
 	}
-	// A write to a closed stdout (the client died) then fails with EPIPE,
-	// which ends the server cleanly, instead of the runtime killing pagemux
-	// by SIGPIPE with Chrome and its profile left behind. Notify, unlike
-	// Ignore, leaves SIGPIPE at its default in the processes pagemux starts.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), exitSignals()...)
-	defer stop()
 	if err := run(ctx, c, os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "pagemux:", err)
 		os.Exit(1)
