@@ -219,7 +219,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		if err != nil {
 			return nil, nil, err
 		}
-		ctx, cancel := remote.NewAllocator(context.Background(), u)
+		ctx, cancel := remote.NewAllocator(b.quitContext(), u)
 		return ctx, cancel, nil
 	}
 	c, err := newChromeProc(b.cfg, l, b.log)

@@ -335,3 +335,51 @@ func TestSilentAttachedChrome(t *testing.T) {
 		t.Fatalf("after the reconnect: %s %v", v, err)
 	}
 }
+
+// Close while an attach waits on an endpoint that never answers ends the
+// attach at once instead of waiting for its timeout.
+func TestCloseWhileAttaching(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 16) // held open, never answered
+	t.Cleanup(func() {
+		ln.Close()
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case accepted <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	b := New(Config{BrowserURL: "http://" + ln.Addr().String()})
+	errc := make(chan error, 1)
+	go func() { errc <- b.Start(t.Context()) }()
+	var first net.Conn
+	select {
+	case first = <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attach did not connect")
+	}
+	defer first.Close()
+	start := time.Now()
+	b.Close()
+	took := time.Since(start)
+	err = <-errc
+	t.Logf("Close during an attach took %s; Start: %v", took, err)
+	if took > 5*time.Second {
+		t.Fatalf("Close during an attach took %s", took)
+	}
+}
