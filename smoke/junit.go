@@ -14,23 +14,32 @@ import (
 
 // JUnitSuites is the root element.
 type JUnitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []JUnitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	JUnitCounts
+	Time   string       `xml:"time,attr"`
+	Suites []JUnitSuite `xml:"testsuite"`
+}
+
+// JUnitCounts are the testcases of a suite, or of all, by outcome.
+type JUnitCounts struct {
+	Tests    int `xml:"tests,attr"`
+	Failures int `xml:"failures,attr"`
+	Errors   int `xml:"errors,attr"`
+	Skipped  int `xml:"skipped,attr"`
+}
+
+func (c *JUnitCounts) add(o JUnitCounts) {
+	c.Tests += o.Tests
+	c.Failures += o.Failures
+	c.Errors += o.Errors
+	c.Skipped += o.Skipped
 }
 
 // JUnitSuite is one page.
 type JUnitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
+	Name string `xml:"name,attr"`
+	JUnitCounts
 	Time      string      `xml:"time,attr"`
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []JUnitCase `xml:"testcase"`
@@ -96,10 +105,7 @@ func (r *Report) JUnit() JUnitSuites {
 			s.Cases = append(s.Cases, tc)
 			s.Tests++
 		}
-		root.Tests += s.Tests
-		root.Failures += s.Failures
-		root.Errors += s.Errors
-		root.Skipped += s.Skipped
+		root.add(s.JUnitCounts)
 		root.Suites = append(root.Suites, s)
 	}
 	return root
