@@ -956,11 +956,7 @@ func isHighlightPseudo(t string) bool {
 // keyframes adds the @keyframes rules of the element's animations.
 func (b *cssBuild) keyframes(m *mStyles) {
 	for _, k := range m.CSSKeyframesRules {
-		name := ""
-		if k.AnimationName != nil {
-			name = k.AnimationName.Text
-		}
-		r := &CSSRule{Kind: CSSKeyframes, Selector: "@keyframes " + name}
+		r := &CSSRule{Kind: CSSKeyframes, Selector: "@keyframes " + valueText(k.AnimationName)}
 		for _, f := range k.Keyframes {
 			if f.Style == nil {
 				continue
@@ -972,16 +968,20 @@ func (b *cssBuild) keyframes(m *mStyles) {
 			if r.Source == "" {
 				r.Source = b.styleSource(f.Origin, f.StyleSheetID, f.Style)
 			}
-			key := ""
-			if f.KeyText != nil {
-				key = f.KeyText.Text
-			}
-			r.Keyframes = append(r.Keyframes, CSSKeyframe{Key: key, Declarations: b.declarations(s.leading)})
+			r.Keyframes = append(r.Keyframes, CSSKeyframe{Key: valueText(f.KeyText), Declarations: b.declarations(s.leading)})
 		}
 		if len(r.Keyframes) > 0 {
 			b.out = append(b.out, r)
 		}
 	}
+}
+
+// valueText is the text of v, "" when it is missing.
+func valueText(v *css.Value) string {
+	if v == nil {
+		return ""
+	}
+	return v.Text
 }
 
 // styleSource locates a rule by the start of its declaration block, as the
@@ -1014,10 +1014,7 @@ func (b *cssBuild) atRules(m *mStyles) {
 		if len(s.leading) == 0 {
 			continue
 		}
-		name := ""
-		if a.Name != nil {
-			name = a.Name.Text
-		}
+		name := valueText(a.Name)
 		r := &CSSRule{Kind: CSSAtRule, Source: b.styleSource(a.Origin, a.StyleSheetID, a.Style)}
 		switch {
 		case a.Subsection != "":
@@ -1043,11 +1040,7 @@ func (b *cssBuild) positionTry(m *mStyles) {
 		if len(s.leading) == 0 {
 			continue
 		}
-		name := ""
-		if p.Name != nil {
-			name = p.Name.Text
-		}
-		b.out = append(b.out, &CSSRule{Kind: CSSPositionTry, Selector: "@position-try " + name, Inactive: !p.Active,
+		b.out = append(b.out, &CSSRule{Kind: CSSPositionTry, Selector: "@position-try " + valueText(p.Name), Inactive: !p.Active,
 			Source: b.styleSource(p.Origin, p.StyleSheetID, p.Style), Declarations: b.declarations(s.leading)})
 	}
 }
