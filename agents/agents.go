@@ -91,12 +91,6 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown page mode %q: want owned or shared", s)
 }
 
-// Owner is who owns a page: the ID of an agent, whichever of its sessions
-// is the newest.
-type Owner struct {
-	Agent string
-}
-
 // ErrTakenOver is why a session's calls fail once a newer session of the
 // same identity took over its pages: its calls still queued or running are
 // cancelled with it, and none of them may publish a result.
@@ -126,7 +120,7 @@ type Registry struct {
 	mu       sync.Mutex
 	agents   map[string]*state   // by Agent.ID
 	sessions map[string]*session // by MCP session id
-	owners   map[int]Owner       // page id → owner; pages missing here are no one's
+	owners   map[int]string      // page id → the Agent.ID that owns it (whichever of its sessions is the newest); pages missing here are no one's
 }
 
 // state is what one agent has.
@@ -148,11 +142,8 @@ type session struct {
 
 // New returns an empty registry in mode.
 func New(mode Mode) *Registry {
-	return &Registry{mode: mode, now: time.Now, agents: map[string]*state{}, sessions: map[string]*session{}, owners: map[int]Owner{}}
+	return &Registry{mode: mode, now: time.Now, agents: map[string]*state{}, sessions: map[string]*session{}, owners: map[int]string{}}
 }
-
-// Mode returns the registry's mode.
-func (r *Registry) Mode() Mode { return r.mode }
 
 // get returns a's state, making it on first sight. r.mu must be held.
 func (r *Registry) get(a Agent) *state {
@@ -246,7 +237,7 @@ func (r *Registry) Own(a Agent, page int) bool {
 		return false
 	}
 	s := r.get(a)
-	r.owners[page] = Owner{Agent: a.ID}
+	r.owners[page] = a.ID
 	s.selected = page
 	return true
 }
@@ -258,14 +249,6 @@ func (r *Registry) Inherit(page, parent int) {
 	if o, ok := r.owners[parent]; ok {
 		r.owners[page] = o
 	}
-}
-
-// OwnerOf returns the owner of page, if it has one.
-func (r *Registry) OwnerOf(page int) (Owner, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	o, ok := r.owners[page]
-	return o, ok
 }
 
 // ErrNotYours is the error of a call on another agent's page.
@@ -285,7 +268,7 @@ func (r *Registry) Check(a Agent, page int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o, ok := r.owners[page]
-	if !ok || o.Agent == a.ID {
+	if !ok || o == a.ID {
 		return nil
 	}
 	return &ErrNotYours{Page: page}
@@ -301,7 +284,7 @@ func (r *Registry) Visible(a Agent, page int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o, ok := r.owners[page]
-	return ok && o.Agent == a.ID
+	return ok && o == a.ID
 }
 
 // Select makes page the one a's calls without pageId act on.
@@ -339,7 +322,7 @@ func (r *Registry) Pages(a Agent) []int {
 	defer r.mu.Unlock()
 	var out []int
 	for p, o := range r.owners {
-		if o.Agent == a.ID {
+		if o == a.ID {
 			out = append(out, p)
 		}
 	}
@@ -367,7 +350,7 @@ func (r *Registry) Leave(sessionID string) (_ Agent, pages []int) {
 		return Agent{}, nil
 	}
 	for p, o := range r.owners {
-		if o.Agent == sess.agent {
+		if o == sess.agent {
 			pages = append(pages, p)
 			delete(r.owners, p)
 		}
