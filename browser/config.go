@@ -185,10 +185,7 @@ func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, started f
 		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			started(prepareCommand(cmd))
-			setChromeProcess(cmd)
-		}))
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd)) }))
 	for _, f := range fs {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}

@@ -37,9 +37,8 @@ const devToolsPortFile = "DevToolsActivePort"
 const devToolsWait = 10 * time.Second
 
 // prepareCommand adds the DevTools flags to Chrome's command line, removes a
-// port file that an earlier Chrome left in the profile, sets the process
-// options that chromedp sets when no one else does, and returns the profile
-// directory. chromedp calls it just before it starts Chrome.
+// port file that an earlier Chrome left in the profile, sets Chrome's
+// process options (setProcessOptions), and returns the profile directory. chromedp calls it just before it starts Chrome.
 func prepareCommand(cmd *exec.Cmd) (profileDir string) {
 	for _, a := range cmd.Args {
 		if v, ok := strings.CutPrefix(a, "--user-data-dir="); ok {

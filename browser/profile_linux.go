@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -199,16 +198,4 @@ func killChromeGroup(pid int, dir string) {
 		return
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-}
-
-// setChromeProcess starts Chrome in a process group of its own, which
-// killChromeGroup ends at once, helpers included. (A signal a terminal sends
-// to pagemux's group, such as Ctrl-C, then reaches pagemux only, which closes
-// Chrome itself.) The kernel also kills Chrome when pagemux dies: see
-// setProcessOptions.
-func setChromeProcess(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = new(syscall.SysProcAttr)
-	}
-	cmd.SysProcAttr.Setpgid = true
 }

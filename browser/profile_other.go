@@ -4,7 +4,6 @@ package browser
 
 import (
 	"os"
-	"os/exec"
 )
 
 // Off Linux pagemux cannot read who runs (no /proc): temporary profiles are
@@ -35,6 +34,3 @@ func killProcessesUsing(dir string, pgid int) int { return 0 }
 // killChromeGroup does nothing off Linux; cancelling the allocator kills
 // Chrome's main process.
 func killChromeGroup(pid int, dir string) {}
-
-// setChromeProcess does nothing off Linux.
-func setChromeProcess(cmd *exec.Cmd) {}
