@@ -202,7 +202,13 @@ func (g *Guard) tryLockAll(owner string) bool {
 // queueAll takes the free locks of w and queues w on the held ones, in one
 // step under all their mutexes (taken in key order). It fails with
 // *BusyError, taking and queuing nothing, if a queue is full.
-func (l *Locker) queueAll(w *waiter) error {
+func (l *Locker) queueAll(w *waiter) (err error) {
+	var full *fifo
+	defer func() { // deferred first, so it runs after the mutexes are given back
+		if full != nil {
+			l.failed(full, err)
+		}
+	}()
 	for _, s := range w.slots {
 		s.f.mu.Lock()
 	}
@@ -214,9 +220,7 @@ func (l *Locker) queueAll(w *waiter) error {
 	for _, s := range w.slots {
 		if f := s.f; f.held && l.maxQueue > 0 && f.queued >= l.maxQueue {
 			f.st.busy++
-			if l.obs != nil {
-				defer l.obs.Failed(f.name, "busy") // after the mutexes
-			}
+			full = f
 			return &BusyError{Key: s.key, Queued: f.queued, Max: l.maxQueue}
 		}
 	}

@@ -348,3 +348,47 @@ func TestLineNumberedTwice(t *testing.T) {
 	}
 	next.Admit()
 }
+
+// statsObserver reads the Locker's Stats whenever it is told of a failure,
+// as an Observer may: it must be called without any lock's mutex held.
+type statsObserver struct {
+	l      *Locker
+	failed chan string
+}
+
+func (o *statsObserver) Acquired(Key, time.Duration) {}
+func (o *statsObserver) Released(Key, time.Duration) {}
+func (o *statsObserver) Failed(_ Key, why string) {
+	o.l.Stats()
+	o.failed <- why
+}
+
+// TestObserverBusyUnlocked: the Observer hears of a full queue after the
+// lock's mutex is given back, so an Observer that reads Stats does not
+// deadlock the lock.
+func TestObserverBusyUnlocked(t *testing.T) {
+	obs := &statsObserver{failed: make(chan string, 1)}
+	l := New(Options{Mode: PerPage, MaxQueue: 1, Observer: obs})
+	obs.l = l
+	g := mustAcquire(t, t.Context(), l, PageKey(1)) // released at the end, not deferred: on a deadlock that would hang
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	waiter := acquireAsync(ctx, l, PageKey(1))
+	waitQueued(t, l, PageKey(1), 1)
+	busy := acquireAsync(t.Context(), l, PageKey(1))
+	select {
+	case why := <-obs.failed:
+		if why != "busy" {
+			t.Fatalf("the Observer was told %q", why)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Observer, told of a full queue, deadlocked on the lock's mutex")
+	}
+	if r := receive(t, busy); r.err == nil {
+		t.Fatal("a full queue took a call")
+	}
+	cancel()
+	receive(t, waiter)
+	<-obs.failed // the waiter's cancellation
+	g.Release()
+}
