@@ -131,8 +131,10 @@ func TestProfileOfDeadChromeRemoved(t *testing.T) {
 }
 
 // Close during a launch ends it at once and removes its profile.
+//
+// Not parallel: it finds the profile of its Chrome among those of this
+// process, so no other test may start one meanwhile.
 func TestCloseWhileStarting(t *testing.T) {
-	t.Parallel()
 	needChrome(t)
 	mine := filepath.Join(os.TempDir(), fmt.Sprintf("pagemux-%d-*", os.Getpid()), singletonLink)
 	before, _ := filepath.Glob(mine)
