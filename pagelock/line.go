@@ -19,8 +19,9 @@ import (
 // state while it runs, and a later call that reads that state AwaitHolds.
 //
 // The zero value is ready for use. A Line is safe for concurrent use. It does
-// not time out: a ticket that is never admitted blocks the ones behind it, so
-// every path of a call must Admit its ticket.
+// not time out (but for the lost numbers of TakeNumbered): a ticket that is
+// never admitted blocks the ones behind it, so every path of a call must
+// Admit its ticket.
 type Line struct {
 	mu    sync.Mutex
 	last  chan struct{}   // closed when the last ticket taken was admitted
@@ -33,6 +34,7 @@ type Line struct {
 // numberedSlot is the done channel of ticket n of a numbered line.
 type numberedSlot struct {
 	done             chan struct{}
+	arrived          chan struct{} // closed when ticket n is taken
 	taken, nextTaken bool
 }
 
@@ -43,7 +45,9 @@ type Ticket struct {
 	prev <-chan struct{} // closed when the ticket before was admitted
 	done chan struct{}   // closed when this one is admitted
 	once sync.Once
-	gap  bool // numbered: a lost predecessor holds it for gapWait at most
+	// prevArrived, numbered, is closed when the ticket before was taken;
+	// one not taken within gapWait is given up for lost.
+	prevArrived <-chan struct{}
 }
 
 // Take returns the next ticket of l. The ticket's turn comes when every
@@ -59,10 +63,11 @@ func (l *Line) Take() *Ticket {
 // TakeNumbered returns ticket n (counting from 1) of l, for a client that
 // numbers its calls because they can reach the server out of order, such as
 // a bridge that sends each on an HTTP request of its own. Ticket n's turn
-// comes when tickets 1 to n-1 were admitted, whichever arrived first; a
-// number that never comes holds the ones after it for at most gapWait, and
-// a number taken again while the first is kept takes its turn at once. A
-// line is used with Take or with TakeNumbered, not both. n 0 is Take.
+// comes when tickets 1 to n-1 were admitted, whichever arrived first. A
+// number not taken within gapWait of its successor's turn is given up for
+// lost: it holds the ones after it that long at most, and they keep their
+// order. A number taken again while the first is kept takes its turn at
+// once. A line is used with Take or with TakeNumbered, not both. n 0 is Take.
 func (l *Line) TakeNumbered(n uint64) *Ticket {
 	if n == 0 {
 		return l.Take()
@@ -75,7 +80,7 @@ func (l *Line) TakeNumbered(n uint64) *Ticket {
 	slot := func(k uint64) *numberedSlot {
 		s, ok := l.numbered[k]
 		if !ok {
-			s = &numberedSlot{done: make(chan struct{})}
+			s = &numberedSlot{done: make(chan struct{}), arrived: make(chan struct{})}
 			l.numbered[k] = s
 		}
 		return s
@@ -87,11 +92,12 @@ func (l *Line) TakeNumbered(n uint64) *Ticket {
 		// the first's done channel would close it twice.
 		return &Ticket{line: l, done: make(chan struct{})}
 	}
-	t := &Ticket{line: l, done: me.done, gap: true}
+	t := &Ticket{line: l, done: me.done}
 	me.taken = true
+	close(me.arrived)
 	if n > 1 {
 		prev := slot(n - 1)
-		t.prev = prev.done
+		t.prev, t.prevArrived = prev.done, prev.arrived
 		prev.nextTaken = true
 		if prev.taken {
 			delete(l.numbered, n-1)
@@ -114,21 +120,37 @@ func (t *Ticket) Turn(ctx context.Context) error {
 	if t == nil || t.prev == nil {
 		return nil
 	}
+	if !t.awaitPrev(ctx.Done()) {
+		t.Admit()
+		return ctx.Err()
+	}
+	t.prev = nil // the turn came, or the ticket before is lost: Admit need not wait
+	return nil
+}
+
+// awaitPrev waits until the ticket before t was admitted or, numbered, was
+// not taken within gapWait. A ticket that was taken is always admitted, so
+// from then on there is no gap to wait out. It returns false if stop closed
+// first.
+func (t *Ticket) awaitPrev(stop <-chan struct{}) bool {
+	arrived := t.prevArrived
 	var gap <-chan time.Time
-	if t.gap {
+	if arrived != nil {
 		timer := time.NewTimer(gapWait)
 		defer timer.Stop()
 		gap = timer.C
 	}
-	select {
-	case <-t.prev:
-		return nil
-	case <-gap:
-		t.prev = nil // go on without the lost one; the ones after follow this
-		return nil
-	case <-ctx.Done():
-		t.Admit()
-		return ctx.Err()
+	for {
+		select {
+		case <-t.prev:
+			return true
+		case <-arrived:
+			arrived, gap = nil, nil
+		case <-gap:
+			return true // lost: go on without it; the ones after follow t
+		case <-stop:
+			return false
+		}
 	}
 }
 
@@ -150,16 +172,7 @@ func (t *Ticket) Admit() {
 			close(t.done)
 		default:
 			go func() {
-				if t.gap {
-					timer := time.NewTimer(gapWait)
-					defer timer.Stop()
-					select {
-					case <-t.prev:
-					case <-timer.C:
-					}
-				} else {
-					<-t.prev
-				}
+				t.awaitPrev(nil)
 				close(t.done)
 			}()
 		}

@@ -392,3 +392,36 @@ func TestObserverBusyUnlocked(t *testing.T) {
 	<-obs.failed // the waiter's cancellation
 	g.Release()
 }
+
+// TestLineNumberedGapKeepsOrder: when a number never comes, only the ticket
+// right after it waits out gapWait; the ones after that, whose numbers
+// came, keep their order however long they waited already.
+func TestLineNumberedGapKeepsOrder(t *testing.T) {
+	t.Parallel()
+	var line Line
+	line.TakeNumbered(1).Admit()
+	// 2 never comes.
+	three, four := line.TakeNumbered(3), line.TakeNumbered(4)
+	turns := make(chan int, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() { // 4 waits first, so its gapWait would pass first
+		if err := four.Turn(t.Context()); err != nil {
+			t.Error(err)
+		}
+		turns <- 4
+		four.Admit()
+	})
+	time.Sleep(200 * time.Millisecond)
+	wg.Go(func() {
+		if err := three.Turn(t.Context()); err != nil {
+			t.Error(err)
+		}
+		turns <- 3
+		time.Sleep(100 * time.Millisecond) // 3 is still in its turn
+		three.Admit()
+	})
+	wg.Wait()
+	if first := <-turns; first != 3 {
+		t.Errorf("ticket %d took its turn before ticket 3", first)
+	}
+}
