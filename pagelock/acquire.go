@@ -16,6 +16,17 @@ const (
 	whyClosed                  // one of the call's keys was closed
 )
 
+// String is how the Observer names r.
+func (r reason) String() string {
+	switch r {
+	case whyTimeout:
+		return "timeout"
+	case whyClosed:
+		return "closed"
+	}
+	return "cancelled"
+}
+
 // waiter is one call that had to queue. It lives until that call's wait
 // ends, and holds a place in the queue of every lock the call needs at once:
 // one slot per lock.
@@ -248,8 +259,7 @@ func (l *Locker) await(g *Guard, w *waiter) (*Guard, error) {
 	defer l.unregister(w)
 	waits, err := l.awaitAll(g, w)
 	if err != nil {
-		l.failed(w.slots[0].f, err)
-		return nil, err
+		return nil, err // abandonAll told the Observer
 	}
 	return l.acquired(g, waits)
 }
@@ -289,22 +299,27 @@ func (l *Locker) awaitAll(g *Guard, w *waiter) ([]time.Duration, error) {
 // gaveUp is what a waiter saw of the first lock it still waited for.
 type gaveUp struct {
 	key     Key
+	f       *fifo
 	holder  string
 	heldFor time.Duration
 }
 
 // abandonAll gives back every lock w was granted and leaves every queue it
-// is still in. It returns the first lock w had not got yet, for the error.
+// is still in. It returns the first lock w had not got yet, for the error,
+// and tells the Observer that the call gave up on that lock.
 func (l *Locker) abandonAll(w *waiter, why reason) gaveUp {
 	now := monoNow()
-	first := gaveUp{key: w.slots[0].key}
+	first := gaveUp{key: w.slots[0].key, f: w.slots[0].f}
 	found := false
 	for i := range w.slots {
 		s := &w.slots[i]
 		holder, heldFor, waiting := s.f.abandon(s, why, now)
 		if waiting && !found {
-			first, found = gaveUp{key: s.key, holder: holder, heldFor: heldFor}, true
+			first, found = gaveUp{key: s.key, f: s.f, holder: holder, heldFor: heldFor}, true
 		}
+	}
+	if l.obs != nil {
+		l.obs.Failed(first.f.name, why.String())
 	}
 	return first
 }

@@ -263,6 +263,7 @@ type countingObserver struct {
 	waited   time.Duration
 	released map[Key]int
 	failed   map[string]int
+	failedOn []Key
 }
 
 func newCountingObserver() *countingObserver {
@@ -282,10 +283,11 @@ func (o *countingObserver) Released(k Key, _ time.Duration) {
 	o.released[k]++
 }
 
-func (o *countingObserver) Failed(_ Key, why string) {
+func (o *countingObserver) Failed(k Key, why string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.failed[why]++
+	o.failedOn = append(o.failedOn, k)
 }
 
 // TestObserver: every acquisition, release and failure reaches the Observer.
@@ -423,5 +425,22 @@ func TestLineNumberedGapKeepsOrder(t *testing.T) {
 	wg.Wait()
 	if first := <-turns; first != 3 {
 		t.Errorf("ticket %d took its turn before ticket 3", first)
+	}
+}
+
+// TestObserverNamesTheLockGivenUp: a call that times out on the second of
+// its locks is a failure on that lock, not on its first.
+func TestObserverNamesTheLockGivenUp(t *testing.T) {
+	obs := newCountingObserver()
+	l := New(Options{Mode: PerPage, Timeout: 30 * time.Millisecond, Observer: obs})
+	g := mustAcquire(t, t.Context(), l, Tracing)
+	if _, err := l.Acquire(t.Context(), PageKey(1), Tracing); err == nil {
+		t.Fatal("the call got a held lock")
+	}
+	g.Release()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if !slices.Equal(obs.failedOn, []Key{Tracing}) || obs.failed["timeout"] != 1 {
+		t.Errorf("the Observer was told of failures on %v (%v), want one timeout on %s", obs.failedOn, obs.failed, Tracing)
 	}
 }
