@@ -144,12 +144,13 @@ func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Tic
 	}
 	release = func() {}
 	if t.selects {
-		release = ticket.Hold()
+		hold := ticket.Hold() // not release, which a failing return sets to nil
 		defer func() {
 			if r == nil { // an error or a panic: the hold must not outlive the call
-				release()
+				hold()
 			}
 		}()
+		release = hold
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
