@@ -178,6 +178,15 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.mcp.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
+	// A client that may send its calls over several connections at once, as
+	// --join does, numbers them so that they keep its order. A numbered
+	// request takes its place whatever becomes of it, so that no later
+	// number waits for it.
+	var ticket *pagelock.Ticket
+	if n, _ := strconv.ParseUint(r.Header.Get(CallNumberHeader), 10, 64); n > 0 {
+		ticket = h.line(agent).TakeNumbered(n)
+		defer ticket.Admit() // a call that never reached its Guard
+	}
 	body, err := readBody(w, r, h.maxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -197,11 +206,10 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	body, w, swapped := h.ids.swap(session, msg, body, w) // httpid.go
 	defer swapped()
 	if isMethod(msg, mcp.MethodToolsCall) {
-		// A client that may send its calls over several connections at
-		// once, as --join does, numbers them so that they keep its order.
-		n, _ := strconv.ParseUint(r.Header.Get(CallNumberHeader), 10, 64)
-		ticket := h.line(agent).TakeNumbered(n)
-		defer ticket.Admit() // a call that never reached its Guard
+		if ticket == nil {
+			ticket = h.line(agent).TakeNumbered(0)
+			defer ticket.Admit()
+		}
 		ctx = pagelock.WithTicket(ctx, ticket)
 	}
 	r = r.WithContext(ctx)

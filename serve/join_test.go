@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -171,5 +172,27 @@ func TestJoinEndsItsSession(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the bridge ended without ending its session")
+	}
+}
+
+// TestNumberedRefusal: a numbered call refused before MCP (its body too
+// big) still takes its number, so the next number does not wait for it.
+func TestNumberedRefusal(t *testing.T) {
+	rec := newRecorder()
+	ts := httptest.NewServer(NewHTTP(rec.srv, HTTPOptions{MaxBody: 1 << 10}))
+	defer ts.Close()
+	_, _, hdr := post(t, ts.URL, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	session := hdr.Get("Mcp-Session-Id")
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"record","arguments":{"n":1,"pad":"` + strings.Repeat("x", 2<<10) + `"}}}`
+	if status, body, _ := post(t, ts.URL, big, map[string]string{CallNumberHeader: "1", "Mcp-Session-Id": session}); status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a big body: %d %s", status, body)
+	}
+	start := time.Now()
+	status, body, _ := post(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record","arguments":{"n":2}}}`, map[string]string{CallNumberHeader: "2", "Mcp-Session-Id": session})
+	if status != http.StatusOK || !strings.Contains(body, `"2"`) {
+		t.Fatalf("call 2: %d %s", status, body)
+	}
+	if took := time.Since(start); took > 2500*time.Millisecond { // half of the 5 s a lost number is waited for
+		t.Errorf("call 2 waited %v for the refused call 1", took)
 	}
 }
