@@ -1,14 +1,20 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -144,3 +150,63 @@ func TestNewPageWaitCancelled(t *testing.T) {
 		t.Fatalf("NewPage once a turn is free: %v", err)
 	}
 }
+
+// With Config.Tabs, pages are tabs of one window, and each, behind the
+// others or not, is visible, focused and painting, across a navigation to
+// another site; screenshots of a tab behind others show that tab.
+func TestTabsStayVisible(t *testing.T) {
+	t.Parallel()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Red</title><body style="margin:0;background:rgb(255,0,0)">red</body>`)
+	}))
+	t.Cleanup(site.Close)
+	for _, tabs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tabs=%v", tabs), func(t *testing.T) {
+			t.Parallel()
+			b := startBrowser(t, Config{Tabs: tabs, ViewportWidth: 640, ViewportHeight: 480})
+			var pages []*Page
+			for range 3 {
+				p, err := b.NewPage(t.Context(), true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages = append(pages, p)
+			}
+			windows := map[browser.WindowID]bool{}
+			for i, p := range pages {
+				win, err := chromedp.CallBrowser(b.launch.rootCtx, browser.GetWindowForTarget, browser.GetWindowForTargetParams{TargetID: p.TargetID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				windows[win.WindowID] = true
+				if err := p.Navigate(t.Context(), site.URL, 0); err != nil {
+					t.Fatal(err)
+				}
+				got, err := p.EvaluateClassic(t.Context(), `new Promise(r => { let n = 0; const tick = () => { n++; requestAnimationFrame(tick); };
+					requestAnimationFrame(tick); setTimeout(() => r(document.visibilityState + " focused=" + document.hasFocus() + " frames=" + (n > 0)), 300); })`, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := `"visible focused=true frames=true"`; string(got) != want && (tabs || !strings.HasPrefix(string(got), `"visible`)) {
+					t.Errorf("page %d of 3: %s, want %s", i+1, got, want)
+				}
+			}
+			if want := map[bool]int{false: 3, true: 1}[tabs]; len(windows) != want {
+				t.Errorf("the 3 pages are in %d windows, want %d", len(windows), want)
+			}
+			shot, err := pages[0].Screenshot(t.Context(), ScreenshotOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(bytes.NewReader(shot))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, g, bl, _ := img.At(img.Bounds().Dx()/2, img.Bounds().Dy()-5).RGBA()
+			if img.Bounds().Dx() != 640 || r>>8 != 255 || g>>8 != 0 || bl>>8 != 0 {
+				t.Errorf("screenshot of the first page: %v, colour (%d,%d,%d), want 640 wide and red", img.Bounds(), r>>8, g>>8, bl>>8)
+			}
+		})
+	}
+}
+

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -32,6 +34,9 @@ type Page struct {
 	b      *Browser
 	launch *launch
 	owned  bool // pagemux opened it, so pagemux may close it on exit
+	// emulateFocus keeps the page visible and focused behind other tabs
+	// (Config.Tabs); set before the attach, which turns it on.
+	emulateFocus bool
 
 	gen    atomic.Uint64
 	closed chan struct{}
@@ -119,8 +124,13 @@ func (p *Page) attach(ctx context.Context) error {
 				var wg sync.WaitGroup
 				wg.Go(func() { p.ensureScriptBinding(context.Background()) })
 				wg.Go(func() { p.enableIssues(p.ctx) })
+				var focusErr error
+				if p.emulateFocus {
+					wg.Go(func() { focusErr = emulateFocus(p.ctx) })
+				}
 				p.attachErr = disableDOMEvents(p.ctx)
 				wg.Wait()
+				p.attachErr = cmp.Or(p.attachErr, focusErr)
 			}
 			close(p.attached)
 		}()
@@ -137,6 +147,17 @@ func (p *Page) attach(ctx context.Context) error {
 			return err
 		}
 		return fmt.Errorf("attach to page %d: %w", p.ID, p.attachErr)
+	}
+	return nil
+}
+
+// emulateFocus makes the tab act as the focused tab at the front of its
+// window: visible, painting and with animation frames, even behind others.
+// Chrome keeps it so across navigations, for as long as the tab is attached.
+func emulateFocus(ctx context.Context) error {
+	_, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+	if err != nil {
+		return fmt.Errorf("keep the tab visible (focus emulation): %w", err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -205,8 +206,8 @@ func (k *checker) answerDialogs(ctx context.Context, id int, text string, c *Che
 
 // settle waits until no request is pending and none changed for the idle
 // window, or the deadline. Long-lived connections (websockets, event
-// streams) do not count. It returns the pending requests when the network
-// did not go quiet.
+// streams) and Chrome's own requests do not count. It returns the pending
+// requests when the network did not go quiet.
 func (k *checker) settle(ctx context.Context, id int, deadline time.Time) (quiet bool, pending []request, err error) {
 	last, changed := "", time.Now()
 	for {
@@ -214,12 +215,16 @@ func (k *checker) settle(ctx context.Context, id int, deadline time.Time) (quiet
 		if err != nil {
 			return false, nil, err
 		}
+		// Chrome's look for a favicon is not the page's: it may wait
+		// behind the page loads of other tabs for one of the six
+		// connections to a host.
+		reqs := slices.DeleteFunc(parseRequests(text), chromeOwn)
 		now := time.Now()
-		if text != last {
-			last, changed = text, now
+		if seen := fmt.Sprint(reqs); seen != last {
+			last, changed = seen, now
 		}
 		pending = pending[:0]
-		for _, r := range parseRequests(text) {
+		for _, r := range reqs {
 			if r.pending() {
 				pending = append(pending, r)
 			}

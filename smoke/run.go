@@ -125,6 +125,11 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	}
 
 	bc.Logger = log
+	// Tabs, each kept visible and focused as the tab at the front is:
+	// Chrome makes windows one after another, a tab in a fraction of the
+	// time. Smoke never resizes a page, so sharing a window's size costs
+	// nothing.
+	bc.Tabs = true
 	prog.status("starting Chrome")
 	b := browser.New(bc)
 	defer b.Close()

@@ -349,6 +349,20 @@ func TestSmokeParallel(t *testing.T) {
 	}
 }
 
+// Pages checked at once are each checked as the tab a user looks at:
+// visible and painting, though all but one are behind another tab.
+func TestSmokePagesAreShown(t *testing.T) {
+	t.Parallel()
+	var urls []string
+	for i := range 4 {
+		urls = append(urls, siteURL(fmt.Sprintf("/seen.html?n=%d", i)))
+	}
+	o := options(t, append([]string{"--parallel", "4", "--expect-selector", "body[data-painted=yes]"}, urls...)...)
+	if code, stdout, _ := run(t, o, browser.Config{}); code != ExitPass {
+		t.Fatalf("exit %d, want every page seen and painted\n%s", code, stdout)
+	}
+}
+
 // Lighthouse thresholds pass and fail as set: an accessible page passes
 // accessibility=0.9, a page full of accessibility faults fails it, naming
 // its score and failed audits; audits run one after another.
