@@ -209,4 +209,3 @@ func TestTabsStayVisible(t *testing.T) {
 		})
 	}
 }
-
