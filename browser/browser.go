@@ -44,9 +44,9 @@ type Browser struct {
 	launch   *launch // the current or last successful start; nil before
 	byTarget map[target.ID]*Page
 	byID     map[int]*Page
-	// gone keeps, for each page that went away, only why: its id says so
-	// from then on, and the Page itself can be collected.
-	gone map[int]error
+	// gone keeps why the latest pages went away: their ids say so from
+	// then on, and the Pages themselves can be collected.
+	gone goneLog
 	// freeTimer returns memory to the system after pages closed.
 	freeTimer *time.Timer
 	// counts are what Counts reports (status.go).
@@ -91,7 +91,7 @@ func New(cfg Config) *Browser {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, gone: map[int]error{}, nextID: 1, opening: semaphore.NewWeighted(openAtOnce)}
+	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1, opening: semaphore.NewWeighted(openAtOnce)}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
 	return b
 }
@@ -431,7 +431,7 @@ func (b *Browser) pageGone(p *Page) {
 	b.mu.Unlock()
 	p.markClosed()
 	b.mu.Lock()
-	b.gone[p.ID] = p.Err()
+	b.gone.add(p.ID, p.closeReason())
 	delete(b.byID, p.ID)
 	b.mu.Unlock()
 	if b.onClose != nil {
@@ -482,8 +482,8 @@ func (b *Browser) Page(id int) (*Page, error) {
 	defer b.mu.Unlock()
 	p, ok := b.byID[id]
 	switch {
-	case !ok && b.gone[id] != nil:
-		return nil, b.gone[id]
+	case !ok && id > 0 && id < b.nextID: // handed out, so gone
+		return nil, &PageClosedError{ID: id, Why: b.gone.reason(id)}
 	case !ok:
 		return nil, &NoPageError{ID: id}
 	case p.Closed():

@@ -115,3 +115,34 @@ func (e *ScriptStoppedError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrScriptStopped) hold.
 func (e *ScriptStoppedError) Unwrap() error { return ErrScriptStopped }
+
+// maxGone bounds the closed pages whose CloseReason is kept; an id closed
+// longer ago still says "page N is closed".
+const maxGone = 4096
+
+// goneLog keeps why the latest maxGone pages went away, so that a server
+// that opens and closes pages for months keeps a bounded record of them.
+type goneLog struct {
+	why  map[int]CloseReason
+	ring []int // ids in the order they went; next is the oldest once full
+	next int
+}
+
+func (g *goneLog) add(id int, why CloseReason) {
+	if g.why == nil {
+		g.why = map[int]CloseReason{}
+	}
+	if _, ok := g.why[id]; !ok {
+		if len(g.ring) < maxGone {
+			g.ring = append(g.ring, id)
+		} else {
+			delete(g.why, g.ring[g.next])
+			g.ring[g.next] = id
+			g.next = (g.next + 1) % maxGone
+		}
+	}
+	g.why[id] = why
+}
+
+// reason is why page id went away, ClosedByPagemux once forgotten.
+func (g *goneLog) reason(id int) CloseReason { return g.why[id] }

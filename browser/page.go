@@ -269,11 +269,15 @@ func (p *Page) Err() error {
 	if !p.Closed() {
 		return nil
 	}
-	why := ClosedByPagemux
+	return &PageClosedError{ID: p.ID, Why: p.closeReason()}
+}
+
+// closeReason is how the page went away; ClosedByPagemux unless told.
+func (p *Page) closeReason() CloseReason {
 	if w := p.why.Load(); w > 0 {
-		why = CloseReason(w - 1)
+		return CloseReason(w - 1)
 	}
-	return &PageClosedError{ID: p.ID, Why: why}
+	return ClosedByPagemux
 }
 
 // closedErr is the error of a call on the page that was in flight when it
