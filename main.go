@@ -201,10 +201,10 @@ Usage: pagemux smoke [flags] URL...
        pagemux smoke [flags] --urls FILE
        pagemux smoke            (no URL: a demo site built into pagemux, one page broken on purpose)
 
-Each page loads in its own tab (--parallel at once) and, once its network is quiet, is checked for:
-its HTTP status, uncaught exceptions and console errors, failed requests, DevTools issues, and
---expect-text, --expect-selector and --lighthouse when given. Exit 0: all pass; 1: a check failed;
-2: bad usage, or Chrome could not start.
+Each page loads in its own tab (--parallel at once), kept visible and focused as a tab in front is,
+and, once its network is quiet, is checked for: its HTTP status, uncaught exceptions and console
+errors, failed requests, DevTools issues, and --expect-text, --expect-selector and --lighthouse
+when given. Exit 0: all pass; 1: a check failed; 2: bad usage, or Chrome could not start.
 
 Flags (the browser flags are the server's):
 `
