@@ -609,7 +609,6 @@ func (b *Browser) openTab(ctx context.Context, l *launch, params target.CreateTa
 	}
 	p := b.register(l, res.TargetID, "about:blank")
 	p.owned = true
-	p.emulateFocus = b.cfg.Tabs
 	if err := p.attach(ctx); err != nil {
 		return nil, err
 	}

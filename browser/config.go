@@ -40,8 +40,8 @@ type Config struct {
 	// DisableSharedWorkers turns shared workers off.
 	DisableSharedWorkers bool
 	// Tabs opens pages as tabs of one window instead of a window each, and
-	// keeps every page it opens visible and focused with DevTools' focus
-	// emulation, as a tab at the front is (a tab behind another is otherwise
+	// keeps every page it attaches to visible and focused with DevTools'
+	// focus emulation, as a tab at the front is (a tab behind another is otherwise
 	// hidden: no animation frames, visibilityState "hidden"). Chrome makes a
 	// tab in a fraction of a window's time, but a window's size is shared by
 	// its tabs: resize_page resizes them all. Pages in a named context still

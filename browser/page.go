@@ -34,9 +34,6 @@ type Page struct {
 	b      *Browser
 	launch *launch
 	owned  bool // pagemux opened it, so pagemux may close it on exit
-	// emulateFocus keeps the page visible and focused behind other tabs
-	// (Config.Tabs); set before the attach, which turns it on.
-	emulateFocus bool
 
 	gen    atomic.Uint64
 	closed chan struct{}
@@ -125,7 +122,7 @@ func (p *Page) attach(ctx context.Context) error {
 				wg.Go(func() { p.ensureScriptBinding(context.Background()) })
 				wg.Go(func() { p.enableIssues(p.ctx) })
 				var focusErr error
-				if p.emulateFocus {
+				if p.b.cfg.Tabs { // every tab pagemux drives, as it may be behind others
 					wg.Go(func() { focusErr = emulateFocus(p.ctx) })
 				}
 				p.attachErr = disableDOMEvents(p.ctx)
