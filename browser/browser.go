@@ -608,7 +608,9 @@ func (b *Browser) openTab(ctx context.Context, l *launch, params target.CreateTa
 		b.contexts.addPage(nc, res.TargetID)
 	}
 	p := b.register(l, res.TargetID, "about:blank")
+	b.mu.Lock() // Close reads it, and the page is listed already
 	p.owned = true
+	b.mu.Unlock()
 	if err := p.attach(ctx); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ type Page struct {
 
 	b      *Browser
 	launch *launch
-	owned  bool // pagemux opened it, so pagemux may close it on exit
+	owned  bool // pagemux opened it, so pagemux may close it on exit; under b.mu
 
 	gen    atomic.Uint64
 	closed chan struct{}
@@ -106,7 +106,10 @@ func (p *Page) adoptRoot(ctx context.Context) {
 func (p *Page) attach(ctx context.Context) error {
 	p.attachOnce.Do(func() {
 		opts := []chromedp.ContextOption{chromedp.WithTargetID(p.TargetID), chromedp.WithListener(p.onEvent)}
-		if p.b.cfg.Attaches() && !p.owned {
+		p.b.mu.Lock()
+		owned := p.owned
+		p.b.mu.Unlock()
+		if p.b.cfg.Attaches() && !owned {
 			opts = append(opts, chromedp.WithDetachOnCancel())
 		}
 		p.ctx, p.cancel = chromedp.NewContext(p.launch.rootCtx, opts...)
