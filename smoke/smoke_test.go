@@ -363,6 +363,37 @@ func TestSmokePagesAreShown(t *testing.T) {
 	}
 }
 
+// Chrome's own look for /favicon.ico is not the page's request: one that
+// never gets an answer neither fails the page nor keeps its network busy.
+func TestSmokeFaviconNotWaitedFor(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-siteQuit:
+		}
+	})
+	mux.Handle("/", http.FileServer(http.Dir("testdata/site")))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	o := options(t, "--timeout", "5s", "--fail-on", "warning", srv.URL+"/clean.html")
+	code, stdout, _ := run(t, o, browser.Config{})
+	select {
+	case <-asked:
+	default:
+		t.Fatal("Chrome never asked for /favicon.ico: the test shows nothing")
+	}
+	if code != ExitPass {
+		t.Fatalf("exit %d, want a pass with no warning\n%s", code, stdout)
+	}
+}
+
 // Lighthouse thresholds pass and fail as set: an accessible page passes
 // accessibility=0.9, a page full of accessibility faults fails it, naming
 // its score and failed audits; audits run one after another.
