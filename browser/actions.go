@@ -438,6 +438,20 @@ func (p *Page) PressKey(ctx context.Context, k Key) error {
 	return p.Act(ctx, 0, func(ctx context.Context) error { return pressKey(ctx, k) })
 }
 
+// BringToFront makes the page the front tab of its window and activates the
+// window.
+func (p *Page) BringToFront(ctx context.Context) error {
+	if err := p.Ready(ctx); err != nil {
+		return err
+	}
+	cctx, cancel := p.Context(ctx)
+	defer cancel()
+	if _, err := chromedp.Call(cctx, page.BringToFront, cdp.Empty{}); err != nil {
+		return fmt.Errorf("bring page %d to front: %w", p.ID, p.explain(ctx, err))
+	}
+	return nil
+}
+
 // ScreenshotOptions say what to capture and how to encode it.
 type ScreenshotOptions struct {
 	Format   string // png (default), jpeg or webp

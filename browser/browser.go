@@ -649,6 +649,9 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	return nil
 }
 
+// Tabs reports whether pages are tabs of one window (Config.Tabs).
+func (b *Browser) Tabs() bool { return b.cfg.Tabs }
+
 // CommandLine returns the command line Chrome runs with.
 func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
 	if err := b.Start(ctx); err != nil {

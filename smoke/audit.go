@@ -99,6 +99,11 @@ func (k *checker) audit(ctx context.Context, n int, p *Page) {
 			c.add(Error, "the Lighthouse report has no %s category", cat)
 		}
 	}
+	if e := rep.RuntimeError; e != nil && len(p.Scores) > 0 {
+		// Scored anyway: what Lighthouse could not gather is missing from
+		// the scores, which a user should know.
+		checks[cats[0]].add(Warning, "Lighthouse reported %s: %s; the scores lack what it could not gather", e.Code, oneLine(e.Message))
+	}
 	p.judge(k.o.FailOn)
 	if !p.Passed {
 		k.screenshot(ctx, n, id, p)

@@ -394,6 +394,22 @@ func TestSmokeFaviconNotWaitedFor(t *testing.T) {
 	}
 }
 
+// A performance audit of a tab behind others gathers everything: Lighthouse
+// reports no runtime error, which smoke would warn of.
+func TestSmokeLighthousePerformance(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "r.json")
+	o := options(t, "--lighthouse", "performance=0", "--fail-on", "warning", "--json", jsonPath, siteURL("/lighthouse-good.html"))
+	code, stdout, _ := run(t, o, browser.Config{})
+	if code != ExitPass {
+		t.Fatalf("exit %d, want a pass with no warning\n%s", code, stdout)
+	}
+	if p := readReport(t, jsonPath).Pages[0]; p.Scores["performance"] <= 0 {
+		t.Errorf("performance score %v, want one above 0", p.Scores)
+	}
+}
+
 // Lighthouse thresholds pass and fail as set: an accessible page passes
 // accessibility=0.9, a page full of accessibility faults fails it, naming
 // its score and failed audits; audits run one after another.

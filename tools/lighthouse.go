@@ -82,6 +82,14 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 		return err
 	}
 	req.TargetID = string(c.page.TargetID)
+	if s.browser.Tabs() {
+		// Focus emulation keeps a tab behind others painting for pagemux,
+		// but Lighthouse's final screenshot of such a tab never came
+		// (PROTOCOL_TIMEOUT after 30 s, 2026-12-01): audit the front tab.
+		if err := c.page.BringToFront(ctx); err != nil {
+			return err
+		}
+	}
 	if slices.Contains(req.Categories, "performance") {
 		release, err := s.holdTracing(ctx)
 		if err != nil {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/chromedp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 )
@@ -93,13 +91,8 @@ func (s *Server) selectPage() tool {
 				return err
 			}
 			if a.BringToFront {
-				if err := p.Ready(ctx); err != nil {
+				if err := p.BringToFront(ctx); err != nil {
 					return err
-				}
-				pctx, cancel := p.Context(ctx)
-				defer cancel()
-				if _, err := chromedp.Call(pctx, page.BringToFront, struct{}{}); err != nil {
-					return fmt.Errorf("bring page %d to front: %w", p.ID, err)
 				}
 			}
 			c.resp.includePages()
