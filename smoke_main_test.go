@@ -95,6 +95,13 @@ func TestSmokeBinary(t *testing.T) {
 			t.Errorf("summary:\n%s", stdout)
 		}
 	})
+	t.Run("base-url", func(t *testing.T) {
+		// Paths on a preview deployment's address, the flag after them.
+		code, stdout, stderr := smokeBinary(t, "/", "/broken", "--base-url", site.URL)
+		if code != 1 || !strings.Contains(stdout, "PASS    /  ") || !strings.Contains(stdout, "FAIL    /broken") {
+			t.Errorf("exit %d, want 1 with / passed and /broken failed\n%s\n%s", code, stdout, stderr)
+		}
+	})
 	t.Run("demo", func(t *testing.T) {
 		code, stdout, stderr := smokeBinary(t)
 		if code != 1 || !strings.Contains(stdout, "blog.html") || !strings.Contains(stdout, "demo site") || !strings.Contains(stderr, "demo site") {
@@ -109,6 +116,7 @@ func TestSmokeBinary(t *testing.T) {
 		{"unknown flag", []string{"--paralel", "2", site.URL}, []string{"flag provided but not defined: -paralel", "Usage: pagemux smoke"}},
 		{"bad flag value", []string{"--parallel", "0", site.URL}, []string{"--parallel 0: want 1 to 64", "pagemux smoke --help"}},
 		{"bad URL", []string{"ftp://example.com/"}, []string{"is not a URL to check"}},
+		{"path without --base-url", []string{"/pricing"}, []string{`"/pricing" is a path: give --base-url`}},
 		{"browser flags checked", []string{"--viewport", "wide", site.URL}, []string{"want WIDTHxHEIGHT"}},
 		{"no chrome", []string{"--executable-path", "/nonexistent/chrome", site.URL}, []string{"chrome could not start", "--executable-path"}},
 	} {

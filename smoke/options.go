@@ -82,6 +82,7 @@ type flagValues struct {
 	ignoreConsole string
 	lighthouse    string
 	failOn        string
+	baseURL       string
 	texts, sels   listFlag
 }
 
@@ -101,6 +102,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	v := &flagValues{o: &Options{}}
 	o := v.o
 	fs.StringVar(&o.URLsFile, "urls", "", "read the URLs to check from `FILE`, one a line (# starts a comment), after those given as arguments")
+	fs.StringVar(&v.baseURL, "base-url", "", "check the paths given (/pricing, in arguments or --urls) on `URL`, such as a preview deployment's, as a link there would lead; with no other URL, check URL itself")
 	fs.IntVar(&o.Parallel, "parallel", 4, "load `N` pages at once, each in its own tab")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "the longest time `D` a page may take to load and for its network to go quiet")
 	fs.DurationVar(&o.Idle, "network-idle", 500*time.Millisecond, "the time `D` the network must be quiet for before a page is checked")
@@ -173,7 +175,28 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		}
 		urls = append(urls, more...)
 	}
+	var base *url.URL
+	if v.baseURL != "" {
+		b, err := checkURL(v.baseURL)
+		if err != nil {
+			return nil, fmt.Errorf("--base-url: %w", err)
+		}
+		base, _ = url.Parse(b)
+		if len(urls) == 0 {
+			urls = []string{b}
+		}
+	}
 	for i, u := range urls {
+		if u = strings.TrimSpace(u); strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
+			if base == nil {
+				return nil, fmt.Errorf("%q is a path: give --base-url with the site to check it on, such as --base-url https://preview.example.com", u)
+			}
+			ref, err := url.Parse(u)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a path to check: %v", u, err)
+			}
+			u = base.ResolveReference(ref).String()
+		}
 		if urls[i], err = checkURL(u); err != nil {
 			return nil, err
 		}

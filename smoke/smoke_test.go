@@ -577,6 +577,22 @@ func TestSmokeFlags(t *testing.T) {
 		{[]string{"--ignore-request", "("}, "--ignore-request", nil},
 		{[]string{"ftp://x/"}, "is not a URL to check", nil},
 		{[]string{"--urls", "/nonexistent/urls.txt"}, "--urls", nil},
+		{[]string{"--base-url", "https://pr-7.preview.test/app/", "--urls", list, "/", "/pricing?x=1", "https://other.test/"}, "", func(o *Options) string {
+			want := []string{"https://pr-7.preview.test/", "https://pr-7.preview.test/pricing?x=1", "https://other.test/",
+				"https://example.com/", "https://example.com/pricing", "http://localhost:8080/a#frag"}
+			if !slices.Equal(o.URLs, want) {
+				return fmt.Sprintf("urls %q, want %q", o.URLs, want)
+			}
+			return ""
+		}},
+		{[]string{"--base-url", "localhost:3000"}, "", func(o *Options) string {
+			if want := []string{"http://localhost:3000"}; !slices.Equal(o.URLs, want) {
+				return fmt.Sprintf("urls %q, want %q: the base alone", o.URLs, want)
+			}
+			return ""
+		}},
+		{[]string{"/pricing"}, "give --base-url", nil},
+		{[]string{"--base-url", "ftp://x/", "/a"}, "--base-url", nil},
 	}
 	for _, tt := range tests {
 		fs := flag.NewFlagSet("smoke", flag.ContinueOnError)
