@@ -48,6 +48,13 @@ type Options struct {
 	URLs []string
 	// URLsFile is --urls: one URL a line, # comments.
 	URLsFile string
+	// Sitemaps are --sitemap: sitemaps whose pages are checked after URLs.
+	// SitemapBase, from --base-url, is the scheme and host their pages are
+	// checked on; nil keeps the sitemap's.
+	Sitemaps    []string
+	SitemapBase *url.URL
+	// MaxPages caps the pages checked, the first ones kept; 0 checks all.
+	MaxPages int
 	// Parallel is how many pages load at once.
 	Parallel int
 	// Timeout bounds the load of one page and the wait for its network to
@@ -84,6 +91,7 @@ type flagValues struct {
 	failOn        string
 	baseURL       string
 	texts, sels   listFlag
+	sitemaps      listFlag
 }
 
 type listFlag []string
@@ -103,6 +111,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	o := v.o
 	fs.StringVar(&o.URLsFile, "urls", "", "read the URLs to check from `FILE`, one a line (# starts a comment), after those given as arguments")
 	fs.StringVar(&v.baseURL, "base-url", "", "check the paths given (/pricing, in arguments or --urls) on `URL`, such as a preview deployment's, as a link there would lead; with no other URL, check URL itself")
+	fs.Var(&v.sitemaps, "sitemap", "check every page of the sitemap at `URL` (a sitemap index's too), after the URLs given; a path is on --base-url, and so are the pages, whatever host the sitemap names; repeatable")
+	fs.IntVar(&o.MaxPages, "max-pages", 0, "check the first `N` pages only (0: all)")
 	fs.IntVar(&o.Parallel, "parallel", 4, "load `N` pages at once, each in its own tab")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "the longest time `D` a page may take to load and for its network to go quiet")
 	fs.DurationVar(&o.Idle, "network-idle", 500*time.Millisecond, "the time `D` the network must be quiet for before a page is checked")
@@ -182,26 +192,30 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 			return nil, fmt.Errorf("--base-url: %w", err)
 		}
 		base, _ = url.Parse(b)
-		if len(urls) == 0 {
+		if len(urls) == 0 && len(v.sitemaps) == 0 {
 			urls = []string{b}
 		}
 	}
+	if o.MaxPages < 0 {
+		return nil, fmt.Errorf("--max-pages %d: want 0 (all) or more", o.MaxPages)
+	}
 	for i, u := range urls {
-		if u = strings.TrimSpace(u); strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
-			if base == nil {
-				return nil, fmt.Errorf("%q is a path: give --base-url with the site to check it on, such as --base-url https://preview.example.com", u)
-			}
-			ref, err := url.Parse(u)
-			if err != nil {
-				return nil, fmt.Errorf("%q is not a path to check: %v", u, err)
-			}
-			u = base.ResolveReference(ref).String()
-		}
-		if urls[i], err = checkURL(u); err != nil {
+		if urls[i], err = onBase(u, base); err != nil {
 			return nil, err
 		}
 	}
 	o.URLs = urls
+	for _, sm := range v.sitemaps {
+		u, err := onBase(sm, base)
+		if err == nil && !strings.HasPrefix(u, "http") {
+			err = fmt.Errorf("%q: want an http(s) URL", sm)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--sitemap: %w", err)
+		}
+		o.Sitemaps = append(o.Sitemaps, u)
+	}
+	o.SitemapBase = base
 	return o, nil
 }
 
@@ -263,6 +277,22 @@ func readURLs(path string) ([]string, error) {
 		return nil, fmt.Errorf("--urls %s: %w", path, err)
 	}
 	return urls, nil
+}
+
+// onBase makes a path (/pricing) a URL on base, as a link there would, and
+// checks the URL.
+func onBase(u string, base *url.URL) (string, error) {
+	if u = strings.TrimSpace(u); strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
+		if base == nil {
+			return "", fmt.Errorf("%q is a path: give --base-url with the site to check it on, such as --base-url https://preview.example.com", u)
+		}
+		ref, err := url.Parse(u)
+		if err != nil {
+			return "", fmt.Errorf("%q is not a path to check: %v", u, err)
+		}
+		u = base.ResolveReference(ref).String()
+	}
+	return checkURL(u)
 }
 
 // checkURL refuses what Chrome could not load as a page to check; a URL

@@ -41,6 +41,26 @@ func Run(ctx context.Context, o *Options, bc browser.Config, stdout, stderr io.W
 	if o.Live != nil {
 		live = *o.Live
 	}
+	if len(o.Sitemaps) > 0 {
+		pages, err := readSitemaps(ctx, o.Sitemaps, o.SitemapBase, o.Timeout)
+		if err != nil {
+			fmt.Fprintf(stderr, "pagemux smoke: %v\nGive a sitemap that answers with <urlset> or <sitemapindex> XML, or the pages themselves as URLs.\n", err)
+			return ExitUsage
+		}
+		given := map[string]bool{}
+		for _, u := range o.URLs {
+			given[u] = true
+		}
+		for _, p := range pages {
+			if !given[p] {
+				o.URLs = append(o.URLs, p)
+			}
+		}
+	}
+	if o.MaxPages > 0 && len(o.URLs) > o.MaxPages {
+		fmt.Fprintf(stderr, "Checking the first %d of %d pages (--max-pages).\n", o.MaxPages, len(o.URLs))
+		o.URLs = o.URLs[:o.MaxPages]
+	}
 	var demo *demoSite
 	if len(o.URLs) == 0 {
 		var err error

@@ -591,6 +591,15 @@ func TestSmokeFlags(t *testing.T) {
 			}
 			return ""
 		}},
+		{[]string{"--base-url", "https://pr-7.preview.test", "--sitemap", "/sitemap.xml"}, "", func(o *Options) string {
+			if len(o.URLs) != 0 || !slices.Equal(o.Sitemaps, []string{"https://pr-7.preview.test/sitemap.xml"}) || o.SitemapBase.Host != "pr-7.preview.test" {
+				return fmt.Sprintf("urls %q, sitemaps %q, base %v: want the sitemap's pages only, on the base", o.URLs, o.Sitemaps, o.SitemapBase)
+			}
+			return ""
+		}},
+		{[]string{"--sitemap", "/sitemap.xml"}, "--sitemap: \"/sitemap.xml\" is a path: give --base-url", nil},
+		{[]string{"--sitemap", "file:///tmp/sitemap.xml"}, "want an http(s) URL", nil},
+		{[]string{"--max-pages", "-1"}, "--max-pages -1", nil},
 		{[]string{"/pricing"}, "give --base-url", nil},
 		{[]string{"--base-url", "ftp://x/", "/a"}, "--base-url", nil},
 	}
