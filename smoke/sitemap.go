@@ -32,9 +32,10 @@ type sitemapDoc struct {
 }
 
 // readSitemaps fetches the sitemaps (an index's sitemaps too) and returns
-// their page URLs in order, each once. With base set, each page is checked
-// on base's scheme and host, its path and query kept: a preview deployment's
-// sitemap usually names the production site. Errors say which sitemap.
+// their page URLs in order, each once. With base set, each page, and each
+// sitemap an index names, is on base's scheme and host, its path and query
+// kept: a preview deployment's sitemap usually names the production site.
+// Errors say which sitemap.
 func readSitemaps(ctx context.Context, sitemaps []string, base *url.URL, timeout time.Duration) ([]string, error) {
 	client := &http.Client{Timeout: timeout}
 	var pages []string
@@ -54,7 +55,7 @@ func readSitemaps(ctx context.Context, sitemaps []string, base *url.URL, timeout
 			return fmt.Errorf("sitemap %s: an index inside an index; the sitemaps protocol nests one level", loc)
 		case doc.XMLName.Local == "sitemapindex":
 			for _, s := range doc.Sitemaps {
-				if err := read(resolveLoc(loc, s, nil), true); err != nil {
+				if err := read(resolveLoc(loc, s, base), true); err != nil {
 					return err
 				}
 			}

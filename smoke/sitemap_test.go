@@ -36,7 +36,7 @@ func sitemapServer(t *testing.T, host string) *httptest.Server {
 		fmt.Fprint(w, urlset("/clean.html", "/missing.html"))
 	})
 	mux.HandleFunc("/index.xml", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>/a.xml</loc></sitemap><sitemap><loc>/b.xml.gz</loc></sitemap></sitemapindex>`)
+		fmt.Fprintf(w, `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>%s/a.xml</loc></sitemap><sitemap><loc>/b.xml.gz</loc></sitemap></sitemapindex>`, on())
 	})
 	mux.HandleFunc("/a.xml", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, urlset("/clean.html")) })
 	mux.HandleFunc("/b.xml.gz", func(w http.ResponseWriter, r *http.Request) {
@@ -78,9 +78,9 @@ func TestReadSitemaps(t *testing.T) {
 		t.Errorf("index and sitemap: %q, %v; want %q", got, err, want)
 	}
 	base, _ := url.Parse(srv.URL + "/ignored/path")
-	got, err = readSitemaps(ctx, []string{prod.URL + "/sitemap.xml"}, base, 5*time.Second)
-	if want := []string{srv.URL + "/clean.html", srv.URL + "/missing.html"}; err != nil || !slices.Equal(got, want) {
-		t.Errorf("production sitemap on the base: %q, %v; want %q", got, err, want)
+	got, err = readSitemaps(ctx, []string{prod.URL + "/sitemap.xml", prod.URL + "/index.xml"}, base, 5*time.Second)
+	if want := []string{srv.URL + "/clean.html", srv.URL + "/missing.html", srv.URL + "/lighthouse-good.html"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("production sitemaps on the base: %q, %v; want %q", got, err, want)
 	}
 	for path, want := range map[string]string{
 		"/nope.xml":   "sitemap " + srv.URL + "/nope.xml: HTTP 404 Not Found",
