@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joshdk/go-junit"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
@@ -271,6 +272,27 @@ func TestSmokeSite(t *testing.T) {
 	want := []string{"/missing.html load", "/console-error.html console", "/exception.html console", "/failed-image.html requests", "/never-loads.html load"}
 	if !slices.Equal(failed, want) || sum != ju.Tests {
 		t.Errorf("JUnit failures %q (of %d cases), want %q", failed, sum, want)
+	}
+
+	// The same, as a JUnit reader pagemux did not write sees it.
+	suites, err := junit.IngestFile(junitPath)
+	if err != nil {
+		t.Fatalf("go-junit: %v", err)
+	}
+	failed, sum = nil, 0
+	for _, s := range suites {
+		sum += s.Totals.Tests
+		for _, c := range s.Tests {
+			switch {
+			case c.Status == junit.StatusFailed && c.Message != "":
+				failed = append(failed, strings.TrimPrefix(c.Classname, site.URL)+" "+c.Name)
+			case c.Status != junit.StatusPassed:
+				t.Errorf("go-junit: %s %s is %s %q", c.Classname, c.Name, c.Status, c.Message)
+			}
+		}
+	}
+	if !slices.Equal(failed, want) || sum != checks || len(suites) != len(pages) {
+		t.Errorf("go-junit: %d suites, %d tests, failures %q; want %d, %d, %q", len(suites), sum, failed, len(pages), checks, want)
 	}
 }
 
