@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -452,6 +453,27 @@ func (p *Page) BringToFront(ctx context.Context) error {
 	return nil
 }
 
+// HoldFront brings the page to the front of its window and keeps it there,
+// against other HoldFronts, until release. With Config.Tabs, Chrome makes a
+// capture of a tab behind others (a screenshot, Lighthouse's) only after
+// seconds, or never, beyond the viewport: it waits for a frame that such a
+// tab does not draw (2026-12-01). Without Tabs each page is the front of its
+// own window, and HoldFront does nothing.
+func (p *Page) HoldFront(ctx context.Context) (release func(), err error) {
+	if !p.b.cfg.Tabs {
+		return func() {}, nil
+	}
+	if err := p.b.front.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	if err := p.BringToFront(ctx); err != nil {
+		p.b.front.Release(1)
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { p.b.front.Release(1) }) }, nil
+}
+
 // ScreenshotOptions say what to capture and how to encode it.
 type ScreenshotOptions struct {
 	Format   string // png (default), jpeg or webp
@@ -465,8 +487,13 @@ func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, err
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
+	release, err := p.HoldFront(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []byte
-	err := p.await(ctx, func(ctx context.Context) error {
+	err = p.await(ctx, func(ctx context.Context) error {
 		params := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(o.Format), OptimizeForSpeed: new(true)}
 		if o.Format == "" {
 			params.Format = page.CaptureScreenshotFormatPng

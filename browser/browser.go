@@ -64,6 +64,9 @@ type Browser struct {
 	contexts contextSet // the named browser contexts of isolated pages
 	// opening has a unit for each tab being made (openTab).
 	opening *semaphore.Weighted
+	// front is held by the one capture that needs its tab at the front of
+	// its window (Page.HoldFront).
+	front *semaphore.Weighted
 	// scriptsRunning counts the evaluate_script scripts whose synchronous
 	// part runs now, on any page (scriptstop.go).
 	scriptsRunning atomic.Int32
@@ -91,7 +94,7 @@ func New(cfg Config) *Browser {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1, opening: semaphore.NewWeighted(openAtOnce)}
+	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1, opening: semaphore.NewWeighted(openAtOnce), front: semaphore.NewWeighted(1)}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
 	return b
 }
@@ -648,9 +651,6 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	b.contexts.pageClosed(p.TargetID)
 	return nil
 }
-
-// Tabs reports whether pages are tabs of one window (Config.Tabs).
-func (b *Browser) Tabs() bool { return b.cfg.Tabs }
 
 // CommandLine returns the command line Chrome runs with.
 func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {

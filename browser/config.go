@@ -44,9 +44,10 @@ type Config struct {
 	// focus emulation, as a tab at the front is (a tab behind another is
 	// otherwise hidden: no animation frames, visibilityState "hidden").
 	// Chrome makes a tab in a fraction of a window's time, but a window's
-	// size is shared by its tabs: resize_page resizes them all. Pages in a
-	// named context still get a window each, as a new context has none to
-	// put a tab in.
+	// size is shared by its tabs: resize_page resizes them all, and a
+	// capture waits for its tab to be brought to the front (HoldFront).
+	// Pages in a named context still get a window each, as a new context
+	// has none to put a tab in.
 	Tabs bool
 	// ChromeArgs are extra command-line flags, such as "--lang=de".
 	ChromeArgs []string

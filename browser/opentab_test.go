@@ -206,6 +206,20 @@ func TestTabsStayVisible(t *testing.T) {
 			if img.Bounds().Dx() != 640 || r>>8 != 255 || g>>8 != 0 || bl>>8 != 0 {
 				t.Errorf("screenshot of the first page: %v, colour (%d,%d,%d), want 640 wide and red", img.Bounds(), r>>8, g>>8, bl>>8)
 			}
+			// Captures beyond the viewport, of every tab at once: Chrome
+			// makes them at the front only (HoldFront); a tab behind others
+			// waited seconds for a capture, or for ever.
+			var wg sync.WaitGroup
+			for i, p := range pages {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+					defer cancel()
+					if _, err := p.Screenshot(ctx, ScreenshotOptions{FullPage: true}); err != nil {
+						t.Errorf("full-page screenshot of page %d of 3: %v", i+1, err)
+					}
+				})
+			}
+			wg.Wait()
 		})
 	}
 }

@@ -82,14 +82,6 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 		return err
 	}
 	req.TargetID = string(c.page.TargetID)
-	if s.browser.Tabs() {
-		// Focus emulation keeps a tab behind others painting for pagemux,
-		// but Lighthouse's final screenshot of such a tab never came
-		// (PROTOCOL_TIMEOUT after 30 s, 2026-12-01): audit the front tab.
-		if err := c.page.BringToFront(ctx); err != nil {
-			return err
-		}
-	}
 	if slices.Contains(req.Categories, "performance") {
 		release, err := s.holdTracing(ctx)
 		if err != nil {
@@ -97,6 +89,14 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 		}
 		defer release()
 	}
+	// Lighthouse's final screenshot of a tab behind others never came
+	// (PROTOCOL_TIMEOUT after 30 s, 2026-12-01): it audits a front tab.
+	// Taken last, as no lock is waited for while it is held.
+	releaseFront, err := c.page.HoldFront(ctx)
+	if err != nil {
+		return err
+	}
+	defer releaseFront()
 	req.Progress = progressReporter(ctx, c)
 	req.Progress("Starting Lighthouse")
 	rep, err := runner.Run(ctx, req)
