@@ -55,6 +55,9 @@ type Options struct {
 	SitemapBase *url.URL
 	// MaxPages caps the pages checked, the first ones kept; 0 checks all.
 	MaxPages int
+	// Retries is how many more times a failing page is checked, in a new
+	// tab, before it counts as failed.
+	Retries int
 	// Parallel is how many pages load at once.
 	Parallel int
 	// Timeout bounds the load of one page and the wait for its network to
@@ -113,6 +116,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.baseURL, "base-url", "", "check the paths given (/pricing, in arguments or --urls) on `URL`, such as a preview deployment's, as a link there would lead; with no other URL, check URL itself")
 	fs.Var(&v.sitemaps, "sitemap", "check every page of the sitemap at `URL` (a sitemap index's too), after the URLs given; a path is on --base-url, and so are the pages, whatever host the sitemap names; repeatable")
 	fs.IntVar(&o.MaxPages, "max-pages", 0, "check the first `N` pages only (0: all)")
+	fs.IntVar(&o.Retries, "retries", 0, "check a failing page up to `N` more times, in a new tab, before it fails; a page that passed only on a retry gets a warning saying so (which --fail-on warning fails)")
 	fs.IntVar(&o.Parallel, "parallel", 4, "load `N` pages at once, each in its own tab")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "the longest time `D` a page may take to load and for its network to go quiet")
 	fs.DurationVar(&o.Idle, "network-idle", 500*time.Millisecond, "the time `D` the network must be quiet for before a page is checked")
@@ -195,6 +199,9 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		if len(urls) == 0 && len(v.sitemaps) == 0 {
 			urls = []string{b}
 		}
+	}
+	if o.Retries < 0 || o.Retries > 10 {
+		return nil, fmt.Errorf("--retries %d: want 0 to 10", o.Retries)
 	}
 	if o.MaxPages < 0 {
 		return nil, fmt.Errorf("--max-pages %d: want 0 (all) or more", o.MaxPages)

@@ -45,8 +45,12 @@ type Page struct {
 	Checks []*Check `json:"checks"`
 	// Scores are the Lighthouse category scores, 0 to 1.
 	Scores map[string]float64 `json:"lighthouse,omitempty"`
-	// Screenshot is the file of a failing page's screenshot.
+	// Screenshot is the file of a failing page's screenshot (or of the
+	// last failed attempt of a page that passed on a retry).
 	Screenshot string `json:"screenshot,omitempty"`
+	// Attempts is how many times the page was checked, when --retries
+	// made it more than once.
+	Attempts int `json:"attempts,omitempty"`
 
 	started time.Time
 }

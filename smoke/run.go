@@ -180,11 +180,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	k := &checker{a: &agent{c: c}, o: o, tmp: tmp, shots: shots, prog: prog}
 	r.Pages = make([]*Page, len(o.URLs))
 	for i, u := range o.URLs {
-		p := &Page{URL: u}
-		for _, name := range k.checkNames() {
-			p.check(name)
-		}
-		r.Pages[i] = p
+		r.Pages[i] = k.newPage(u)
 	}
 	k.runAll(ctx, r.Pages)
 	r.Passed = true
@@ -233,7 +229,7 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 			defer workers.Done()
 			p.started = time.Now()
 			k.prog.set(n, "starting")
-			audit := k.check(ctx, n, p)
+			audit := k.checkWithRetries(ctx, n, p)
 			<-sem
 			if audit && len(k.o.Lighthouse) > 0 {
 				k.prog.set(n, "waiting for Lighthouse")
@@ -246,6 +242,36 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 	workers.Wait()
 	close(audits)
 	auditor.Wait()
+}
+
+// newPage is a page to check, its checks in report order.
+func (k *checker) newPage(url string) *Page {
+	p := &Page{URL: url}
+	for _, name := range k.checkNames() {
+		p.check(name)
+	}
+	return p
+}
+
+// checkWithRetries checks page n and, while it fails, up to --retries more
+// times afresh. A pass on a retry is noted as a warning on the load check,
+// with what failed the attempt before.
+func (k *checker) checkWithRetries(ctx context.Context, n int, p *Page) (audit bool) {
+	audit = k.check(ctx, n, p)
+	for try := 1; !p.Passed && try <= k.o.Retries && ctx.Err() == nil; try++ {
+		failed, shot := problemSummary(p, ""), p.Screenshot
+		started := p.started
+		*p = *k.newPage(p.URL)
+		p.started, p.Attempts = started, try+1
+		k.prog.set(n, fmt.Sprintf("failed (%s); retry %d of %d", failed, try, k.o.Retries))
+		if audit = k.check(ctx, n, p); p.Passed {
+			p.check(checkLoad).add(Warning, "passed on attempt %d of %d (--retries); attempt %d failed: %s", try+1, k.o.Retries+1, try, failed)
+			p.Screenshot = shot
+			p.judge(k.o.FailOn) // at --fail-on warning, the page fails now
+			return audit
+		}
+	}
+	return audit
 }
 
 // done settles page n's verdict and reports it.

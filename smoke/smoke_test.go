@@ -71,6 +71,21 @@ func siteHandler() http.Handler {
 		}
 		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>Slow</title><main><h1>Slow page</h1><p>after %d ms</p></main></html>`, d)
 	})
+	var flakyMu sync.Mutex
+	flaky := map[string]int{}
+	mux.HandleFunc("/flaky", func(w http.ResponseWriter, r *http.Request) {
+		// ?fail=N answers 503 to the first N loads of each ?key.
+		fail, _ := strconv.Atoi(r.URL.Query().Get("fail"))
+		flakyMu.Lock()
+		flaky[r.URL.Query().Get("key")]++
+		n := flaky[r.URL.Query().Get("key")]
+		flakyMu.Unlock()
+		if n <= fail {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Flaky</title><main><h1>Up now</h1></main></html>`)
+	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -429,6 +444,54 @@ func TestSmokeLighthousePerformance(t *testing.T) {
 	}
 	if p := readReport(t, jsonPath).Pages[0]; p.Scores["performance"] <= 0 {
 		t.Errorf("performance score %v, want one above 0", p.Scores)
+	}
+}
+
+// --retries checks a failing page again: one that passes on a retry passes
+// with a warning that says what failed before (and fails at --fail-on
+// warning); one that keeps failing fails with its own problems only.
+func TestSmokeRetries(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, path string
+		args       []string
+		code       int
+		attempts   int
+		problems   []string // regexps, in check order
+	}{
+		{"passes on a retry", "/flaky?fail=1&key=a", []string{"--retries", "2"}, ExitPass, 2,
+			[]string{`^load: warning: passed on attempt 2 of 3 \(--retries\); attempt 1 failed: 1 error: HTTP 503 Service Unavailable$`}},
+		{"strict", "/flaky?fail=1&key=b", []string{"--retries", "2", "--fail-on", "warning"}, ExitFail, 2,
+			[]string{`^load: warning: passed on attempt 2 of 3`}},
+		{"no retries", "/flaky?fail=1&key=c", nil, ExitFail, 0,
+			[]string{`^load: error: HTTP 503 Service Unavailable$`}},
+		{"keeps failing", "/missing.html", []string{"--retries", "1"}, ExitFail, 2,
+			[]string{`^load: error: HTTP 404 Not Found$`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			jsonPath, shots := filepath.Join(dir, "r.json"), filepath.Join(dir, "shots")
+			o := options(t, append(tt.args, "--json", jsonPath, "--screenshots", shots, siteURL(tt.path))...)
+			code, stdout, _ := run(t, o, browser.Config{})
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s", code, tt.code, stdout)
+			}
+			p := readReport(t, jsonPath).Pages[0]
+			got := problems(p)
+			ok := len(got) == len(tt.problems)
+			for i := 0; ok && i < len(got); i++ {
+				ok = regexp.MustCompile(tt.problems[i]).MatchString(got[i])
+			}
+			if !ok || p.Attempts != tt.attempts {
+				t.Errorf("attempts %d, problems %q; want %d, %q", p.Attempts, got, tt.attempts, tt.problems)
+			}
+			if p.Screenshot == "" {
+				t.Error("no screenshot of the failed attempt")
+			} else if _, err := os.Stat(p.Screenshot); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 
