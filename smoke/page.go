@@ -461,7 +461,13 @@ func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
 		return
 	}
 	path := filepath.Join(k.shots, shotName(n, p.URL))
-	ctx, cancel := context.WithTimeout(ctx, screenshotLimit)
+	limit := screenshotLimit
+	if len(k.o.Lighthouse) > 0 {
+		// A capture waits for its tab to be at the front, which an audit
+		// of another page holds (browser.Page.HoldFront).
+		limit += auditLimit
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {
 		k.prog.note(fmt.Sprintf("no screenshot of %s: %v", p.URL, err))
