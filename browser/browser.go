@@ -283,6 +283,13 @@ func (e *startError) Unwrap() []error { return []error{ErrStart, e.err} }
 func (b *Browser) adoptExisting(l *launch) error {
 	root := chromedp.FromContext(l.rootCtx)
 	first := b.register(l, root.Target.TargetID, "")
+	if b.cfg.Attaches() {
+		// chromedp made this tab to attach with: pagemux's own, closed on
+		// exit, or every run would leave an about:blank tab behind.
+		b.mu.Lock()
+		first.owned = true
+		b.mu.Unlock()
+	}
 	first.adoptRoot(l.rootCtx)
 	if err := chromedp.ListenBrowser(l.rootCtx, func(ev any) { b.onBrowserEvent(l, ev) }); err != nil {
 		return err

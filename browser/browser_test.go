@@ -3,8 +3,10 @@ package browser
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,6 +235,25 @@ func TestAttachLeavesBrowserRunning(t *testing.T) {
 	case <-exited:
 		t.Fatal("closing pagemux closed a browser it did not start")
 	case <-time.After(time.Second):
+	}
+	// The tabs pagemux made, the one it attached with among them, are gone.
+	resp, err := http.Get(browserURL + "/json/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var targets []struct{ Type, URL string }
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for _, tg := range targets {
+		if tg.Type == "page" {
+			pages = append(pages, tg.URL)
+		}
+	}
+	if len(pages) != 1 {
+		t.Errorf("pages left in the browser: %q, want its own first tab only", pages)
 	}
 }
 

@@ -400,6 +400,51 @@ func TestSmokePagesAreShown(t *testing.T) {
 	}
 }
 
+// Attached to a running Chrome (--browser-url, or its websocket), smoke
+// checks its pages in tabs there as in a Chrome of its own, closes every tab
+// it opened and leaves the browser running.
+func TestSmokeAttached(t *testing.T) {
+	t.Parallel()
+	b := browser.New(browser.Config{})
+	defer b.Close()
+	ws, err := b.DevToolsURL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Refresh(t.Context())
+	before := len(b.Pages())
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "r.json")
+	o := options(t, "--parallel", "3", "--json", jsonPath, "--screenshots", filepath.Join(dir, "shots"), "--expect-selector", "main",
+		siteURL("/clean.html"), siteURL("/console-error.html"), siteURL("/seen.html"))
+	code, stdout, _ := run(t, o, browser.Config{WSEndpoint: ws})
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitFail, stdout)
+	}
+	for _, p := range readReport(t, jsonPath).Pages {
+		got := problems(p)
+		switch failing := strings.HasSuffix(p.URL, "/console-error.html"); {
+		case failing && (len(got) != 1 || !strings.HasPrefix(got[0], "console: error: broken widget")):
+			t.Errorf("%s: %q, want its console error only", p.URL, got)
+		case failing && p.Screenshot == "":
+			t.Errorf("%s: no screenshot", p.URL)
+		case !failing && !p.Passed:
+			t.Errorf("%s: %q, want a pass", p.URL, got)
+		}
+	}
+	b.Refresh(t.Context())
+	if after := len(b.Pages()); after != before {
+		var urls []string
+		for _, p := range b.Pages() {
+			urls = append(urls, p.URL())
+		}
+		t.Errorf("%d tabs in the browser after the run (%q), %d before: smoke left some", after, urls, before)
+	}
+	if _, err := b.CommandLine(t.Context()); err != nil {
+		t.Errorf("the browser smoke attached to: %v", err)
+	}
+}
+
 // Chrome's own look for /favicon.ico is not the page's request: one that
 // never gets an answer neither fails the page nor keeps its network busy.
 func TestSmokeFaviconNotWaitedFor(t *testing.T) {
