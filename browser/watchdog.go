@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -25,6 +28,11 @@ const (
 	// browser that is only slow for a moment is not taken for a frozen one.
 	probeTimeout = 3 * time.Second
 	probeTries   = 2
+	// backlogGrace is how much longer the connection gets when the checks
+	// failed but a new connection to the browser was answered at once: the
+	// old one may be backlogged, not frozen (a page's flood of events is
+	// read before the answer, and on a starved machine that takes seconds).
+	backlogGrace = 20 * time.Second
 	// reattachTimeout bounds an attach to a browser that stopped responding
 	// before, instead of startTimeout: it fails fast while it stays frozen.
 	reattachTimeout = 5 * time.Second
@@ -122,7 +130,7 @@ func (b *Browser) check(l *launch) error {
 		pr = &probeRun{done: make(chan struct{})}
 		l.wd.probe = pr
 		go func() {
-			pr.err = probe(l)
+			pr.err = probe(l, func(ctx context.Context) error { return b.answersAnew(ctx, l) })
 			pr.at = time.Now()
 			close(pr.done)
 		}()
@@ -132,21 +140,82 @@ func (b *Browser) check(l *launch) error {
 	return pr.err
 }
 
-// probe asks the browser process for its version, probeTries times at most.
+// probe asks the browser process for its version, probeTries times at most,
+// and once more for backlogGrace when anew (a new connection) is answered.
 // Only silence counts: a Chrome that went away is no freeze (browserGone
 // handles it).
-func probe(l *launch) error {
+func probe(l *launch, anew func(context.Context) error) error {
+	answered := func(limit time.Duration) (bool, error) {
+		ctx, cancel := context.WithTimeout(l.rootCtx, limit)
+		defer cancel()
+		_, err := chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
+		return err == nil || l.gone() || !errors.Is(ctx.Err(), context.DeadlineExceeded), err
+	}
 	var err error
 	for range probeTries {
-		ctx, cancel := context.WithTimeout(l.rootCtx, probeTimeout)
-		_, err = chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
-		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
-		cancel()
-		if err == nil || l.gone() || !timedOut {
+		var ok bool
+		if ok, err = answered(probeTimeout); ok {
 			return nil
 		}
 	}
-	return fmt.Errorf("no answer to %d checks of %s each: %w", probeTries, probeTimeout, err)
+	ctx, cancel := context.WithTimeout(l.rootCtx, probeTimeout)
+	fresh := anew(ctx)
+	cancel()
+	if fresh != nil {
+		return fmt.Errorf("no answer to %d checks of %s each: %w", probeTries, probeTimeout, err)
+	}
+	if ok, err := answered(backlogGrace); !ok {
+		return fmt.Errorf("no answer on its connection for %s, though a new connection was answered: %w", 2*probeTimeout+backlogGrace, err)
+	}
+	return nil
+}
+
+// freshClient makes a new connection for every request: one kept from
+// before could be as backlogged as the one checked.
+var freshClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// answersAnew asks the browser's DevTools endpoint for its version over a
+// new connection: an answer shows the browser process is not frozen.
+func (b *Browser) answersAnew(ctx context.Context, l *launch) error {
+	var raw string
+	var err error
+	switch s, ok := l.devtools.Load().(string); {
+	case b.cfg.Attaches():
+		raw, err = b.cfg.attachURL()
+	case ok:
+		raw = s
+	case l.profileDir != "":
+		raw, err = readDevToolsURL(ctx, filepath.Join(l.profileDir, devToolsPortFile), 0)
+	default:
+		return errors.New("the DevTools endpoint is unknown")
+	}
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	switch u.Scheme {
+	case "ws":
+		u.Scheme = "http"
+	case "wss":
+		u.Scheme = "https"
+	}
+	u.Path, u.RawQuery = "/json/version", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := freshClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", u, resp.StatusCode)
+	}
+	return nil
 }
 
 // unresponsive fails what runs on l and ends l: it kills a Chrome pagemux

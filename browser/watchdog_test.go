@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -194,6 +195,9 @@ type pauseProxy struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	paused   bool
+	// below, while paused, is the first connection not paused: those made
+	// after holdOpen go on.
+	below, next int
 }
 
 func newPauseProxy(t *testing.T, upstream string) *pauseProxy {
@@ -225,9 +229,13 @@ func newPauseProxy(t *testing.T, upstream string) *pauseProxy {
 			}
 			track(c)
 			track(up)
+			pp.mu.Lock()
+			id := pp.next
+			pp.next++
+			pp.mu.Unlock()
 			conns.Add(2)
-			go func() { defer conns.Done(); pp.pipe(up, c) }()
-			go func() { defer conns.Done(); pp.pipe(c, up) }()
+			go func() { defer conns.Done(); pp.pipe(id, up, c) }()
+			go func() { defer conns.Done(); pp.pipe(id, c, up) }()
 		}
 	}()
 	t.Cleanup(func() {
@@ -243,13 +251,13 @@ func newPauseProxy(t *testing.T, upstream string) *pauseProxy {
 	return pp
 }
 
-func (pp *pauseProxy) pipe(dst, src net.Conn) {
+func (pp *pauseProxy) pipe(id int, dst, src net.Conn) {
 	defer dst.Close()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		pp.mu.Lock()
-		for pp.paused {
+		for pp.paused && id < pp.below {
 			pp.cond.Wait()
 		}
 		pp.mu.Unlock()
@@ -269,9 +277,16 @@ func (pp *pauseProxy) pipe(dst, src net.Conn) {
 
 func (pp *pauseProxy) set(paused bool) {
 	pp.mu.Lock()
-	pp.paused = paused
+	pp.paused, pp.below = paused, math.MaxInt
 	pp.mu.Unlock()
 	pp.cond.Broadcast()
+}
+
+// holdOpen pauses the connections open now, and not those made after.
+func (pp *pauseProxy) holdOpen() {
+	pp.mu.Lock()
+	pp.paused, pp.below = true, pp.next
+	pp.mu.Unlock()
 }
 
 // An attached Chrome whose connection goes silent: the calls in flight fail
@@ -333,6 +348,41 @@ func TestSilentAttachedChrome(t *testing.T) {
 	}
 	if v, err := np.Evaluate(ctx, "() => 4", nil); err != nil || string(v) != "4" {
 		t.Fatalf("after the reconnect: %s %v", v, err)
+	}
+}
+
+// A connection that is only backlogged, while a new one to the browser is
+// answered at once (a flood of events read before the answer, on a starved
+// machine), gets backlogGrace before Chrome is called unresponsive: the call
+// in flight goes on once it flows again.
+func TestBackloggedConnection(t *testing.T) {
+	t.Parallel()
+	browserURL, _ := runningChrome(t)
+	proxy := newPauseProxy(t, strings.TrimPrefix(browserURL, "http://"))
+	b := New(Config{BrowserURL: "http://" + proxy.ln.Addr().String()})
+	t.Cleanup(func() { b.Close() })
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.holdOpen()
+	// Past superviseAfter and the failed checks, within backlogGrace.
+	time.AfterFunc(superviseAfter+probeTries*probeTimeout+backlogGrace/2, func() { proxy.set(false) })
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	err = <-supervised(b, ctx, func(ctx context.Context) error {
+		_, err := p.Evaluate(ctx, "() => 2", nil)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a call on a backlogged connection ended after %s with %v", time.Since(start), err)
+	}
+	if d := time.Since(start); d < superviseAfter+probeTries*probeTimeout {
+		t.Fatalf("the call ended after %s, before the connection was held long enough to be checked", d)
+	}
+	if _, err := p.Evaluate(ctx, "() => 3", nil); err != nil {
+		t.Errorf("after the backlog cleared: %v", err)
 	}
 }
 
