@@ -140,6 +140,19 @@ func (b *Browser) check(l *launch) error {
 	return pr.err
 }
 
+// silence says how long Chrome left pagemux's checks unanswered, for the
+// error of a probe.
+func silence(why error) string {
+	if errors.Is(why, errBacklog) {
+		return fmt.Sprintf("did not answer checks of its connection for %s, though a new connection was answered", probeTries*probeTimeout+backlogGrace)
+	}
+	return fmt.Sprintf("did not answer %d checks of its connection, %s each, nor a new connection", probeTries, probeTimeout)
+}
+
+// errBacklog marks a connection silent past backlogGrace while the browser
+// answered a new one.
+var errBacklog = errors.New("the connection stayed silent, though a new connection was answered")
+
 // probe asks the browser process for its version, probeTries times at most,
 // and once more for backlogGrace when anew (a new connection) is answered.
 // Only silence counts: a Chrome that went away is no freeze (browserGone
@@ -162,10 +175,10 @@ func probe(l *launch, anew func(context.Context) error) error {
 	fresh := anew(ctx)
 	cancel()
 	if fresh != nil {
-		return fmt.Errorf("no answer to %d checks of %s each: %w", probeTries, probeTimeout, err)
+		return fmt.Errorf("no answer to %d checks of %s each (%w), nor on a new connection (%v)", probeTries, probeTimeout, err, fresh)
 	}
 	if ok, err := answered(backlogGrace); !ok {
-		return fmt.Errorf("no answer on its connection for %s, though a new connection was answered: %w", 2*probeTimeout+backlogGrace, err)
+		return fmt.Errorf("%w: %w", errBacklog, err)
 	}
 	return nil
 }
@@ -225,9 +238,9 @@ func (b *Browser) unresponsive(l *launch, why error) {
 	var msg string
 	if b.cfg.Attaches() {
 		u, _ := b.cfg.attachURL()
-		msg = fmt.Sprintf("%s: Chrome at %s did not answer a check of its connection within %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, probeTimeout)
+		msg = fmt.Sprintf("%s: Chrome at %s %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, silence(why))
 	} else {
-		msg = fmt.Sprintf("%s: it did not answer a check of its connection within %s; pagemux killed it, and the next call starts a new one (its pages are gone: open them again with new_page)", ErrUnresponsive, probeTimeout)
+		msg = fmt.Sprintf("%s: it %s; pagemux killed it, and the next call starts a new one (its pages are gone: open them again with new_page)", ErrUnresponsive, silence(why))
 	}
 	l.wd.mu.Lock()
 	if l.wd.failure != nil {
