@@ -96,8 +96,29 @@ func issueText(issue *audits.InspectorIssue) string {
 		return "Deprecated feature used: " + words(d.DeprecationIssueDetails.Type)
 	case d.GenericIssueDetails != nil:
 		return words(string(d.GenericIssueDetails.ErrorType))
+	case d.ElementAccessibilityIssueDetails != nil:
+		x := d.ElementAccessibilityIssueDetails
+		what, ok := elementAccessibility[x.ElementAccessibilityIssueReason]
+		if !ok {
+			what = words(string(x.ElementAccessibilityIssueReason))
+		}
+		if x.HasDisallowedAttributes {
+			what += " (contenteditable or tabindex)"
+		}
+		return "Element accessibility: " + what + ", which keyboard and assistive technology users may not reach"
 	}
 	return words(string(issue.Code))
+}
+
+// elementAccessibility says what each reason of an element accessibility
+// issue is about.
+var elementAccessibility = map[audits.ElementAccessibilityIssueReason]string{
+	audits.ElementAccessibilityIssueReasonDisallowedSelectChild:               "an element not allowed inside <select>",
+	audits.ElementAccessibilityIssueReasonDisallowedOptGroupChild:             "an element not allowed inside <optgroup>",
+	audits.ElementAccessibilityIssueReasonNonPhrasingContentOptionChild:       "non-phrasing content inside <option>",
+	audits.ElementAccessibilityIssueReasonInteractiveContentOptionChild:       "an interactive element inside <option>",
+	audits.ElementAccessibilityIssueReasonInteractiveContentLegendChild:       "an interactive element inside <legend>",
+	audits.ElementAccessibilityIssueReasonInteractiveContentSummaryDescendant: "an interactive element inside <summary>",
 }
 
 var wordBreak = regexp.MustCompile(`([a-z0-9])([A-Z])`)

@@ -208,4 +208,11 @@ func TestDevToolsIssues(t *testing.T) {
 		return strings.Contains(s, "[issue] Page layout may be unexpected due to Quirks Mode")
 	})
 	mustContain(t, text, "msgid=")
+
+	// An element accessibility issue says which element is where it may
+	// not be.
+	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": testSite.URL + "/a11y-summary.html"})
+	e.waitFor(t, "list_console_messages", map[string]any{"pageId": id, "types": []string{"issue"}}, "an element accessibility issue", func(s string) bool {
+		return strings.Contains(s, "[issue] Element accessibility: an interactive element inside <summary>, which keyboard and assistive technology users may not reach")
+	})
 }
