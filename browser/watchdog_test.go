@@ -289,15 +289,23 @@ func (pp *pauseProxy) holdOpen() {
 	pp.mu.Unlock()
 }
 
+// attachedThroughProxy attaches a Browser to a running Chrome through a
+// pauseProxy; exited closes if that Chrome exits.
+func attachedThroughProxy(t *testing.T) (*Browser, *pauseProxy, <-chan struct{}) {
+	t.Helper()
+	browserURL, exited := runningChrome(t)
+	proxy := newPauseProxy(t, strings.TrimPrefix(browserURL, "http://"))
+	b := New(Config{BrowserURL: "http://" + proxy.ln.Addr().String()})
+	t.Cleanup(func() { b.Close() })
+	return b, proxy, exited
+}
+
 // An attached Chrome whose connection goes silent: the calls in flight fail
 // with ErrUnresponsive, pagemux does not kill it, later calls fail fast
 // while it stays silent, and pagemux reconnects once it answers again.
 func TestSilentAttachedChrome(t *testing.T) {
 	t.Parallel()
-	browserURL, exited := runningChrome(t)
-	proxy := newPauseProxy(t, strings.TrimPrefix(browserURL, "http://"))
-	b := New(Config{BrowserURL: "http://" + proxy.ln.Addr().String()})
-	t.Cleanup(func() { b.Close() })
+	b, proxy, exited := attachedThroughProxy(t)
 	if err := b.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -357,10 +365,7 @@ func TestSilentAttachedChrome(t *testing.T) {
 // in flight goes on once it flows again.
 func TestBackloggedConnection(t *testing.T) {
 	t.Parallel()
-	browserURL, _ := runningChrome(t)
-	proxy := newPauseProxy(t, strings.TrimPrefix(browserURL, "http://"))
-	b := New(Config{BrowserURL: "http://" + proxy.ln.Addr().String()})
-	t.Cleanup(func() { b.Close() })
+	b, proxy, _ := attachedThroughProxy(t)
 	p, err := b.NewPage(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)
