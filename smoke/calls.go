@@ -163,3 +163,17 @@ func scriptResult(text string, v any) error {
 	}
 	return json.Unmarshal([]byte(body), v)
 }
+
+// droppedNote is the note of a listing that lost its oldest records to
+// pagemux's cap (tools.completenessNotes).
+var droppedNote = regexp.MustCompile(`(?m)^Note: (\d+) older \w+ of the listed navigations were dropped`)
+
+// droppedIn is how many records the listing says it dropped.
+func droppedIn(text string) int {
+	m := droppedNote.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}

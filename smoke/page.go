@@ -315,6 +315,9 @@ func (k *checker) console(ctx context.Context, id int, p *Page) {
 		ic.broken(err)
 		return
 	}
+	if n := droppedIn(text); n > 0 {
+		cc.add(Warning, "%d more console messages and DevTools issues than pagemux keeps of a page were logged, and not checked; the counts are of those kept", n)
+	}
 	located := 0
 	for _, m := range parseMessages(text) {
 		if resourceFailure.MatchString(m.text) || (k.o.IgnoreConsole != nil && k.o.IgnoreConsole.MatchString(m.text)) {
@@ -351,12 +354,15 @@ func (k *checker) requests(ctx context.Context, id, docID int, p *Page) {
 	c := p.check(checkRequests)
 	start := time.Now()
 	defer func() { c.Time = Millis(time.Since(start)) }()
-	reqs, err := k.requestList(ctx, id)
+	text, err := k.a.call(ctx, "list_network_requests", map[string]any{"pageId": id})
 	if err != nil {
 		c.broken(err)
 		return
 	}
-	for _, r := range reqs {
+	if n := droppedIn(text); n > 0 {
+		c.add(Warning, "%d more requests than pagemux keeps of a page were made, and not checked", n)
+	}
+	for _, r := range parseRequests(text) {
 		if r.id == docID || chromeOwn(r) || (k.o.IgnoreRequest != nil && k.o.IgnoreRequest.MatchString(r.url)) {
 			continue
 		}

@@ -445,6 +445,28 @@ func TestSmokeAttached(t *testing.T) {
 	}
 }
 
+// A page that logs more than pagemux keeps says so: what was not kept was
+// not checked.
+func TestSmokeMoreThanKept(t *testing.T) {
+	t.Parallel()
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	o := options(t, "--json", jsonPath, siteURL("/chatty.html"))
+	if code, stdout, _ := run(t, o, browser.Config{}); code != ExitPass {
+		t.Fatalf("exit %d, want a pass with warnings\n%s", code, stdout)
+	}
+	// Of the 1,500, the latest 1,000 records of the page are kept (one of
+	// them may be Chrome's own).
+	got := problems(readReport(t, jsonPath).Pages[0])
+	var dropped, kept int
+	if len(got) == 2 {
+		fmt.Sscanf(got[0], "console: warning: %d more console messages and DevTools issues than pagemux keeps of a page were logged, and not checked; the counts are of those kept", &dropped)
+		fmt.Sscanf(got[1], "console: warning: same thing again [%d times]", &kept)
+	}
+	if dropped < 500 || kept < 990 || dropped+kept != 1500 {
+		t.Errorf("problems %q: want the dropped and the kept warnings, 1,500 in all", got)
+	}
+}
+
 // Chrome's own look for /favicon.ico is not the page's request: one that
 // never gets an answer neither fails the page nor keeps its network busy.
 func TestSmokeFaviconNotWaitedFor(t *testing.T) {
