@@ -65,12 +65,18 @@ func (b *Browser) DevToolsURL(ctx context.Context) (string, error) {
 	if err := b.Start(ctx); err != nil {
 		return "", err
 	}
-	if b.cfg.Attaches() {
-		return b.cfg.attachURL()
-	}
 	b.mu.Lock()
 	l := b.launch
 	b.mu.Unlock()
+	return b.endpoint(ctx, l)
+}
+
+// endpoint is the DevTools address of launch l: the one attached to, or the
+// one Chrome wrote to its profile, read once.
+func (b *Browser) endpoint(ctx context.Context, l *launch) (string, error) {
+	if b.cfg.Attaches() {
+		return b.cfg.attachURL()
+	}
 	if u, ok := l.devtools.Load().(string); ok {
 		return u, nil
 	}

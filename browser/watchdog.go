@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -190,18 +189,7 @@ var freshClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: tru
 // answersAnew asks the browser's DevTools endpoint for its version over a
 // new connection: an answer shows the browser process is not frozen.
 func (b *Browser) answersAnew(ctx context.Context, l *launch) error {
-	var raw string
-	var err error
-	switch s, ok := l.devtools.Load().(string); {
-	case b.cfg.Attaches():
-		raw, err = b.cfg.attachURL()
-	case ok:
-		raw = s
-	case l.profileDir != "":
-		raw, err = readDevToolsURL(ctx, filepath.Join(l.profileDir, devToolsPortFile), 0)
-	default:
-		return errors.New("the DevTools endpoint is unknown")
-	}
+	raw, err := b.endpoint(ctx, l)
 	if err != nil {
 		return err
 	}
