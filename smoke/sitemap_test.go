@@ -2,6 +2,7 @@ package smoke
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -23,7 +24,7 @@ func sitemapServer(t *testing.T, host string) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	var srv *httptest.Server
-	on := func() string { return cmpOr(host, srv.URL) }
+	on := func() string { return cmp.Or(host, srv.URL) }
 	urlset := func(paths ...string) string {
 		var b strings.Builder
 		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
@@ -57,13 +58,6 @@ func sitemapServer(t *testing.T, host string) *httptest.Server {
 	srv = httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Sitemaps are read as the protocol has them: an index's sitemaps in
