@@ -211,22 +211,15 @@ func TestHTTPCancelOddID(t *testing.T) {
 			t.Fatal("the calls never started")
 		}
 	}
-	post(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}`, session)
-	select {
-	case name := <-tsrv.cancelled:
-		if name != "odd" {
-			t.Errorf("cancelled %s", name)
+	for _, c := range []struct{ id, call string }{{"9007199254740993", "odd"}, {"9007199254740992", "near"}} {
+		post(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+c.id+`}}`, session)
+		select {
+		case name := <-tsrv.cancelled:
+			if name != c.call {
+				t.Errorf("cancelling id %s cancelled %s, want %s", c.id, name, c.call)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the cancellation of id %s never reached call %s", c.id, c.call)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancellation never reached the call")
-	}
-	post(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740992}}`, session)
-	select {
-	case name := <-tsrv.cancelled:
-		if name != "near" {
-			t.Errorf("cancelled %s", name)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancellation of a plain id never reached its call")
 	}
 }
