@@ -18,12 +18,14 @@ import (
 // A big page's accessibility tree is a big answer: 200,000 DOM nodes make
 // about 100 MB of JSON. chromedp reads an answer whole, copies it twice on
 // the way and then decodes it into a Node per node, so such a snapshot held
-// the tree five times over (1 GB). Here the answer is read as a stream, over
-// a DevTools connection of its own to the page, and each node is kept only
+// the tree five times over (1 GB). Here the answer is read as a stream,
+// past chromedp, and each node is kept only
 // as far as the snapshot needs it (axRawDoc), so memory grows with what the
-// snapshot shows, not with what Chrome says. Where no second connection can
-// be had, the answer comes through chromedp, still decoded as a stream from
-// its copy.
+// snapshot shows, not with what Chrome says. For a Chrome pagemux launched
+// the answer is read in process from its pipe, through cdpMux, in the tab's
+// own session, before chromedp could see it; for an attached one over a
+// DevTools connection of its own to the page. Where neither can be had, the
+// answer comes through chromedp, still decoded as a stream from its copy.
 
 // axArenaChunk is the size of the blocks the values of a tree are copied
 // into: one allocation for thousands of small values.
@@ -346,23 +348,62 @@ func (a *axDecoder) childIDs(d *jsonv2.Decoder) (int32, error) {
 	return count, err
 }
 
-// fullAXTree fetches the main frame's accessibility tree: streamed over a
-// DevTools connection of its own when the browser has an endpoint to
-// connect to, else through chromedp. ctx is a call context of the tab.
+// fullAXTree fetches the main frame's accessibility tree: streamed, where
+// the browser gives a second way to the page (streamedAXTree), else through
+// chromedp. ctx is a call context of the tab.
 func (p *Page) fullAXTree(ctx context.Context) (*axRawDoc, error) {
-	if u, err := p.pageEndpoint(ctx); err == nil {
-		doc, err := streamAXTree(ctx, u)
-		if !errors.Is(err, errNoConn) {
-			return doc, err
-		}
-		p.b.log.Debug("snapshot: no second DevTools connection; reading the tree through chromedp", "page", p.ID, "error", err)
+	doc, err := p.streamedAXTree(ctx)
+	if !errors.Is(err, errNoConn) {
+		return doc, err
 	}
+	p.b.log.Debug("snapshot: no second DevTools connection; reading the tree through chromedp", "page", p.ID, "error", err)
 	res, err := chromedp.Call(ctx, getFullAXTreeStream, accessibility.GetFullAXTreeParams{})
 	return res.doc, err
 }
 
-// pageEndpoint is the websocket address of the page's own DevTools
-// endpoint, ws://HOST:PORT/devtools/page/TARGET.
+// streamedAXTree asks for the tree past chromedp and decodes the answer as
+// it arrives: for a launched Chrome through its cdpMux, in the tab's own
+// session, in process; for an attached one over a websocket of its own to
+// the page's endpoint. Errors of getting there wrap errNoConn.
+func (p *Page) streamedAXTree(ctx context.Context) (*axRawDoc, error) {
+	if !p.b.cfg.Attaches() {
+		mux := p.launch.mux
+		c := chromedp.FromContext(ctx)
+		if mux == nil || c == nil || c.Target == nil || c.Target.SessionID == "" {
+			return nil, fmt.Errorf("%w: no devtools pipe to share, or no session of the tab", errNoConn)
+		}
+		return muxAXTree(ctx, mux, string(c.Target.SessionID))
+	}
+	u, err := p.pageEndpoint(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoConn, err)
+	}
+	return streamAXTree(ctx, u)
+}
+
+// muxAXTree asks Chrome for the tree in session sid through mux; chromedp
+// never sees the answer.
+func muxAXTree(ctx context.Context, mux *cdpMux, sid string) (*axRawDoc, error) {
+	var doc *axRawDoc
+	err := mux.streamCall(ctx, sid, accessibility.CommandGetFullAXTree, nil, func(r io.Reader) error {
+		var d jsonv2.Decoder
+		d.Reset(r, chromedp.DefaultUnmarshalOptions)
+		var done bool
+		var err error
+		doc, done, err = decodeReplyMessage(&d)
+		if err == nil && !done {
+			err = errors.New("snapshot: the answer had no result")
+		}
+		return err
+	})
+	if errors.Is(err, errMuxClosed) {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return doc, err
+}
+
+// pageEndpoint is the websocket address of an attached browser's page's
+// own DevTools endpoint, ws://HOST:PORT/devtools/page/TARGET.
 func (p *Page) pageEndpoint(ctx context.Context) (string, error) {
 	base, err := p.b.DevToolsURL(ctx)
 	if err != nil {

@@ -82,10 +82,14 @@ type launch struct {
 	out     *tail.Buffer
 	dead    chan struct{} // closed when Chrome went away
 
-	profileDir string       // the profile of a Chrome pagemux launched; set before done closes
-	chrome     *chromeProc  // a Chrome pagemux launched (profile.go); set by allocator, before Chrome starts
-	devtools   atomic.Value // its DevTools endpoint, once read (devtools.go)
-	wd         watchdog     // whether Chrome still answers (watchdog.go)
+	profileDir string      // the profile of a Chrome pagemux launched; set before done closes
+	chrome     *chromeProc // a Chrome pagemux launched (profile.go); set by allocator, before Chrome starts
+	// mux sits between chromedp and a launched Chrome's pipe (cdpmux.go);
+	// set before done closes, nil when it could not be put there.
+	mux      *cdpMux
+	bridgeMu sync.Mutex
+	bridge   *devToolsBridge // its DevTools bridge, once started (devtools_bridge.go)
+	wd       watchdog        // whether Chrome still answers (watchdog.go)
 }
 
 // New returns a Browser for cfg. It does not start Chrome.
@@ -229,7 +233,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 	if err != nil {
 		return nil, nil, err
 	}
-	opts, err := b.cfg.allocatorOptions(l.out, c.tempDir(), func(dir string) { l.profileDir = dir })
+	opts, err := b.cfg.allocatorOptions(l.out, c.tempDir(), b.log, func(dir string, mux *cdpMux) { l.profileDir, l.mux = dir, mux })
 	if err != nil {
 		c.stop()
 		return nil, nil, err

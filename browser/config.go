@@ -181,11 +181,12 @@ func parseChromeArg(a string) (chromeFlag, error) {
 
 // allocatorOptions builds the chromedp options that launch Chrome with the
 // profile in tempProfile (a temporary profile pagemux made, see profile.go),
-// or in UserDataDir when tempProfile is "". Chrome also serves DevTools on a
-// loopback port (see devtools.go); started is told the profile directory,
-// where Chrome writes that port, just before Chrome starts. Chrome runs in a
-// process group of its own and dies with pagemux (Linux).
-func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, started func(profileDir string)) ([]chromedp.ExecAllocatorOption, error) {
+// or in UserDataDir when tempProfile is "". Chrome speaks DevTools over
+// chromedp's pipe only, with a cdpMux in the middle (see devtools.go);
+// started is told the profile directory and the mux just before Chrome
+// starts. Chrome runs in a process group of its own and dies with pagemux
+// (Linux).
+func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, log *slog.Logger, started func(profileDir string, mux *cdpMux)) ([]chromedp.ExecAllocatorOption, error) {
 	path, err := c.ResolveExecPath()
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, started f
 		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd)) }))
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd, log)) }))
 	for _, f := range fs {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}

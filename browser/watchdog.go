@@ -186,10 +186,21 @@ func probe(l *launch, anew func(context.Context) error) error {
 // before could be as backlogged as the one checked.
 var freshClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// answersAnew asks the browser's DevTools endpoint for its version over a
-// new connection: an answer shows the browser process is not frozen.
+// answersAnew checks the browser process past the connection chromedp
+// waits on. A launched Chrome has no port to connect to anew: its cdpMux
+// sends a Browser.getVersion of its own and reads the answer itself, and
+// takes a reader waiting on pagemux's side (chromedp not reading what
+// Chrome sent) for a backlog, not a freeze. An attached Chrome is asked for
+// /json/version over a new connection. An answer shows the browser process
+// is not frozen.
 func (b *Browser) answersAnew(ctx context.Context, l *launch) error {
-	raw, err := b.endpoint(ctx, l)
+	if !b.cfg.Attaches() {
+		if l.mux == nil {
+			return errNoMux
+		}
+		return l.mux.answers(ctx)
+	}
+	raw, err := b.endpoint(l)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,903 @@
+package browser
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A Chrome that pagemux launches speaks DevTools over its pipe only, and
+// opens no port: any page could reach a port on loopback and take the whole
+// browser with it (issue 15). Whatever else needs the protocol (Lighthouse,
+// the streamed snapshot, the watchdog's own check) goes through cdpMux,
+// which sits between chromedp and Chrome's pipe:
+//
+//	chromedp ⇄ cdpMux ⇄ Chrome
+//	              ⇅
+//	   extra clients (the bridge, in-process calls)
+//
+// chromedp's messages go to Chrome unchanged, and Chrome's messages come
+// back to chromedp unchanged unless they belong to an extra client. An extra
+// client's command ids are moved into a range chromedp never reaches
+// (muxIDBase and up; Chrome reads ids as 32-bit ints) and mapped back on the
+// answer. Each bridge client gets a browser session of its own
+// (Target.attachToBrowserTarget), so that what it sets on the browser
+// (discovery, auto-attach with waitForDebuggerOnStart) never touches
+// chromedp's root session, and ends when the client goes: pagemux detaches
+// that session, and Chrome drops its state and its child sessions with it.
+//
+// cdpMux does not authenticate anyone: whoever holds an extra client holds
+// the browser. The bridge (devtools_bridge.go) decides who gets one.
+
+// muxIDBase is the first command id of an extra client. chromedp counts its
+// ids from 1 and would need a billion commands to get here.
+const muxIDBase = 1 << 30
+
+// muxIDMax is the largest id Chrome takes (a 32-bit int).
+const muxIDMax = 1<<31 - 1
+
+// muxClientQueueCap bounds what Chrome sent an extra client that the client
+// did not read yet; a client that falls further behind is dropped, rather
+// than pagemux holding a browser's traffic for it.
+const muxClientQueueCap = 256 << 20
+
+// errMuxClosed is the error of a call on a mux whose Chrome went away.
+var errMuxClosed = errors.New("the connection to chrome is closed")
+
+// cdpMux is the middle of the pipe between chromedp and one Chrome.
+type cdpMux struct {
+	log *slog.Logger
+
+	fromCDP, toCDP       *os.File // chromedp's side: what it writes, what it reads
+	toChrome, fromChrome *os.File // Chrome's side
+	// chromeEnds are Chrome's own ends of its pipes, which pagemux must
+	// close once Chrome has its copies, or it would never see Chrome go.
+	chromeEnds     []*os.File
+	closeEndsOnce  sync.Once
+	writeChromeMu  sync.Mutex
+	cdpGone        atomic.Bool  // chromedp closed its end: what Chrome says is dropped
+	lastFromChrome atomic.Int64 // unix nanoseconds of the last bytes Chrome sent
+	// busySince is when the reader began to wait on a consumer of Chrome's
+	// bytes (chromedp's pipe, a streamed answer); 0 while it waits on Chrome.
+	busySince atomic.Int64
+
+	done      chan struct{} // closed when Chrome's end closed
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	calls    map[int64]*muxCall
+	nextID   int64
+	sessions map[string]*muxClient // sessions of extra clients, to their client
+	departed map[string]bool       // sessions of clients that left, until Chrome says they are detached
+	clients  map[*muxClient]bool
+}
+
+// muxCall is a command of an extra client or of the mux itself, waiting for
+// its answer.
+type muxCall struct {
+	client *muxClient      // a bridge client's command, or nil
+	origID json.RawMessage // the client's own id
+	reply  chan []byte     // the mux's own call: the whole answer
+	// stream receives the answer as a reader instead (streamCall).
+	stream    chan *muxStream
+	abandoned chan struct{}
+}
+
+// muxStream hands a streamed answer to its caller, who closes done when it
+// stopped reading.
+type muxStream struct {
+	r    io.Reader
+	done chan struct{}
+}
+
+// newCDPMux puts a mux between chromedp's pipe ends (fromCDP, toCDP) and
+// Chrome's (toChrome, fromChrome); chromeEnds are the ends Chrome gets,
+// closed here once Chrome has them. It starts the mux's goroutines.
+func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File) *cdpMux {
+	m := &cdpMux{
+		log: log, fromCDP: fromCDP, toCDP: toCDP, toChrome: toChrome, fromChrome: fromChrome, chromeEnds: chromeEnds,
+		done: make(chan struct{}), calls: map[int64]*muxCall{}, nextID: muxIDBase,
+		sessions: map[string]*muxClient{}, departed: map[string]bool{}, clients: map[*muxClient]bool{},
+	}
+	go m.readCDP()
+	go m.readChrome()
+	return m
+}
+
+// closeChromeEnds closes pagemux's copies of Chrome's pipe ends.
+func (m *cdpMux) closeChromeEnds() {
+	m.closeEndsOnce.Do(func() {
+		for _, f := range m.chromeEnds {
+			f.Close()
+		}
+	})
+}
+
+// readCDP forwards chromedp's messages to Chrome. chromedp writes its first
+// message only after Chrome started, so that is when pagemux lets go of
+// Chrome's ends; when chromedp closes its end, Chrome's closes too, which
+// makes Chrome exit.
+func (m *cdpMux) readCDP() {
+	defer m.toChrome.Close()
+	br := bufio.NewReaderSize(m.fromCDP, 64<<10)
+	for {
+		msg, err := br.ReadBytes(0)
+		m.closeChromeEnds()
+		if len(msg) > 0 && err == nil {
+			if werr := m.writeChrome(msg); werr != nil {
+				m.log.Debug("devtools pipe: writing to chrome", "error", werr)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// writeChrome writes one message, its NUL included, in one piece.
+func (m *cdpMux) writeChrome(msg []byte) error {
+	m.writeChromeMu.Lock()
+	defer m.writeChromeMu.Unlock()
+	_, err := m.toChrome.Write(msg)
+	return err
+}
+
+// readChrome routes Chrome's messages until its end closes, then closes
+// chromedp's, which chromedp takes for a lost connection as it would
+// Chrome's own pipe.
+func (m *cdpMux) readChrome() {
+	defer m.close()
+	br := bufio.NewReaderSize(m.fromChrome, 256<<10)
+	for {
+		id, isAnswer, err := peekAnswerID(br)
+		if err != nil {
+			return
+		}
+		m.lastFromChrome.Store(time.Now().UnixNano())
+		switch {
+		case isAnswer && id < muxIDBase:
+			// chromedp's answer, streamed through: a big one is never held.
+			err = m.copyToCDP(br)
+		case isAnswer:
+			call := m.takeCall(id)
+			switch {
+			case call == nil:
+				err = skipMessage(br)
+			case call.stream != nil:
+				err = m.handStream(br, call)
+			default:
+				var msg []byte
+				if msg, err = readMessage(br); err == nil {
+					m.answered(call, msg)
+				}
+			}
+		default:
+			var msg []byte
+			if msg, err = readMessage(br); err == nil {
+				err = m.routeEvent(msg)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// close ends the mux: chromedp's end closes, and every extra client and
+// call fails.
+func (m *cdpMux) close() {
+	m.closeOnce.Do(func() {
+		close(m.done)
+		m.closeChromeEnds()
+		m.toCDP.Close()
+		m.fromCDP.Close()
+		m.toChrome.Close()
+		m.fromChrome.Close()
+		m.mu.Lock()
+		clients := m.clients
+		m.clients = map[*muxClient]bool{}
+		m.mu.Unlock()
+		for c := range clients {
+			c.shut()
+		}
+	})
+}
+
+// answerPrefix is how Chrome begins an answer: the id comes first, and a
+// sessionId, if any, last.
+var answerPrefix = []byte(`{"id":`)
+
+// peekAnswerID looks at the start of the next message, without reading it,
+// and returns its id when it is an answer. It waits for the first bytes of
+// the message only.
+func peekAnswerID(br *bufio.Reader) (id int64, isAnswer bool, err error) {
+	n := 1
+	for {
+		b, err := br.Peek(n)
+		if err != nil {
+			return 0, false, err
+		}
+		b, _ = br.Peek(br.Buffered())
+		whole := false
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b, whole = b[:i], true
+		}
+		id, state := parseAnswerPrefix(b)
+		if state != prefixMore || whole {
+			return id, state == prefixAnswer, nil
+		}
+		n = len(b) + 1
+	}
+}
+
+const (
+	prefixMore = iota
+	prefixAnswer
+	prefixOther
+)
+
+// parseAnswerPrefix reads `{"id":123,` from the start of b.
+func parseAnswerPrefix(b []byte) (int64, int) {
+	if !bytes.HasPrefix(answerPrefix, b[:min(len(b), len(answerPrefix))]) {
+		return 0, prefixOther
+	}
+	var id int64
+	for i := len(answerPrefix); i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9' && i-len(answerPrefix) < 12:
+			id = id*10 + int64(c-'0')
+		case (c == ',' || c == '}') && i > len(answerPrefix):
+			return id, prefixAnswer
+		default:
+			return 0, prefixOther
+		}
+	}
+	return 0, prefixMore
+}
+
+// readMessage reads one whole message, without its NUL.
+func readMessage(br *bufio.Reader) ([]byte, error) {
+	msg, err := br.ReadBytes(0)
+	if err != nil {
+		return nil, err
+	}
+	return msg[:len(msg)-1], nil
+}
+
+// skipMessage reads one message away without keeping it.
+func skipMessage(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice(0)
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+}
+
+// markBusy notes that the reader waits on a consumer from now on; the func
+// it returns ends that.
+func (m *cdpMux) markBusy() func() {
+	m.busySince.Store(time.Now().UnixNano())
+	return func() { m.busySince.Store(0) }
+}
+
+// copyToCDP streams one message, its NUL included, to chromedp.
+func (m *cdpMux) copyToCDP(br *bufio.Reader) error {
+	defer m.markBusy()()
+	for {
+		chunk, err := br.ReadSlice(0)
+		m.writeCDP(chunk)
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+}
+
+// writeCDP writes to chromedp's end; once chromedp is gone, what Chrome
+// still says is dropped.
+func (m *cdpMux) writeCDP(b []byte) {
+	if len(b) == 0 || m.cdpGone.Load() {
+		return
+	}
+	if _, err := m.toCDP.Write(b); err != nil {
+		m.cdpGone.Store(true)
+	}
+}
+
+// sendCDP gives chromedp one whole message.
+func (m *cdpMux) sendCDP(msg []byte) {
+	defer m.markBusy()()
+	m.writeCDP(append(msg, 0))
+}
+
+// takeCall removes and returns the call of an id, nil when none waits.
+func (m *cdpMux) takeCall(id int64) *muxCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.calls[id]
+	delete(m.calls, id)
+	return c
+}
+
+// register gives call the next free id of the mux's range.
+func (m *cdpMux) register(call *muxCall) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		id := m.nextID
+		m.nextID++
+		if m.nextID > muxIDMax {
+			m.nextID = muxIDBase
+		}
+		if _, taken := m.calls[id]; !taken {
+			m.calls[id] = call
+			return id
+		}
+	}
+}
+
+// handStream gives the answer to the call that streams it, and waits until
+// the caller has read what it wants; the rest is read away.
+func (m *cdpMux) handStream(br *bufio.Reader, call *muxCall) error {
+	defer m.markBusy()()
+	r := &untilNUL{br: br}
+	h := &muxStream{r: r, done: make(chan struct{})}
+	select {
+	case call.stream <- h:
+		<-h.done
+	case <-call.abandoned:
+	}
+	return r.drain()
+}
+
+// untilNUL reads one message and ends at its NUL.
+type untilNUL struct {
+	br  *bufio.Reader
+	end bool
+	err error
+}
+
+func (u *untilNUL) Read(p []byte) (int, error) {
+	if u.end {
+		return 0, io.EOF
+	}
+	if u.err != nil {
+		return 0, u.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if _, err := u.br.Peek(1); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		u.err = err
+		return 0, err
+	}
+	b, _ := u.br.Peek(min(u.br.Buffered(), len(p)))
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		n := copy(p, b[:i])
+		u.br.Discard(n + 1)
+		u.end = true
+		return n, nil
+	}
+	n := copy(p, b)
+	u.br.Discard(n)
+	return n, nil
+}
+
+// drain reads the rest of the message away.
+func (u *untilNUL) drain() error {
+	if u.end {
+		return nil
+	}
+	if u.err != nil {
+		return u.err
+	}
+	u.end = true
+	return skipMessage(u.br)
+}
+
+// answered delivers an answer to the call that waits for it.
+func (m *cdpMux) answered(call *muxCall, msg []byte) {
+	if call.client != nil {
+		call.client.answer(call.origID, msg)
+		return
+	}
+	select {
+	case call.reply <- msg:
+	default:
+	}
+}
+
+// sessionSuffix is how the last member of a message that names a session
+// begins: Chrome appends the sessionId to every message of a session.
+var sessionSuffix = []byte(`,"sessionId":"`)
+
+// messageSession returns the sessionId of a message from Chrome, "" for the
+// browser's root session.
+func messageSession(msg []byte) string {
+	if !bytes.Contains(msg, []byte(`"sessionId"`)) {
+		return ""
+	}
+	// Fast path: `…,"sessionId":"ID"}` at the very end. A sessionId inside
+	// params would end with at least two braces.
+	if i := bytes.LastIndex(msg, sessionSuffix); i >= 0 && bytes.HasSuffix(msg, []byte(`"}`)) {
+		id := msg[i+len(sessionSuffix) : len(msg)-2]
+		if !bytes.ContainsAny(id, `"\{}`) {
+			return string(id)
+		}
+	}
+	var top struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(msg, &top)
+	return top.SessionID
+}
+
+// routeEvent gives an event to the client whose session sent it, else to
+// chromedp.
+func (m *cdpMux) routeEvent(msg []byte) error {
+	sid := messageSession(msg)
+	if sid == "" {
+		if !m.aboutMuxSession(msg) {
+			m.sendCDP(msg)
+		}
+		return nil
+	}
+	m.mu.Lock()
+	c, departed := m.sessions[sid], m.departed[sid]
+	m.mu.Unlock()
+	switch {
+	case c != nil:
+		c.event(sid, msg)
+	case departed:
+		m.noteDetached(msg)
+	default:
+		m.sendCDP(msg)
+	}
+	return nil
+}
+
+// aboutMuxSession reports whether a root session's event tells of an extra
+// client's session coming or going: that is none of chromedp's business.
+func (m *cdpMux) aboutMuxSession(msg []byte) bool {
+	if !bytes.HasPrefix(msg, []byte(`{"method":"Target.detachedFromTarget"`)) && !bytes.HasPrefix(msg, []byte(`{"method":"Target.attachedToTarget"`)) {
+		return false
+	}
+	var ev struct {
+		Params struct {
+			SessionID  string `json:"sessionId"`
+			TargetInfo struct {
+				Type string `json:"type"`
+			} `json:"targetInfo"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &ev) != nil {
+		return false
+	}
+	sid := ev.Params.SessionID
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sessions[sid] != nil {
+		return true
+	}
+	if m.departed[sid] {
+		delete(m.departed, sid)
+		return true
+	}
+	// The attach of a browser session comes before its answer names it;
+	// chromedp never attaches to the browser target.
+	return ev.Params.TargetInfo.Type == "browser"
+}
+
+// noteDetached forgets a departed client's session when Chrome says it is
+// detached.
+func (m *cdpMux) noteDetached(msg []byte) {
+	if !bytes.HasPrefix(msg, []byte(`{"method":"Target.detachedFromTarget"`)) {
+		return
+	}
+	var ev struct {
+		Params struct {
+			SessionID string `json:"sessionId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &ev) == nil {
+		m.mu.Lock()
+		delete(m.departed, ev.Params.SessionID)
+		m.mu.Unlock()
+	}
+}
+
+// command is a message to Chrome.
+type command struct {
+	ID        int64  `json:"id"`
+	SessionID string `json:"sessionId,omitempty"`
+	Method    string `json:"method"`
+	Params    any    `json:"params"`
+}
+
+// send writes a command of the mux's own in the background: a Chrome that
+// stopped reading must not hold the caller.
+func (m *cdpMux) send(cmd command) {
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		m.log.Error("devtools pipe: encoding a command", "method", cmd.Method, "error", err)
+		return
+	}
+	go func() {
+		if err := m.writeChrome(append(b, 0)); err != nil {
+			m.log.Debug("devtools pipe: writing to chrome", "method", cmd.Method, "error", err)
+		}
+	}()
+}
+
+// call sends a command of the mux's own, in session sid ("" for the
+// browser's root session), and returns the whole answer's result.
+func (m *cdpMux) call(ctx context.Context, sid, method string, params any) (json.RawMessage, error) {
+	if params == nil {
+		params = struct{}{}
+	}
+	call := &muxCall{reply: make(chan []byte, 1)}
+	id := m.register(call)
+	m.send(command{ID: id, SessionID: sid, Method: method, Params: params})
+	select {
+	case msg := <-call.reply:
+		var res struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(msg, &res); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		if res.Error != nil {
+			return nil, fmt.Errorf("%s: %s (%d)", method, res.Error.Message, res.Error.Code)
+		}
+		return res.Result, nil
+	case <-ctx.Done():
+		m.takeCall(id)
+		return nil, ctx.Err()
+	case <-m.done:
+		return nil, errMuxClosed
+	}
+}
+
+// streamCall sends a command of the mux's own in session sid and gives the
+// answer, as Chrome sends it ({"id":…,"result":…}), to read as it arrives:
+// Chrome's other messages wait meanwhile, so read fast. An answer the
+// caller does not read whole is read away after read returns.
+func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any, read func(io.Reader) error) error {
+	if params == nil {
+		params = struct{}{}
+	}
+	call := &muxCall{stream: make(chan *muxStream), abandoned: make(chan struct{})}
+	id := m.register(call)
+	m.send(command{ID: id, SessionID: sid, Method: method, Params: params})
+	select {
+	case h := <-call.stream:
+		defer close(h.done)
+		return read(h.r)
+	case <-ctx.Done():
+		m.takeCall(id)
+		close(call.abandoned)
+		return ctx.Err()
+	case <-m.done:
+		return errMuxClosed
+	}
+}
+
+// muxBacklogAfter is how long the reader must have waited on pagemux's side
+// (chromedp not reading, a streamed answer being decoded) before answers
+// puts a silence down to that backlog rather than to Chrome.
+const muxBacklogAfter = time.Second
+
+// answers checks that Chrome's browser process answers, with a
+// Browser.getVersion the mux sends and reads itself, past whatever chromedp
+// has still to read. It returns nil when Chrome answered, or when what
+// holds the answer back is on pagemux's side: Chrome's messages wait for
+// chromedp to read them.
+func (m *cdpMux) answers(ctx context.Context) error {
+	res := make(chan error, 1)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, err := m.call(cctx, "", "Browser.getVersion", nil)
+		res <- err
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-res:
+			return err
+		case <-tick.C:
+			if since := m.busySince.Load(); since != 0 && time.Since(time.Unix(0, since)) > muxBacklogAfter {
+				m.log.Debug("devtools pipe: chrome's messages wait for pagemux to read them", "for", time.Since(time.Unix(0, since)))
+				return nil
+			}
+		}
+	}
+}
+
+// muxClient is an extra client with a browser session of its own.
+type muxClient struct {
+	m       *cdpMux
+	session string // its browser session
+
+	mu       sync.Mutex
+	queue    [][]byte
+	queued   int
+	closed   bool
+	wake     chan struct{}
+	gone     chan struct{}
+	sessions map[string]bool // its sessions, the browser session included
+}
+
+// newClient attaches a browser session for a new extra client.
+func (m *cdpMux) newClient(ctx context.Context) (*muxClient, error) {
+	res, err := m.call(ctx, "", "Target.attachToBrowserTarget", nil)
+	if err != nil {
+		return nil, err
+	}
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &att); err != nil || att.SessionID == "" {
+		return nil, fmt.Errorf("Target.attachToBrowserTarget gave no session: %s", res)
+	}
+	c := &muxClient{m: m, session: att.SessionID, wake: make(chan struct{}, 1), gone: make(chan struct{}), sessions: map[string]bool{att.SessionID: true}}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	select {
+	case <-m.done:
+		return nil, errMuxClosed
+	default:
+	}
+	m.sessions[c.session] = c
+	m.clients[c] = true
+	return c, nil
+}
+
+// addSession routes a session that c made to c.
+func (c *muxClient) addSession(sid string) {
+	if sid == "" {
+		return
+	}
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.clients[c] {
+		c.m.sessions[sid] = c
+		c.mu.Lock()
+		c.sessions[sid] = true
+		c.mu.Unlock()
+	}
+}
+
+func (c *muxClient) dropSession(sid string) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.sessions[sid] == c {
+		delete(c.m.sessions, sid)
+	}
+	c.mu.Lock()
+	delete(c.sessions, sid)
+	c.mu.Unlock()
+}
+
+func (c *muxClient) owns(sid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[sid]
+}
+
+// Send forwards one message of the client to Chrome: its id moves into the
+// mux's range, and a message without a session goes to the client's
+// browser session. A message for a session that is not the client's gets an
+// error answer, as Chrome gives for an unknown session.
+func (c *muxClient) Send(data []byte) error {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return fmt.Errorf("not a protocol message: %w", err)
+	}
+	origID := msg["id"]
+	var id int64
+	if err := json.Unmarshal(origID, &id); err != nil {
+		return fmt.Errorf("a message without a numeric id: %s", origID)
+	}
+	sid := c.session
+	if raw, ok := msg["sessionId"]; ok {
+		if err := json.Unmarshal(raw, &sid); err != nil {
+			return fmt.Errorf("bad sessionId %s", raw)
+		}
+		if !c.owns(sid) {
+			c.push([]byte(fmt.Sprintf(`{"id":%s,"error":{"code":-32001,"message":"Session with given id not found."},"sessionId":%s}`, origID, raw)))
+			return nil
+		}
+	}
+	mid := c.m.register(&muxCall{client: c, origID: origID})
+	msg["id"], _ = json.Marshal(mid)
+	msg["sessionId"], _ = json.Marshal(sid)
+	b, err := json.Marshal(msg)
+	if err != nil {
+		c.m.takeCall(mid)
+		return err
+	}
+	return c.m.writeChrome(append(b, 0))
+}
+
+// answer gives the client the answer to one of its commands.
+func (c *muxClient) answer(origID json.RawMessage, data []byte) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(data, &msg) != nil {
+		return
+	}
+	msg["id"] = origID
+	var sid string
+	_ = json.Unmarshal(msg["sessionId"], &sid)
+	if sid == c.session {
+		delete(msg, "sessionId")
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(msg["result"], &res) == nil {
+		c.addSession(res.SessionID) // attachToTarget, attachToBrowserTarget
+	}
+	c.pushMsg(msg)
+}
+
+// event gives the client an event of session sid, one of its own.
+func (c *muxClient) event(sid string, data []byte) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(data, &msg) != nil {
+		return
+	}
+	var method string
+	_ = json.Unmarshal(msg["method"], &method)
+	switch method {
+	case "Target.attachedToTarget", "Target.detachedFromTarget":
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(msg["params"], &p) == nil {
+			if method == "Target.attachedToTarget" {
+				c.addSession(p.SessionID)
+			} else {
+				c.dropSession(p.SessionID)
+			}
+		}
+	}
+	if sid == c.session {
+		delete(msg, "sessionId")
+	}
+	c.pushMsg(msg)
+}
+
+func (c *muxClient) pushMsg(msg map[string]json.RawMessage) {
+	b, err := json.Marshal(msg)
+	if err == nil {
+		c.push(b)
+	}
+}
+
+// push queues a message for the client; a client that lets too much pile up
+// is dropped.
+func (c *muxClient) push(b []byte) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.queue = append(c.queue, b)
+	c.queued += len(b)
+	over := c.queued > muxClientQueueCap
+	c.mu.Unlock()
+	if over {
+		c.m.log.Warn("devtools bridge: a client did not read what chrome sent it; dropping it", "queued", c.queued)
+		c.Close()
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the next message for the client, waiting for one; false
+// when the client or the mux closed.
+func (c *muxClient) Next(ctx context.Context) ([]byte, bool) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, false
+		}
+		if len(c.queue) > 0 {
+			b := c.queue[0]
+			c.queue[0] = nil
+			c.queue = c.queue[1:]
+			c.queued -= len(b)
+			c.mu.Unlock()
+			return b, true
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.wake:
+		case <-c.gone:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// shut marks the client closed.
+func (c *muxClient) shut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.closed = true
+	c.queue = nil
+	close(c.gone)
+	return true
+}
+
+// Gone is closed when the client is closed.
+func (c *muxClient) Gone() <-chan struct{} { return c.gone }
+
+// Close drops the client and detaches its browser session, which ends its
+// child sessions and whatever it set on the browser (discovery,
+// auto-attach). Events still on their way for its sessions are dropped.
+func (c *muxClient) Close() {
+	if !c.shut() {
+		return
+	}
+	m := c.m
+	m.mu.Lock()
+	delete(m.clients, c)
+	c.mu.Lock()
+	for sid := range c.sessions {
+		if m.sessions[sid] == c {
+			delete(m.sessions, sid)
+		}
+		m.departed[sid] = true
+	}
+	c.mu.Unlock()
+	m.mu.Unlock()
+	select {
+	case <-m.done:
+		return
+	default:
+	}
+	// Answers to its commands still on their way are read away (no call
+	// waits for them any more, see readChrome).
+	m.mu.Lock()
+	for id, call := range m.calls {
+		if call.client == c {
+			delete(m.calls, id)
+		}
+	}
+	m.mu.Unlock()
+	m.send(command{ID: m.register(&muxCall{reply: make(chan []byte, 1)}), Method: "Target.detachFromTarget", Params: map[string]string{"sessionId": c.session}})
+}
+
+// clientCount is the number of extra clients connected now.
+func (m *cdpMux) clientCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.clients)
+}
