@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -192,7 +192,7 @@ func TestEventFloodTool(t *testing.T) {
 }
 
 // closeOutside closes a page's tab the way another DevTools client does,
-// over Chrome's own DevTools endpoint.
+// over the browser's DevTools bridge.
 func closeOutside(t *testing.T, e *testEnv, id int) {
 	t.Helper()
 	p, err := e.b.Page(id)
@@ -203,15 +203,26 @@ func closeOutside(t *testing.T, e *testEnv, id int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(ws)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, ws, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := http.Get("http://" + u.Host + "/json/close/" + string(p.TargetID))
-	if err != nil {
+	defer c.CloseNow()
+	cmd := fmt.Sprintf(`{"id":1,"method":"Target.closeTarget","params":{"targetId":%q}}`, p.TargetID)
+	if err := c.Write(ctx, websocket.MessageText, []byte(cmd)); err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	for {
+		_, msg, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(msg), `{"id":1,`) {
+			return
+		}
+	}
 }
 
 // A tab closed from outside pagemux under a running call and 8 queued ones:
