@@ -599,37 +599,29 @@ func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any,
 	}
 }
 
-// muxBacklogAfter is how long the reader must have waited on pagemux's side
-// (chromedp not reading, a streamed answer being decoded) before answers
-// puts a silence down to that backlog rather than to Chrome.
-const muxBacklogAfter = time.Second
-
-// answers checks that Chrome's browser process answers, with a
-// Browser.getVersion the mux sends and reads itself, past whatever chromedp
-// has still to read. It returns nil when Chrome answered, or when what
-// holds the answer back is on pagemux's side: Chrome's messages wait for
-// chromedp to read them.
+// answers checks that Chrome's browser process is alive, past whatever
+// chromedp has still to read: the mux sends a Browser.getVersion of its own
+// and reads the answer itself. The answer comes after every message Chrome
+// queued before it, so during a flood of events it can take longer than ctx
+// allows; Chrome that went on sending meanwhile is alive (a frozen one sends
+// nothing), and so is one whose messages wait for pagemux to read them
+// (chromedp not reading its end). answers returns nil then, and an error
+// only when nothing came from Chrome for as long as ctx lasted.
 func (m *cdpMux) answers(ctx context.Context) error {
-	res := make(chan error, 1)
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		_, err := m.call(cctx, "", "Browser.getVersion", nil)
-		res <- err
-	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-res:
-			return err
-		case <-tick.C:
-			if since := m.busySince.Load(); since != 0 && time.Since(time.Unix(0, since)) > muxBacklogAfter {
-				m.log.Debug("devtools pipe: chrome's messages wait for pagemux to read them", "for", time.Since(time.Unix(0, since)))
-				return nil
-			}
-		}
+	start := time.Now()
+	_, err := m.call(ctx, "", "Browser.getVersion", nil)
+	if err == nil || !errors.Is(err, ctx.Err()) {
+		return err
 	}
+	if last := time.Unix(0, m.lastFromChrome.Load()); last.After(start) {
+		m.log.Debug("devtools pipe: chrome's answer is behind a backlog, but chrome sends", "last", time.Since(last))
+		return nil
+	}
+	if since := m.busySince.Load(); since != 0 {
+		m.log.Debug("devtools pipe: chrome's messages wait for pagemux to read them", "for", time.Since(time.Unix(0, since)))
+		return nil
+	}
+	return fmt.Errorf("chrome sent nothing on its pipe for %s, not even the answer to a Browser.getVersion of pagemux's own", time.Since(start).Round(time.Millisecond))
 }
 
 // muxClient is an extra client with a browser session of its own.
