@@ -159,7 +159,7 @@ func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *bro
 	fs.BoolVar(isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
 	fs.StringVar(&cfg.UserDataDir, "user-data-dir", "", "keep Chrome's profile in `DIR` (implies --isolated=false)")
 	fs.StringVar(&f.viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
-	fs.StringVar(&cfg.BrowserURL, "browser-url", "", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one")
+	fs.StringVar(&cfg.BrowserURL, "browser-url", "", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one; that Chrome keeps its DevTools port, which every page it loads can reach (over --http: any agent's page can take the whole browser)")
 	fs.StringVar(&cfg.WSEndpoint, "ws-endpoint", "", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…)")
 	fs.IntVar(&cfg.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")

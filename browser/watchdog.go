@@ -141,19 +141,26 @@ func (b *Browser) check(l *launch) error {
 
 // silence says how long Chrome left pagemux's checks unanswered, for the
 // error of a probe.
-func silence(why error) string {
-	if errors.Is(why, errBacklog) {
-		return fmt.Sprintf("did not answer checks of its connection for %s, though a new connection was answered", probeTries*probeTimeout+backlogGrace)
+// A launched Chrome has no second connection: the check past chromedp's is
+// cdpMux's own, on the pipe.
+func silence(why error, attached bool) string {
+	past := "a new connection"
+	if !attached {
+		past = "pagemux's own check on its pipe"
 	}
-	return fmt.Sprintf("did not answer %d checks of its connection, %s each, nor a new connection", probeTries, probeTimeout)
+	if errors.Is(why, errBacklog) {
+		return fmt.Sprintf("did not answer checks of its connection for %s, though %s was answered", probeTries*probeTimeout+backlogGrace, past)
+	}
+	return fmt.Sprintf("did not answer %d checks of its connection, %s each, nor %s", probeTries, probeTimeout, past)
 }
 
 // errBacklog marks a connection silent past backlogGrace while the browser
-// answered a new one.
-var errBacklog = errors.New("the connection stayed silent, though a new connection was answered")
+// answered past it (a new connection, or cdpMux's check).
+var errBacklog = errors.New("the connection stayed silent, though the browser answered past it")
 
 // probe asks the browser process for its version, probeTries times at most,
-// and once more for backlogGrace when anew (a new connection) is answered.
+// and once more for backlogGrace when anew (a new connection, or cdpMux's
+// own check for a launched Chrome) is answered.
 // Only silence counts: a Chrome that went away is no freeze (browserGone
 // handles it).
 func probe(l *launch, anew func(context.Context) error) error {
@@ -237,9 +244,9 @@ func (b *Browser) unresponsive(l *launch, why error) {
 	var msg string
 	if b.cfg.Attaches() {
 		u, _ := b.cfg.attachURL()
-		msg = fmt.Sprintf("%s: Chrome at %s %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, silence(why))
+		msg = fmt.Sprintf("%s: Chrome at %s %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, silence(why, true))
 	} else {
-		msg = fmt.Sprintf("%s: it %s; pagemux killed it, and the next call starts a new one (its pages are gone: open them again with new_page)", ErrUnresponsive, silence(why))
+		msg = fmt.Sprintf("%s: it %s; pagemux killed it, and the next call starts a new one (its pages are gone: open them again with new_page)", ErrUnresponsive, silence(why, false))
 	}
 	l.wd.mu.Lock()
 	if l.wd.failure != nil {
