@@ -20,7 +20,9 @@ import (
 // wsConn is a minimal websocket client (RFC 6455) for a DevTools endpoint on
 // loopback: text messages out in one frame, messages in as a stream of their
 // frames, so that a 100 MB answer is never held whole. It is not safe for
-// concurrent use, and it speaks no extensions and no TLS.
+// concurrent use, and it speaks no extensions and no TLS. Only an attached
+// Chrome's endpoint is dialled with it: a launched one has no port, and its
+// streamed snapshot goes through cdpMux.
 type wsConn struct {
 	c  net.Conn
 	br *bufio.Reader
