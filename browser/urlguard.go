@@ -52,6 +52,15 @@ func (b *Browser) SetURLPolicy(pol URLPolicy) {
 	})
 }
 
+// CheckURL returns nil for a URL a tab may load under the policy, else
+// why not and what to do. It opens and sends nothing.
+func (b *Browser) CheckURL(url string) error {
+	if b.urlPolicy == nil {
+		return nil
+	}
+	return b.urlPolicy.Check(url)
+}
+
 // urlGuard is one page's side of the URL policy.
 type urlGuard struct {
 	pol URLPolicy // nil: no policy; set before attach

@@ -21,9 +21,10 @@ import (
 type Options struct {
 	// AllowFiles lets tabs load file: URLs.
 	AllowFiles bool
-	// FileFlag names the flag that would change the file: rule, for the
-	// refusal's message, such as "--allow-file-navigations".
-	FileFlag string
+	// FileRule is the refusal of a file: URL, saying what to do, such as
+	// "file: URLs are refused over HTTP; start pagemux with
+	// --allow-file-navigations to allow them" (that one is the default).
+	FileRule string
 	// Allowed, when not empty, are the only URL patterns a tab may load
 	// (about:blank and about:srcdoc always load). See MatchPattern.
 	Allowed []string
@@ -106,6 +107,9 @@ func (p *Policy) Check(rawURL string) error {
 
 // CheckContext is Check with a context for the host look-up.
 func (p *Policy) CheckContext(ctx context.Context, rawURL string) error {
+	if p == nil {
+		p = &Policy{}
+	}
 	t, ok := parseTarget(rawURL)
 	if !ok {
 		return nil // not a URL Chrome can load either; Chrome says so
@@ -123,11 +127,11 @@ func (p *Policy) CheckContext(ctx context.Context, rawURL string) error {
 		return nil // pagemux needs them whatever the patterns say
 	case "file":
 		if !p.o.AllowFiles {
-			flag := p.o.FileFlag
-			if flag == "" {
-				flag = "--allow-file-navigations"
+			rule := p.o.FileRule
+			if rule == "" {
+				rule = "file: URLs are refused; start pagemux with --allow-file-navigations to allow them"
 			}
-			return refuse("file: URLs are refused; start pagemux with " + flag + " to allow them")
+			return refuse(rule)
 		}
 	default:
 		if _, special := specialPorts[t.scheme]; !special && !otherSchemes[t.scheme] {

@@ -57,7 +57,7 @@ func TestAlwaysLoads(t *testing.T) {
 }
 
 func TestFiles(t *testing.T) {
-	refuse := mustNew(t, Options{FileFlag: "--allow-file-navigations"})
+	refuse := mustNew(t, Options{})
 	for _, u := range []string{"file:///etc/shadow", "FILE:///etc/shadow", "file:/etc/passwd", `file:\\\etc\passwd`, "file://localhost/etc/passwd", "file:etc/passwd"} {
 		err := refuse.Check(u)
 		if err == nil || !strings.Contains(err.Error(), "start pagemux with --allow-file-navigations") {
