@@ -50,6 +50,7 @@ func (p *Page) navigateWith(ctx context.Context, timeout time.Duration, opts []N
 	if err := p.ready(ctx); err != nil {
 		return err
 	}
+	ctx = context.WithValue(ctx, navigatingKey{}, true) // urlguard.go
 	p.guard.mu.Lock()
 	p.guard.lastBlocked = nil
 	p.guard.mu.Unlock()

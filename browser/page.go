@@ -407,7 +407,7 @@ func (p *Page) Ready(ctx context.Context) error {
 	if err := p.ready(ctx); err != nil {
 		return err
 	}
-	return p.refusedErr()
+	return p.refusedErr(ctx)
 }
 
 // ready is Ready for a navigation, which may take a page off a refused URL.

@@ -69,6 +69,9 @@ type urlGuard struct {
 	// mainRefused is why the main frame's committed URL is refused, until
 	// it commits another; nil if it is not.
 	mainRefused error
+	// seen says the guard saw where the main frame is (attach, commit): an
+	// error page's tab reports the failed URL, which it does not show.
+	seen bool
 	// lastBlocked is the latest document request refused, to explain
 	// net::ERR_BLOCKED_BY_CLIENT to whoever navigated.
 	lastBlocked error
@@ -86,15 +89,21 @@ func (p *Page) checkURL(url string) error {
 	return p.guard.pol.Check(url)
 }
 
-// refusedErr fails while the page's main frame is on a refused URL.
-func (p *Page) refusedErr() error {
-	if p.guard.pol == nil {
+// navigatingKey marks the context of a navigation, which may take a page
+// off a refused URL.
+type navigatingKey struct{}
+
+// refusedErr fails while the page's main frame is on a refused URL, except
+// for a navigation. Before the guard has seen the main frame commit, the
+// URL Chrome reports for the tab stands for it.
+func (p *Page) refusedErr(ctx context.Context) error {
+	if p.guard.pol == nil || ctx.Value(navigatingKey{}) != nil {
 		return nil
 	}
 	p.guard.mu.Lock()
-	err := p.guard.mainRefused
+	err, seen := p.guard.mainRefused, p.guard.seen
 	p.guard.mu.Unlock()
-	if err == nil {
+	if err == nil && !seen {
 		err = p.checkURL(p.URL())
 	}
 	if err != nil {
@@ -128,7 +137,7 @@ func (p *Page) guardEvent(ev any) {
 		}
 		if ev.Frame.ParentID == "" {
 			p.guard.mu.Lock()
-			p.guard.mainRefused = err
+			p.guard.mainRefused, p.guard.seen = err, true
 			p.guard.mu.Unlock()
 		}
 		if err != nil {
@@ -178,7 +187,7 @@ func (p *Page) guardFrames(t *page.FrameTree, main bool) {
 	}
 	if main {
 		p.guard.mu.Lock()
-		p.guard.mainRefused = err
+		p.guard.mainRefused, p.guard.seen = err, true
 		p.guard.mu.Unlock()
 	}
 	if err != nil {
