@@ -240,9 +240,15 @@ func (b *Browser) guardBrowser(l *launch) error {
 	}); err != nil {
 		return err
 	}
-	_, err := chromedp.CallBrowser(l.rootCtx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{
-		{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageRequest},
-	}})
+	patterns := []*fetch.RequestPattern{{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageRequest}}
+	if ep, ok := b.urlPolicy.(interface{ EndpointPatterns() []string }); ok {
+		// Every kind of request to pagemux's and Chrome's own endpoints,
+		// such as a script's fetch of /json/close/ID, pauses too.
+		for _, u := range ep.EndpointPatterns() {
+			patterns = append(patterns, &fetch.RequestPattern{URLPattern: u, RequestStage: fetch.RequestStageRequest})
+		}
+	}
+	_, err := chromedp.CallBrowser(l.rootCtx, fetch.Enable, fetch.EnableParams{Patterns: patterns})
 	if err != nil {
 		return errors.New("turn on request interception for the URL policy: " + err.Error())
 	}
@@ -263,7 +269,7 @@ func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 	}
 	p := b.pageByTarget(target.ID(ev.FrameID))
 	pageID := 0
-	if p != nil {
+	if p != nil && ev.ResourceType == network.ResourceTypeDocument {
 		pageID = p.ID
 		p.guard.mu.Lock()
 		p.guard.lastBlocked = err

@@ -122,7 +122,8 @@ func waitURL(t *testing.T, p *Page, url string) {
 // Every way a page can take a tab to one of the endpoints is refused before
 // the request leaves Chrome: a redirect, a meta refresh, a form, a script's
 // location assignment, a link click, an iframe, a popup (window.open, a
-// target=_blank link), in any spelling of the endpoint's address.
+// target=_blank link), in any spelling of the endpoint's address; and a
+// script's fetch of an endpoint, as of Chrome's /json/close/ID.
 func TestURLGuardPageInitiated(t *testing.T) {
 	t.Parallel()
 	ep := newEndpoint(t)
@@ -163,6 +164,7 @@ func TestURLGuardPageInitiated(t *testing.T) {
 		{"target=_blank", "/blank", `() => document.getElementById("a").click()`, "http://[::ffff:127.0.0.1]:" + ep.port + "/blank"},
 		{"window.open", "/", `() => { window.open("` + target + `-open"); return 1 }`, ""},
 		{"iframe", "/iframe", "", "http://127.0.0.1:" + ep.port + "/iframe"},
+		{"script fetch", "/", `() => fetch("` + target + `-fetch", {mode: "no-cors"}).then(() => "sent", () => "failed")`, ""},
 		{"iframe src later", "/", `() => { const f = document.createElement("iframe"); f.src = "` + target + `-later"; document.body.append(f); return 1 }`, ""},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -165,6 +166,40 @@ func (p *Policy) Intercepts() bool {
 		return false
 	}
 	return len(p.o.Allowed) > 0 || len(p.o.Blocked) > 0 || len(p.endpoints()) > 0
+}
+
+// EndpointPatterns are wildcard URL patterns (Chrome's Fetch syntax: * and
+// ?) that every request reaching one of the Endpoints matches, whatever its
+// kind: a page's script fetching one is refused too, not only documents. A
+// request they match is then checked with Check; they match more than
+// Check refuses, such as any host on an endpoint's port.
+func (p *Policy) EndpointPatterns() []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, a := range p.endpoints() {
+		e, ok := parseEndpoint(a)
+		if !ok {
+			continue
+		}
+		port := strconv.Itoa(e.port)
+		add("*:" + port + "/*")
+		if e.port == 80 || e.port == 443 {
+			// Chrome leaves a default port out of the URL.
+			for _, h := range []string{"127.*", "localhost", "*.localhost", "[::1]", "0.0.0.0", "[::]", e.host} {
+				add("*://" + h + "/*")
+			}
+		}
+	}
+	return out
 }
 
 func (p *Policy) endpoints() []string {

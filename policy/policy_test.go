@@ -206,3 +206,13 @@ func BenchmarkCheck(b *testing.B) {
 		_ = p.Check("https://www.example.com/some/path?q=1")
 	}
 }
+
+func TestEndpointPatterns(t *testing.T) {
+	p := mustNew(t, Options{Endpoints: func() []string { return []string{"127.0.0.1:9222", "localhost:80", "bad"} }})
+	got := strings.Join(p.EndpointPatterns(), " ")
+	for _, want := range []string{"*:9222/*", "*:80/*", "*://127.*/*", "*://localhost/*", "*://[::1]/*"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("EndpointPatterns %q lack %q", got, want)
+		}
+	}
+}
