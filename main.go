@@ -11,6 +11,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/metrics"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/policy"
 	"github.com/pagemux/pagemux/serve"
 	"github.com/pagemux/pagemux/smoke"
 	"github.com/pagemux/pagemux/tools"
@@ -58,6 +61,10 @@ type config struct {
 	join      string
 	joinToken string
 	joinAgent string
+	// allowFiles and noFiles change the file: rule; allowedURLs and
+	// blockedURLs are the URL patterns (urlPolicy).
+	allowFiles, noFiles      bool
+	allowedURLs, blockedURLs repeated
 }
 
 // repeated is a flag that may be given many times.
@@ -91,6 +98,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
 	fs.Var(&origins, "allowed-origin", "with --http, an `ORIGIN` (such as http://localhost:6274) browser requests may come from; repeatable (default none: requests with an Origin header are refused)")
 	fs.Int64Var(&c.http.MaxBody, "max-body", serve.DefaultMaxBody, "with --http, the largest request body in `BYTES`")
+	fs.BoolVar(&c.allowFiles, "allow-file-navigations", false, "let tabs load file: URLs over --http too (refused there by default: any agent could read the host's files; on stdio they load unless --no-file-navigations)")
+	fs.BoolVar(&c.noFiles, "no-file-navigations", false, "refuse file: URLs on stdio too (allowed there by default, as chrome-devtools-mcp does)")
+	fs.Var(&c.allowedURLs, "allowed-url", "let tabs load only URLs matching `PATTERN`; repeatable (about:blank always loads). PATTERN: "+policy.PatternSyntax)
+	fs.Var(&c.blockedURLs, "blocked-url", "refuse URLs matching `PATTERN` (as --allowed-url's); repeatable, checked first. chrome:, chrome-extension:, devtools:, view-source: and about: URLs other than about:blank, and pagemux's own and Chrome's DevTools endpoints, are always refused")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFile, "log-file", "", "append logs to `FILE` instead of stderr")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -131,6 +142,12 @@ Flags:
 		}
 	}
 	if err := bf.finish(); err != nil {
+		return nil, err
+	}
+	if c.allowFiles && c.noFiles {
+		return nil, errors.New("give --allow-file-navigations or --no-file-navigations, not both")
+	}
+	if _, err := c.urlPolicy(nil); err != nil {
 		return nil, err
 	}
 	c.workspaces = workspaces
@@ -317,8 +334,12 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		reg = agents.New(pm)
 		m.Gauge("agents", "Agents known now (HTTP sessions and tokens).", func() float64 { return float64(reg.Agents()) })
 	}
+	urls, err := c.urlPolicy(b)
+	if err != nil {
+		return err
+	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
-		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput})
+		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls})
 	if c.metricsAddr != "" {
 		go func() {
 			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {
@@ -521,4 +542,54 @@ func (c *config) parseTokens(flags []string, file string) error {
 		c.http.Tokens[name] = secret
 	}
 	return nil
+}
+
+// urlPolicy is the URL policy of the flags: file: refused over HTTP unless
+// --allow-file-navigations and allowed on stdio unless --no-file-navigations,
+// the --allowed-url and --blocked-url patterns, and pagemux's own endpoints
+// and b's Chrome's out of reach (b may be nil, to check the flags).
+func (c *config) urlPolicy(b *browser.Browser) (*policy.Policy, error) {
+	o := policy.Options{Allowed: c.allowedURLs, Blocked: c.blockedURLs, AllowFiles: !c.noFiles,
+		FileRule: "file: URLs are refused (--no-file-navigations); start pagemux without it to allow them"}
+	if c.httpAddr != "" {
+		o.AllowFiles = c.allowFiles
+		o.FileRule = "file: URLs are refused over HTTP (any agent could read the host's files); start pagemux with --allow-file-navigations to allow them"
+	}
+	var own []string
+	for _, a := range []string{c.httpAddr, c.metricsAddr} {
+		if a != "" {
+			own = append(own, a)
+		}
+	}
+	for _, u := range []string{c.browser.BrowserURL, c.browser.WSEndpoint} {
+		if pu, err := url.Parse(u); err == nil && pu.Host != "" {
+			own = append(own, hostPort(pu))
+		}
+	}
+	o.Endpoints = func() []string {
+		out := own
+		// The DevTools endpoints of the Chrome pagemux launched, when the
+		// browser package tells them.
+		if e, ok := any(b).(interface{ OwnEndpoints() []string }); ok && b != nil {
+			out = append(slices.Clone(own), e.OwnEndpoints()...)
+		}
+		return out
+	}
+	p, err := policy.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("--allowed-url or --blocked-url: %w", err)
+	}
+	return p, nil
+}
+
+// hostPort is u's host with its port, the scheme's default if none is given.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" || u.Scheme == "wss" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -20,6 +20,11 @@ type nodeFlag struct {
 	// chromeArg makes the flag a --chrome-arg: the Chrome flag, with the
 	// value appended after = when value is set.
 	chromeArg string
+	// negTo is pagemux's flag for the negated boolean (--no-x, --x=false).
+	negTo string
+	// many: the flag takes every value up to the next flag, as yargs reads
+	// an array (--blocked-url-pattern a b).
+	many bool
 }
 
 var nodeFlags = map[string]nodeFlag{
@@ -34,18 +39,20 @@ var nodeFlags = map[string]nodeFlag{
 	"logFile":             {to: "log-file", value: true},
 	"proxyServer":         {value: true, chromeArg: "--proxy-server"},
 	"acceptInsecureCerts": {chromeArg: "--ignore-certificate-errors"},
+	"blockedUrlPattern":   {to: "blocked-url", value: true, many: true},
+	"allowedUrlPattern":   {to: "allowed-url", value: true, many: true},
+	"fileNavigations":     {to: "allow-file-navigations", negTo: "no-file-navigations"},
 }
 
 // droppedNodeFlags have no meaning in pagemux; true: the flag takes a value.
 var droppedNodeFlags = map[string]bool{
 	"autoConnect": false, "wsHeaders": true, "channel": true, "ignoreDefaultChromeArg": true,
-	"blockedUrlPattern": true, "allowedUrlPattern": true,
 	"screenshotFormat": true, "screenshotQuality": true, "screenshotMaxWidth": true, "screenshotMaxHeight": true,
 	"pageIdRouting": false, "devtoolsComments": false, "experimentalDevtools": false, "experimentalVision": false,
 	"memoryDebugging": false, "experimentalStructuredContent": false, "experimentalToonFormat": false,
 	"experimentalDataFormat": true, "experimentalIncludeAllPages": false, "experimentalInteropTools": false,
 	"experimentalScreencast": false, "experimentalFfmpegPath": true, "screencastFps": true,
-	"performanceCrux": false, "usageStatistics": false, "javascriptEvaluation": false, "fileNavigations": false,
+	"performanceCrux": false, "usageStatistics": false, "javascriptEvaluation": false,
 	"sourceMaps": false, "clearcutEndpoint": true, "clearcutForceFlushIntervalMs": true,
 	"clearcutIncludePidHeader": false, "slim": false, "viaCli": false, "redactNetworkHeaders": false,
 	"allowUnrestrictedPaths": false, "filesystemRoot": true, "config": true,
@@ -88,8 +95,10 @@ func translateNodeFlags(args []string, own func(name string) bool, stderr io.Wri
 		key := camel(name)
 		negated := false
 		if k, ok := strings.CutPrefix(key, "no"); ok && len(k) > 0 && unicode.IsUpper(rune(k[0])) {
-			if _, known := droppedNodeFlags[strings.ToLower(k[:1])+k[1:]]; known {
-				key, negated = strings.ToLower(k[:1])+k[1:], true
+			k = strings.ToLower(k[:1]) + k[1:]
+			_, dropped := droppedNodeFlags[k]
+			if f, ok := nodeFlags[k]; dropped || ok && f.negTo != "" {
+				key, negated = k, true
 			}
 		}
 		takeValue := func() string {
@@ -104,6 +113,18 @@ func translateNodeFlags(args []string, own func(name string) bool, stderr io.Wri
 		}
 		if f, ok := nodeFlags[key]; ok {
 			switch {
+			case f.negTo != "":
+				if negated || hasVal && val == "false" {
+					out = append(out, "--"+f.negTo)
+				} else {
+					out = append(out, "--"+f.to)
+				}
+			case f.many:
+				out = append(out, "--"+f.to+"="+takeValue())
+				for !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++
+					out = append(out, "--"+f.to+"="+args[i])
+				}
 			case f.chromeArg != "" && f.value:
 				out = append(out, "--chrome-arg="+f.chromeArg+"="+takeValue())
 			case f.chromeArg != "":

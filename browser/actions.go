@@ -33,6 +33,9 @@ func (e *NavigationError) Error() string {
 // Navigate loads url in the main frame and waits for it to load and settle,
 // within timeout from the start.
 func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration, opts ...NavOption) error {
+	if err := p.refuseTarget(url); err != nil {
+		return err
+	}
 	return p.navigateWith(ctx, timeout, opts, func(ctx context.Context) error {
 		res, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: url})
 		if err != nil {
@@ -50,6 +53,9 @@ func (p *Page) Navigate(ctx context.Context, url string, timeout time.Duration, 
 
 // Reload reloads the page and waits for it to load and settle.
 func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Duration, opts ...NavOption) error {
+	if err := p.refuseTarget(p.URL()); err != nil {
+		return err
+	}
 	return p.navigateWith(ctx, timeout, opts, func(ctx context.Context) error {
 		_, err := chromedp.Call(ctx, page.Reload, page.ReloadParams{IgnoreCache: new(ignoreCache)})
 		return err
@@ -59,7 +65,7 @@ func (p *Page) Reload(ctx context.Context, ignoreCache bool, timeout time.Durati
 // History goes delta entries back (-1) or forward (+1) in the session history
 // and waits for the page to load and settle.
 func (p *Page) History(ctx context.Context, delta int, timeout time.Duration, opts ...NavOption) error {
-	if err := p.Ready(ctx); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return err
 	}
 	cctx, cancel := p.Context(ctx)
@@ -75,6 +81,9 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration, op
 			dir = "forward"
 		}
 		return fmt.Errorf("cannot navigate %s: no %s entry in the page's history", dir, map[bool]string{true: "next", false: "previous"}[delta > 0])
+	}
+	if err := p.refuseTarget(h.Entries[i].URL); err != nil {
+		return err
 	}
 	return p.navigateWith(ctx, timeout, opts, func(ctx context.Context) error {
 		_, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[i].ID})

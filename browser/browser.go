@@ -70,6 +70,9 @@ type Browser struct {
 	// scriptsRunning counts the evaluate_script scripts whose synchronous
 	// part runs now, on any page (scriptstop.go).
 	scriptsRunning atomic.Int32
+
+	// urlPolicy is what tabs may load (urlguard.go); nil: anything.
+	urlPolicy URLPolicy
 }
 
 // launch is one start of Chrome, shared by the calls that wait for it.
@@ -299,6 +302,9 @@ func (b *Browser) adoptExisting(l *launch) error {
 		return err
 	}
 	if _, err := chromedp.CallBrowser(l.rootCtx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		return err
+	}
+	if err := b.guardBrowser(l); err != nil {
 		return err
 	}
 	infos, err := chromedp.Targets(l.rootCtx)

@@ -47,9 +47,13 @@ func (p *Page) navigateWith(ctx context.Context, timeout time.Duration, opts []N
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := p.Ready(ctx); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return err
 	}
+	ctx = context.WithValue(ctx, navigatingKey{}, true) // urlguard.go
+	p.guard.mu.Lock()
+	p.guard.lastBlocked = nil
+	p.guard.mu.Unlock()
 	if o.initScript != "" {
 		remove, err := p.addInitScript(ctx, o.initScript)
 		if err != nil {
@@ -64,7 +68,7 @@ func (p *Page) navigateWith(ctx context.Context, timeout time.Duration, opts []N
 	// is slow to answer holds Page.navigate itself, so bound it here too.
 	nctx, cancel := context.WithTimeout(ctx, p.Scale(timeout))
 	defer cancel()
-	err := p.act(nctx, timeout, runOpts{recover: true, answer: o.beforeUnload}, fn)
+	err := p.explainBlocked(p.act(nctx, timeout, runOpts{recover: true, answer: o.beforeUnload}, fn))
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		if st, _, _ := p.state(); !st.loading {
 			return nil // loaded; only the wait for a quiet DOM was cut

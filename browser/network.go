@@ -374,6 +374,9 @@ func (p *Page) ResponseBody(ctx context.Context, r Request) ([]byte, error) {
 	case !r.Finished:
 		return nil, fmt.Errorf("%w: the response is still loading; call again once it finished", ErrNoBody)
 	}
+	if err := p.refuseTarget(r.URL); err != nil {
+		return nil, fmt.Errorf("the body of reqid=%d is not shown: %w", r.ID, err) // urlguard.go
+	}
 	var body []byte
 	err := p.body(ctx, func(ctx context.Context) error {
 		res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: r.RequestID})

@@ -54,6 +54,8 @@ type Page struct {
 	slowdown atomic.Uint64 // math.Float64bits; 0 means 1
 	// emu holds the page's emulated settings (emulate.go).
 	emu emulationState
+	// guard keeps the page to the URL policy (urlguard.go).
+	guard urlGuard
 	// console and network collect the page's messages and requests
 	// (collect.go); set by their observer before attach.
 	console *Console
@@ -97,6 +99,7 @@ func (p *Page) adoptRoot(ctx context.Context) {
 		}
 		if p.attachErr == nil {
 			p.ensureScriptBinding(context.Background())
+			p.attachErr = p.guardAttached(ctx)
 		}
 		close(p.attached)
 	})
@@ -124,13 +127,14 @@ func (p *Page) attach(ctx context.Context) error {
 				var wg sync.WaitGroup
 				wg.Go(func() { p.ensureScriptBinding(context.Background()) })
 				wg.Go(func() { p.enableIssues(p.ctx) })
-				var focusErr error
+				var focusErr, guardErr error
+				wg.Go(func() { guardErr = p.guardAttached(p.ctx) })
 				if p.b.cfg.Tabs { // every tab pagemux drives, as it may be behind others
 					wg.Go(func() { focusErr = emulateFocus(p.ctx) })
 				}
 				p.attachErr = disableDOMEvents(p.ctx)
 				wg.Wait()
-				p.attachErr = cmp.Or(p.attachErr, focusErr)
+				p.attachErr = cmp.Or(p.attachErr, focusErr, guardErr)
 			}
 			close(p.attached)
 		}()
@@ -397,8 +401,17 @@ func (p *Page) Context(ctx context.Context) (context.Context, context.CancelFunc
 	return cctx, func() { stop(); stopClosed(); cancel(context.Canceled) }
 }
 
-// Ready attaches to the tab if needed and fails for a closed page.
+// Ready attaches to the tab if needed and fails for a closed page, and for
+// a page on a URL the policy refuses (urlguard.go).
 func (p *Page) Ready(ctx context.Context) error {
+	if err := p.ready(ctx); err != nil {
+		return err
+	}
+	return p.refusedErr(ctx)
+}
+
+// ready is Ready for a navigation, which may take a page off a refused URL.
+func (p *Page) ready(ctx context.Context) error {
 	if p.Closed() {
 		return p.closedErr()
 	}

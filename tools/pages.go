@@ -41,6 +41,9 @@ type newPageArgs struct {
 func (s *Server) newPage() tool {
 	t := newTool("new_page", "Creates a new page", browserScope,
 		func(ctx context.Context, c *call, a *newPageArgs) error {
+			if err := s.browser.CheckURL(a.URL); err != nil {
+				return err // before a tab opens
+			}
 			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(s.contextFor(ctx, a.IsolatedContext)))
 			if err != nil {
 				return err

@@ -70,6 +70,10 @@ type Options struct {
 	// OnCall, if set, is told of every tool call when it is answered:
 	// outcome "ok", "error" or "cancelled", and the time since it arrived.
 	OnCall func(tool, outcome string, took time.Duration)
+	// URLPolicy, if set, is what tabs may load: the browser keeps every tab
+	// to it (Browser.SetURLPolicy) and navigate_page and new_page check
+	// their URL before they act. nil: any URL.
+	URLPolicy browser.URLPolicy
 	// MaxOutput caps the characters of text a result carries; a longer
 	// one is cut with a note that says how to get all of it. Zero or less
 	// is no cap; --max-output defaults to DefaultMaxOutput.
@@ -98,6 +102,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		server.WithHooks(s.agentHooks()),
 		server.WithInstructions(instructions),
 	)
+	b.SetURLPolicy(opts.URLPolicy)
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
 		if s.agents != nil {
