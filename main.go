@@ -567,13 +567,11 @@ func (c *config) urlPolicy(b *browser.Browser) (*policy.Policy, error) {
 		}
 	}
 	o.Endpoints = func() []string {
-		out := own
-		// The DevTools endpoints of the Chrome pagemux launched, when the
-		// browser package tells them.
-		if e, ok := any(b).(interface{ OwnEndpoints() []string }); ok && b != nil {
-			out = append(slices.Clone(own), e.OwnEndpoints()...)
+		if b == nil {
+			return own
 		}
-		return out
+		// The bridge of the Chrome pagemux launched starts on first use.
+		return append(slices.Clone(own), b.OwnEndpoints()...)
 	}
 	p, err := policy.New(o)
 	if err != nil {
