@@ -41,13 +41,22 @@ type newPageArgs struct {
 func (s *Server) newPage() tool {
 	t := newTool("new_page", "Creates a new page", browserScope,
 		func(ctx context.Context, c *call, a *newPageArgs) error {
-			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(s.contextFor(ctx, a.IsolatedContext)))
+			if err := checkContextName(a.IsolatedContext); err != nil {
+				return err
+			}
+			done, err := s.reservePage(ctx) // --max-pages-per-agent
+			if err != nil {
+				return err
+			}
+			defer done()
+			p, err := s.browser.NewPage(ctx, a.Background, s.contextFor(ctx, a.IsolatedContext)...)
 			if err != nil {
 				return err
 			}
 			if err := s.own(ctx, p); err != nil {
 				return err
 			}
+			done()
 			// Others can see the page from now on: hold its lock while it loads.
 			release, err := s.lockPage(ctx, "new_page", p)
 			if err != nil {

@@ -98,6 +98,9 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		server.WithHooks(s.agentHooks()),
 		server.WithInstructions(instructions),
 	)
+	if s.agents != nil {
+		b.OnPageOpened(s.pageOpened) // agents.go: a popup is its opener's owner's
+	}
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
 		if s.agents != nil {
