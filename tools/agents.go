@@ -245,14 +245,28 @@ func sameOwner(a agents.Agent, owner string) bool {
 }
 
 // redactErr names the holder of a lock a call timed out on as forAgent
-// does.
+// does, in the whole message, however the timeout was wrapped.
 func (s *Server) redactErr(ctx context.Context, err error) error {
 	var te *pagelock.TimeoutError
-	if errors.As(err, &te) {
-		te.Holder = s.forAgent(ctx, te.Holder)
+	if !errors.As(err, &te) || te.Holder == "" {
+		return err
 	}
-	return err
+	shown := s.forAgent(ctx, te.Holder)
+	if shown == te.Holder {
+		return err
+	}
+	msg := strings.ReplaceAll(err.Error(), "held by "+te.Holder, "held by "+shown)
+	return &redactedError{msg: msg, err: err}
 }
+
+// redactedError is an error with another message, for errors.Is and As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // own records that the call's agent opened p. When the agent's session
 // ended while the page opened, the page is closed again (or, with
