@@ -95,6 +95,9 @@ func (e *isoEnv) raw(t *testing.T, method, secret, session, body string) (int, s
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, "(a stream)" // it would never end
+	}
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
