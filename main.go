@@ -326,7 +326,6 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		}
 		reg = agents.New(pm)
 		reg.LimitPages(c.maxPagesPerAgent)
-		reg.KeepPages(c.keepPages)
 		m.Gauge("agents", "Agents known now (HTTP sessions and tokens).", func() float64 { return float64(reg.Agents()) })
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
