@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -206,6 +207,9 @@ func TestHTTPFlags(t *testing.T) {
 		{[]string{"--http", "127.0.0.1:8931", "--auth-token", "lead=short"}, "shorter than 8"},
 		{[]string{"--http", "127.0.0.1:8931", "--auth-token", "justasecretvalue"}, "NAME=SECRET"},
 		{[]string{"--auth-token", "lead=long-enough-secret"}, "need --http"},
+		{[]string{"--http", "127.0.0.1:8931", "--shared-context", "--isolate-agents"}, "contradict"},
+		{[]string{"--http", "127.0.0.1:8931", "--auth-token", "lead=long-enough-secret", "--admin-token", "boss"}, `--admin-token "boss" names no --auth-token`},
+		{[]string{"--http", "127.0.0.1:8931", "--max-pages-per-agent=-1"}, "--max-pages-per-agent"},
 	}
 	for _, tt := range tests {
 		_, err := parseFlags(tt.args, io.Discard)
@@ -219,6 +223,18 @@ func TestHTTPFlags(t *testing.T) {
 	c, err := parseFlags([]string{"--http", "0.0.0.0:8931", "--auth-token", "lead=long-enough-secret"}, io.Discard)
 	if err != nil || c.http.Tokens["lead"] != "long-enough-secret" {
 		t.Errorf("a token allows any address: %v %+v", err, c)
+	}
+	// Each agent its own browser context by default, at most 20 pages.
+	if err == nil && (!c.isolateAgents || c.maxPagesPerAgent != 20 || len(c.http.AdminTokens) != 0) {
+		t.Errorf("isolation defaults: isolate %v, max pages %d, admins %v", c.isolateAgents, c.maxPagesPerAgent, c.http.AdminTokens)
+	}
+	c, err = parseFlags([]string{"--http", "127.0.0.1:8931", "--auth-token", "lead=long-enough-secret", "--auth-token", "ops=long-enough-secret-2",
+		"--admin-token", "ops", "--shared-context", "--max-pages-per-agent=0"}, io.Discard)
+	if err != nil || c.isolateAgents || c.maxPagesPerAgent != 0 || !slices.Equal(c.http.AdminTokens, []string{"ops"}) {
+		t.Errorf("--shared-context --admin-token ops --max-pages-per-agent=0: %v %+v", err, c)
+	}
+	if c, err := parseFlags([]string{"--http", "127.0.0.1:8931", "--isolate-agents"}, io.Discard); err != nil || !c.isolateAgents {
+		t.Errorf("--isolate-agents, the default, given: %v", err)
 	}
 }
 
@@ -303,7 +319,9 @@ func TestJoinBridgesInParallel(t *testing.T) {
 		}
 		longDone <- a
 	}()
-	waitHolder(t, base, "bridge-secret-2", fmt.Sprintf("evaluate_script on page %d", p1))
+	// As bridge 1, whose call it is: /locks names another agent's calls to
+	// no one but an admin token.
+	waitHolder(t, base, "bridge-secret-1", fmt.Sprintf("evaluate_script on page %d", p1))
 	var lastQuick time.Time
 	for i := range 10 {
 		text, at := call(b2, "evaluate_script", map[string]any{"pageId": p2, "function": "() => location.pathname"})

@@ -55,6 +55,10 @@ type config struct {
 	pages         string
 	keepPages     bool
 	isolateAgents bool
+	// sharedContext puts every HTTP agent in one browser context.
+	sharedContext bool
+	// maxPagesPerAgent bounds the pages of one HTTP agent; 0: no bound.
+	maxPagesPerAgent int
 	// metricsAddr serves /metrics there (loopback), for stdio too.
 	metricsAddr string
 	// join bridges stdio to a pagemux serving HTTP at this URL.
@@ -77,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("pagemux", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var workspaces, tokens, origins repeated
+	var workspaces, tokens, origins, admins repeated
 	tokenFile := ""
 	bf := addBrowserFlags(fs, &c.browser, &c.isolated)
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces) must lie in; repeatable (default the OS temp dir and the working directory)")
@@ -89,8 +93,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
 	fs.StringVar(&c.pages, "pages", "owned", "with --http, `MODE` owned (a page belongs to the agent that opened it) or shared (every agent sees every page)")
-	fs.BoolVar(&c.isolateAgents, "isolate-agents", false, "with --http, open each agent's pages in a browser context of its own (cookies, storage, cache), closed with it; default one shared context")
-	fs.BoolVar(&c.keepPages, "keep-pages", false, "with --http, keep the pages of an agent that left, owned by no one, instead of closing them")
+	fs.BoolVar(&c.isolateAgents, "isolate-agents", false, "with --http, open each agent's pages in a browser context of its own (cookies, storage, cache), closed with its last page: the default now, kept for old command lines (see --shared-context)")
+	fs.BoolVar(&c.sharedContext, "shared-context", false, "with --http, open every agent's pages in one browser context (one logged-in profile: agents share cookies, storage and cache) instead of one context per agent")
+	fs.Var(&admins, "admin-token", "with --http, the `NAME` of an --auth-token whose agents see every agent's calls and pages in /locks and pagemux://locks (others see their own and \"another agent\"); repeatable")
+	fs.IntVar(&c.maxPagesPerAgent, "max-pages-per-agent", defaultMaxPagesPerAgent, "with --http, the most pages `N` one agent may have open, popups its pages open included (a popup past it is closed at once); 0: no bound")
+	fs.BoolVar(&c.keepPages, "keep-pages", false, "with --http, keep the pages of an agent that left, for its next session (same token and agent name), instead of closing them")
 	fs.DurationVar(&c.http.IdleTTL, "agent-idle", 30*time.Minute, "with --http, an agent that sent nothing for this long leaves (its pages close)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (loopback only), with stdio too; with --http they are also at /metrics there")
 	fs.StringVar(&c.join, "join", "", "bridge stdio to a running pagemux at `URL` (such as http://127.0.0.1:8931/mcp), so that stdio clients share its browser; --auth-token then gives the SECRET alone")
@@ -128,6 +135,9 @@ Flags:
 		return nil, err
 	}
 	c.http.AllowedOrigins = origins
+	if err := c.checkIsolation(admins); err != nil {
+		return nil, err
+	}
 	if err := c.checkJoinAgent(); err != nil {
 		return nil, err
 	}
@@ -332,6 +342,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 			return fmt.Errorf("--pages: %w", err)
 		}
 		reg = agents.New(pm)
+		reg.LimitPages(c.maxPagesPerAgent)
 		m.Gauge("agents", "Agents known now (HTTP sessions and tokens).", func() float64 { return float64(reg.Agents()) })
 	}
 	urls, err := c.urlPolicy(b)
@@ -355,7 +366,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if c.httpAddr != "" {
 		opts := c.http
 		opts.Log, opts.Health, opts.Metrics = log, b.Status, m.Handler()
-		opts.Locks = func() any { return srv.Locks() }
+		opts.Locks = func(ctx context.Context) any { return srv.LocksFor(ctx) }
 		log.Info("serving MCP over HTTP", "addr", c.httpAddr, "lock_mode", mode, "tokens", slices.Sorted(maps.Keys(opts.Tokens)))
 		return serveThenClose(ctx, log, b, func(ctx context.Context) error {
 			return serve.ListenHTTP(ctx, c.httpAddr, srv.MCP(), opts)
@@ -496,6 +507,30 @@ func (c *config) checkJoinAgent() error {
 }
 
 // parseTokens reads --auth-token and --auth-token-file into c.http.Tokens.
+// defaultMaxPagesPerAgent is --max-pages-per-agent's default: a page costs
+// Chrome about 35 MB, so a few agents at the bound fit a laptop.
+const defaultMaxPagesPerAgent = 20
+
+// checkIsolation checks the flags of isolation between HTTP agents and
+// sets what they say: one browser context per agent unless
+// --shared-context, and the admin tokens, which must name tokens.
+func (c *config) checkIsolation(admins []string) error {
+	if c.sharedContext && c.isolateAgents {
+		return errors.New("--shared-context and --isolate-agents contradict each other: give one (isolation is the default)")
+	}
+	c.isolateAgents = !c.sharedContext
+	if c.maxPagesPerAgent < 0 {
+		return fmt.Errorf("--max-pages-per-agent %d: want 0 (no bound) or more", c.maxPagesPerAgent)
+	}
+	for _, name := range admins {
+		if _, ok := c.http.Tokens[name]; !ok {
+			return fmt.Errorf("--admin-token %q names no --auth-token: give the NAME of one, such as --auth-token %s=SECRET --admin-token %s", name, name, name)
+		}
+	}
+	c.http.AdminTokens = admins
+	return nil
+}
+
 func (c *config) parseTokens(flags []string, file string) error {
 	if c.join != "" {
 		if c.httpAddr != "" {

@@ -31,6 +31,9 @@ type Agent struct {
 	// Gen is the generation of ID that Session is, set by Registry.Arrive;
 	// 0 for a stateless call, which always acts as the agent's newest.
 	Gen uint64
+	// Admin says the agent's token is an admin token (--admin-token): it
+	// sees every agent's locks by name. It gives no rights over pages.
+	Admin bool
 }
 
 // Anonymous is the agent of calls that carry no session and no token.
@@ -117,10 +120,22 @@ type Registry struct {
 	mode Mode
 	now  func() time.Time
 
+	// maxPages bounds the pages one agent owns (LimitPages); 0: no bound.
+	maxPages int
+	// keep leaves the pages of an agent that left its identity's (KeepPages).
+	keep bool
+
 	mu       sync.Mutex
 	agents   map[string]*state   // by Agent.ID
 	sessions map[string]*session // by MCP session id
 	owners   map[int]string      // page id → the Agent.ID that owns it (whichever of its sessions is the newest); pages missing here are no one's
+	opening  map[string]int      // by Agent.ID: pages being opened under a slot of Reserve
+	notes    map[string]*notes   // by Agent.ID: what the agent is told in its next answer
+}
+
+// notes is what an agent has not been told yet.
+type notes struct {
+	closedPopups []int // popups closed at once, over the bound
 }
 
 // state is what one agent has.
@@ -142,8 +157,24 @@ type session struct {
 
 // New returns an empty registry in mode.
 func New(mode Mode) *Registry {
-	return &Registry{mode: mode, now: time.Now, agents: map[string]*state{}, sessions: map[string]*session{}, owners: map[int]string{}}
+	return &Registry{mode: mode, now: time.Now, agents: map[string]*state{}, sessions: map[string]*session{}, owners: map[int]string{},
+		opening: map[string]int{}, notes: map[string]*notes{}}
 }
+
+// Mode returns the registry's mode.
+func (r *Registry) Mode() Mode { return r.mode }
+
+// LimitPages bounds the pages one agent may own at a time, popups its pages
+// opened included; 0 or less: no bound. Call it before the first agent.
+func (r *Registry) LimitPages(n int) { r.maxPages = max(n, 0) }
+
+// KeepPages makes the pages of an agent that leaves stay its identity's,
+// for its next session (same token and agent name), instead of no one's.
+// Call it before the first agent.
+func (r *Registry) KeepPages(keep bool) { r.keep = keep }
+
+// MaxPages returns the bound of LimitPages, 0 for none.
+func (r *Registry) MaxPages() int { return r.maxPages }
 
 // get returns a's state, making it on first sight. r.mu must be held.
 func (r *Registry) get(a Agent) *state {
@@ -242,13 +273,100 @@ func (r *Registry) Own(a Agent, page int) bool {
 	return true
 }
 
-// Inherit gives page the owner of parent, for a tab a page opened itself.
-func (r *Registry) Inherit(page, parent int) {
+// Inherit gives page the owner of parent, for a tab a page opened itself
+// (a popup, a target=_blank link), whenever it appears: the tab is its
+// opener's owner's from its first event on, so no other agent ever has a
+// moment to use it. A tab of a page of no one is no one's. over reports a
+// tab that takes its owner past LimitPages: the caller closes it at once,
+// and the owner's next TakeNotes says so. Inheriting again changes nothing.
+func (r *Registry) Inherit(page, parent int) (over bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if o, ok := r.owners[parent]; ok {
-		r.owners[page] = o
+	o, ok := r.owners[parent]
+	if !ok {
+		return false
 	}
+	if _, ok := r.owners[page]; ok {
+		return false // known already (the call that opened it saw it too)
+	}
+	r.owners[page] = o
+	if r.maxPages > 0 && r.ownedLocked(o) > r.maxPages {
+		n := r.notes[o]
+		if n == nil {
+			n = &notes{}
+			r.notes[o] = n
+		}
+		n.closedPopups = append(n.closedPopups, page)
+		return true
+	}
+	return false
+}
+
+// ownedLocked counts the pages id owns. r.mu must be held.
+func (r *Registry) ownedLocked(id string) int {
+	n := 0
+	for _, o := range r.owners {
+		if o == id {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrTooManyPages is why a new page is refused: its agent has as many as
+// LimitPages allows.
+type ErrTooManyPages struct{ Open, Max int }
+
+func (e *ErrTooManyPages) Error() string {
+	return fmt.Sprintf("you have %d pages open, the most this server allows one agent (--max-pages-per-agent %d), popups your pages opened included: close some with close_page (list_pages shows them), then open the new one", e.Open, e.Max)
+}
+
+// Reserve takes a slot for a page a is about to open, so that calls that
+// open pages at the same time cannot pass LimitPages together: it fails
+// with *ErrTooManyPages when a owns (or is opening) as many as the bound
+// allows. Call done once the page is Own'ed, or failed to open.
+func (r *Registry) Reserve(a Agent) (done func(), err error) {
+	if r.maxPages <= 0 {
+		return func() {}, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := r.ownedLocked(a.ID) + r.opening[a.ID]; n >= r.maxPages {
+		return nil, &ErrTooManyPages{Open: n, Max: r.maxPages}
+	}
+	r.opening[a.ID]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.opening[a.ID]--; r.opening[a.ID] <= 0 {
+				delete(r.opening, a.ID)
+			}
+		})
+	}, nil
+}
+
+// TakeNotes returns, once, what a should be told of things done to its
+// pages without a call of its own: popups closed at once over LimitPages.
+func (r *Registry) TakeNotes(a Agent) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.notes[a.ID]
+	if n == nil {
+		return nil
+	}
+	delete(r.notes, a.ID)
+	var out []string
+	if k := len(n.closedPopups); k > 0 {
+		what := fmt.Sprintf("popup %d", n.closedPopups[0])
+		if k > 1 {
+			what = fmt.Sprintf("%d popups (pages %d to %d)", k, n.closedPopups[0], n.closedPopups[k-1])
+		}
+		out = append(out, fmt.Sprintf("Note: closed %s that your pages opened, at once: you had %d pages open, the most this server allows one agent (--max-pages-per-agent %d). Close pages you no longer need with close_page.",
+			what, r.maxPages, r.maxPages))
+	}
+	return out
 }
 
 // ErrNotYours is the error of a call on another agent's page.
@@ -258,9 +376,26 @@ func (e *ErrNotYours) Error() string {
 	return fmt.Sprintf("page %d belongs to another agent; use a page of your own (list_pages shows them) or open one with new_page", e.Page)
 }
 
+// ErrNotOpened is the error of a call on a page of no one in Owned mode:
+// a tab made outside pagemux (Chrome's first tab, one another program made,
+// one a page of no one opened), or one kept after its agent left.
+type ErrNotOpened struct{ Page int }
+
+func (e *ErrNotOpened) Error() string {
+	return fmt.Sprintf("page %d was not opened by pagemux for this agent, so it may not use it; use a page of your own (list_pages shows them) or open one with new_page", e.Page)
+}
+
+// Owner returns the Agent.ID that owns page; false for a page of no one.
+func (r *Registry) Owner(page int) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o, ok := r.owners[page]
+	return o, ok
+}
+
 // Check fails when a may not use page: in Owned mode, a page of another
-// agent. A page of no one (opened before, or kept after its agent left) is
-// everyone's.
+// agent (*ErrNotYours) or of no one (*ErrNotOpened). In Shared mode every
+// page is everyone's.
 func (r *Registry) Check(a Agent, page int) error {
 	if r.mode == Shared {
 		return nil
@@ -268,15 +403,17 @@ func (r *Registry) Check(a Agent, page int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o, ok := r.owners[page]
-	if !ok || o == a.ID {
-		return nil
+	switch {
+	case !ok:
+		return &ErrNotOpened{Page: page}
+	case o != a.ID:
+		return &ErrNotYours{Page: page}
 	}
-	return &ErrNotYours{Page: page}
+	return nil
 }
 
 // Visible reports whether a sees page in its page list: in Owned mode its
-// own pages only (a page of no one can still be used by its id), in Shared
-// mode every page.
+// own pages only, in Shared mode every page.
 func (r *Registry) Visible(a Agent, page int) bool {
 	if r.mode == Shared {
 		return true
@@ -334,8 +471,9 @@ func (r *Registry) Pages(a Agent) []int {
 // its calls still queued or running fail with ErrEnded. When it was its
 // identity's newest session the agent leaves with it: Leave returns the
 // agent and the pages it owned, for the caller to close or keep, and those
-// pages are no one's from now on. A session taken over before it ended
-// leaves nothing behind: its pages are the newer session's.
+// pages are no one's from now on, or, with KeepPages, still its
+// identity's. A session taken over before it ended leaves nothing behind:
+// its pages are the newer session's.
 func (r *Registry) Leave(sessionID string) (_ Agent, pages []int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -352,10 +490,13 @@ func (r *Registry) Leave(sessionID string) (_ Agent, pages []int) {
 	for p, o := range r.owners {
 		if o == sess.agent {
 			pages = append(pages, p)
-			delete(r.owners, p)
+			if !r.keep {
+				delete(r.owners, p)
+			}
 		}
 	}
 	delete(r.agents, sess.agent)
+	delete(r.notes, sess.agent)
 	slices.Sort(pages)
 	return Agent{ID: sess.agent, Token: st.token, Session: sessionID, Gen: sess.gen}, pages
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,7 +25,8 @@ func TestOwnedPages(t *testing.T) {
 	if err := r.Check(sub, 5); err == nil {
 		t.Error("sub may use the tab lead's page opened")
 	}
-	if err := r.Check(sub, 9); err != nil || r.Visible(sub, 9) {
+	var notOpened *ErrNotOpened
+	if err := r.Check(sub, 9); !errors.As(err, &notOpened) || r.Visible(sub, 9) {
 		t.Errorf("a page of no one: %v; listed: %v", err, r.Visible(sub, 9))
 	}
 	if !r.Visible(lead, 5) || r.Visible(sub, 5) {
@@ -37,8 +39,8 @@ func TestOwnedPages(t *testing.T) {
 	if a, got := r.Leave("a"); a.ID != lead.ID || !slices.Equal(got, []int{5}) {
 		t.Errorf("lead left with pages %v, want [5]", got)
 	}
-	if err := r.Check(sub, 5); err != nil {
-		t.Errorf("a departed agent's page is no one's: %v", err)
+	if err := r.Check(sub, 5); !errors.As(err, &notOpened) {
+		t.Errorf("a departed agent's page is no one's, and no one may use it: %v", err)
 	}
 	if r.Agents() != 1 {
 		t.Errorf("%d agents after one left", r.Agents())
@@ -146,5 +148,76 @@ func TestIdentity(t *testing.T) {
 		if got := Identity(tt.token, tt.name, tt.session); got != tt.want {
 			t.Errorf("Identity(%q, %q, %q) = %q, want %q", tt.token, tt.name, tt.session, got, tt.want)
 		}
+	}
+}
+
+// TestPageBound: Reserve refuses a page past LimitPages, counting pages
+// being opened; a popup past it is reported over and told in the owner's
+// next notes, once.
+func TestPageBound(t *testing.T) {
+	r := New(Owned)
+	r.LimitPages(2)
+	a := Agent{ID: "token:a", Token: "a"}
+	done1, err := r.Reserve(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done2, err := r.Reserve(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tooMany *ErrTooManyPages
+	if _, err := r.Reserve(a); !errors.As(err, &tooMany) || tooMany.Open != 2 || !strings.Contains(err.Error(), "close_page") {
+		t.Errorf("a third page being opened: %v", err)
+	}
+	r.Own(a, 1)
+	done1()
+	done1() // twice changes nothing
+	done2() // failed to open
+	if over := r.Inherit(2, 1); over {
+		t.Error("a popup within the bound is over")
+	}
+	if r.TakeNotes(a) != nil {
+		t.Error("notes without a closed popup")
+	}
+	if over := r.Inherit(3, 1); !over {
+		t.Error("a popup past the bound is not over")
+	}
+	if over := r.Inherit(3, 1); over {
+		t.Error("a popup inherited twice is over twice")
+	}
+	if notes := r.TakeNotes(a); len(notes) != 1 || !strings.Contains(notes[0], "popup 3") || !strings.Contains(notes[0], "--max-pages-per-agent 2") {
+		t.Errorf("notes: %q", notes)
+	}
+	if r.TakeNotes(a) != nil {
+		t.Error("notes told twice")
+	}
+	if _, err := r.Reserve(Agent{ID: "token:b"}); err != nil {
+		t.Errorf("another agent's bound: %v", err)
+	}
+	if r.Inherit(9, 8) {
+		t.Error("a popup of a page of no one is over")
+	}
+	if _, ok := r.Owner(9); ok {
+		t.Error("a popup of a page of no one has an owner")
+	}
+}
+
+// TestKeepPages: with KeepPages an agent's pages stay its identity's when
+// it leaves, for its next session, and no one else's.
+func TestKeepPages(t *testing.T) {
+	r := New(Owned)
+	r.KeepPages(true)
+	a, _ := r.Arrive(Agent{ID: "token:a", Token: "a", Session: "s1"})
+	r.Own(a, 4)
+	if _, pages := r.Leave("s1"); !slices.Equal(pages, []int{4}) {
+		t.Errorf("left with %v", pages)
+	}
+	if err := r.Check(Agent{ID: "token:b"}, 4); err == nil {
+		t.Error("another agent may use a kept page")
+	}
+	next, _ := r.Arrive(Agent{ID: "token:a", Token: "a", Session: "s2"})
+	if err := r.Check(next, 4); err != nil || !slices.Equal(r.Pages(next), []int{4}) {
+		t.Errorf("the next session lacks the kept page: %v %v", err, r.Pages(next))
 	}
 }

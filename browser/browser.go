@@ -37,6 +37,8 @@ type Browser struct {
 
 	// onClose is called once for each page that goes away.
 	onClose func(*Page)
+	// onOpened is called for each tab a page opened (OnPageOpened).
+	onOpened func(p *Page, opener int)
 	// observers make, for each new page, a func that sees its events.
 	observers []func(*Page) func(ev any)
 
@@ -109,6 +111,14 @@ func New(cfg Config) *Browser {
 // OnPageClosed sets a func called once, from any goroutine, for each page that
 // closes or crashes away. Set it before the first Start.
 func (b *Browser) OnPageClosed(fn func(*Page)) { b.onClose = fn }
+
+// OnPageOpened sets a func called once for each tab that a page of
+// pagemux's opened (window.open, a target=_blank link), with its opener's
+// id, as soon as Chrome tells of it: before any call can learn its id, and
+// whether or not a call of its opener still runs. It is called from
+// chromedp's event loop: it must return fast and send no command. Set it
+// before the first Start.
+func (b *Browser) OnPageOpened(fn func(p *Page, opener int)) { b.onOpened = fn }
 
 // ObservePages adds a func called for every page pagemux learns of, before
 // it attaches; the func it returns sees each of the page's events, in the
@@ -388,15 +398,21 @@ func (b *Browser) freeMemorySoon() {
 	b.freeTimer.Reset(freeAfter)
 }
 
-// noteOpener records which page opened p, once, when its target says so.
+// noteOpener records which page opened p, once, when its target says so,
+// and tells the OnPageOpened func.
 func (b *Browser) noteOpener(p *Page, opener target.ID) {
 	if opener == "" {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if o, ok := b.byTarget[opener]; ok && p.Opener == 0 {
+	o, ok := b.byTarget[opener]
+	first := ok && p.Opener == 0 && o != p
+	if first {
 		p.Opener = o.ID
+	}
+	b.mu.Unlock()
+	if first && b.onOpened != nil {
+		b.onOpened(p, o.ID)
 	}
 }
 
@@ -574,14 +590,14 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 		URL: "about:blank",
 		// A tab hidden behind another gets no animation frames: without
 		// focus emulation (Config.Tabs), each page has a window.
-		NewWindow:  new(!b.cfg.Tabs || o.isolatedContext != ""),
+		NewWindow:  new(!b.cfg.Tabs || o.named()),
 		Background: new(background),
 	}
 	var nc *namedContext
-	if o.isolatedContext != "" {
+	if o.named() {
 		var release func()
 		var err error
-		nc, release, err = b.contexts.acquire(ctx, l, o.isolatedContext)
+		nc, release, err = b.contexts.acquire(ctx, l, &o)
 		if err != nil {
 			return nil, err
 		}

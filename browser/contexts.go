@@ -25,18 +25,35 @@ type PageOption func(*pageOptions)
 
 type pageOptions struct {
 	isolatedContext string
+	scope           string // InScope
 }
 
+// named reports whether the page opens in a context of pagemux's own.
+func (o *pageOptions) named() bool { return o.isolatedContext != "" || o.scope != "" }
+
+// key is the contextSet key of the options' context.
+func (o *pageOptions) key() string { return o.scope + "\x00" + o.isolatedContext }
+
 // InContext opens the page in the browser context named name, made on first
-// use; "" means Chrome's default context. It does not share anything with
-// contexts of other names, nor with pages opened without it.
+// use; "" means Chrome's default context (or, with InScope, the scope's
+// own). It does not share anything with contexts of other names, nor with
+// pages opened without it.
 func InContext(name string) PageOption {
 	return func(o *pageOptions) { o.isolatedContext = name }
 }
 
+// InScope puts the names of InContext in a namespace of their own, such as
+// one agent's: a name in one scope is never the same context as that name
+// in another, nor as the name without a scope, and the scope's "" is a
+// context of its own rather than Chrome's default one. Page lists show the
+// name alone (IsolatedContext). "" is no scope: names are shared by all.
+func InScope(scope string) PageOption {
+	return func(o *pageOptions) { o.scope = scope }
+}
+
 // IsolatedContext returns the name of the page's browser context, or "" for a
-// page of the default context. Popups opened by a page of a named context
-// belong to that context too.
+// page of the default context or of its scope's own (InScope). Popups opened
+// by a page of a named context belong to that context too.
 func (p *Page) IsolatedContext() string {
 	return p.b.contexts.nameOf(p.TargetID)
 }
@@ -45,7 +62,7 @@ func (p *Page) IsolatedContext() string {
 // ready to use. It does not open pages: NewPage does.
 type contextSet struct {
 	mu        sync.Mutex
-	byName    map[string]*namedContext
+	byName    map[string]*namedContext // by pageOptions.key
 	byID      map[cdp.BrowserContextID]*namedContext
 	byTarget  map[target.ID]*namedContext
 	listening map[*launch]bool // launches whose target events are watched
@@ -53,7 +70,8 @@ type contextSet struct {
 
 // namedContext is one browser context and the pages in it.
 type namedContext struct {
-	name   string
+	name   string // as page lists show it
+	key    string // in contextSet.byName: its scope and name
 	launch *launch
 	ready  chan struct{} // closed when the creation ended; err says how
 	err    error
@@ -64,9 +82,10 @@ type namedContext struct {
 	users int
 }
 
-// acquire returns the context named name in launch l, making it if needed,
-// and counts the caller as a user until it calls release.
-func (cs *contextSet) acquire(ctx context.Context, l *launch, name string) (*namedContext, func(), error) {
+// acquire returns the context of o in launch l, making it if needed, and
+// counts the caller as a user until it calls release.
+func (cs *contextSet) acquire(ctx context.Context, l *launch, o *pageOptions) (*namedContext, func(), error) {
+	name, key := o.isolatedContext, o.key()
 	cs.mu.Lock()
 	if cs.byName == nil {
 		cs.byName = map[string]*namedContext{}
@@ -74,15 +93,15 @@ func (cs *contextSet) acquire(ctx context.Context, l *launch, name string) (*nam
 		cs.byTarget = map[target.ID]*namedContext{}
 		cs.listening = map[*launch]bool{}
 	}
-	nc := cs.byName[name]
+	nc := cs.byName[key]
 	if nc != nil && nc.launch != l {
 		cs.forgetLocked(nc) // from a Chrome that went away
 		nc = nil
 	}
 	creator := nc == nil
 	if creator {
-		nc = &namedContext{name: name, launch: l, ready: make(chan struct{}), pages: map[target.ID]bool{}}
-		cs.byName[name] = nc
+		nc = &namedContext{name: name, key: key, launch: l, ready: make(chan struct{}), pages: map[target.ID]bool{}}
+		cs.byName[key] = nc
 	}
 	nc.users++
 	listen := !cs.listening[l]
@@ -110,8 +129,8 @@ func (cs *contextSet) acquire(ctx context.Context, l *launch, name string) (*nam
 		cs.mu.Lock()
 		if err != nil {
 			nc.err = fmt.Errorf("create the browser context %q: %w", name, err)
-			if cs.byName[name] == nc {
-				delete(cs.byName, name)
+			if cs.byName[key] == nc {
+				delete(cs.byName, key)
 			}
 		} else {
 			nc.id = res.BrowserContextID
@@ -184,8 +203,8 @@ func (cs *contextSet) disposeIfEmpty(nc *namedContext) {
 
 // forgetLocked removes a context from the set; the caller disposes of it.
 func (cs *contextSet) forgetLocked(nc *namedContext) {
-	if cs.byName[nc.name] == nc {
-		delete(cs.byName, nc.name)
+	if cs.byName[nc.key] == nc {
+		delete(cs.byName, nc.key)
 	}
 	if nc.id != "" && cs.byID[nc.id] == nc {
 		delete(cs.byID, nc.id)

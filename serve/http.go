@@ -48,8 +48,14 @@ type HTTPOptions struct {
 	Health func() (up bool, detail string)
 	// Metrics, if set, is served at /metrics, behind the same tokens.
 	Metrics http.Handler
-	// Locks, if set, is served as JSON at /locks, behind the same tokens.
-	Locks func() any
+	// Locks, if set, is served as JSON at /locks, behind the same tokens:
+	// it is given a context with the caller's agents.Agent (Admin set for
+	// an admin token), to show each agent what it may see.
+	Locks func(ctx context.Context) any
+	// AdminTokens are the names of tokens (of Tokens) whose agents see every
+	// agent's locks by name (/locks, pagemux://locks). They give no rights
+	// over other agents' pages.
+	AdminTokens []string
 	// IdleTTL ends a session that sent nothing for this long (its agent
 	// leaves); 0: sessions end only by DELETE.
 	IdleTTL time.Duration
@@ -87,7 +93,8 @@ type httpHandler struct {
 	mcp     *server.StreamableHTTPServer
 	maxBody int64
 
-	ids idSwaps
+	ids      idSwaps
+	sessions sessionTable // httpsession.go
 
 	mu    sync.Mutex
 	lines map[string]*pagelock.Line // by session, else agents.Agent.ID
@@ -109,6 +116,7 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 	hopts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(h.log),
+		server.WithSessionIdManagerResolver(&h.sessions),
 	}
 	if opts.IdleTTL > 0 {
 		hopts = append(hopts, server.WithSessionIdleTTL(opts.IdleTTL))
@@ -126,10 +134,18 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 	}
 	if opts.Locks != nil {
 		mux.HandleFunc("/locks", func(w http.ResponseWriter, r *http.Request) {
-			if _, ok := h.authenticate(w, r); ok {
-				w.Header().Set("Content-Type", "application/json")
-				_ = json.NewEncoder(w).Encode(opts.Locks())
+			token, ok := h.authenticate(w, r)
+			if !ok {
+				return
 			}
+			name, err := agentName(r)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			ctx := agents.With(r.Context(), h.agent(token, name, ""))
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(opts.Locks(ctx))
 		})
 	}
 	return mux
@@ -152,24 +168,25 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	session := r.Header.Get(server.HeaderKeySessionID)
-	var token string
-	if r.Method == http.MethodDelete && session != "" {
-		// Ending a session needs only its id, which only that client knows:
-		// mcp-go's client sends its DELETE without the caller's headers, and
-		// a session left open would keep the agent's pages for --agent-idle.
-		token = h.tokenName(r)
-	} else {
-		var ok bool
-		if token, ok = h.authenticate(w, r); !ok {
-			return
-		}
+	// Every method needs the token, DELETE too: a session ends only by its
+	// own token, so no one else can close an agent's pages. (mcp-go's
+	// client sends its DELETE without the headers it was given: give it an
+	// http.Client that adds the token, or its session ends at --agent-idle.)
+	token, ok := h.authenticate(w, r)
+	if !ok {
+		return
+	}
+	// A session is its token's: to any other it does not exist.
+	if session != "" && !h.sessions.owns(session, token) {
+		httpError(w, http.StatusNotFound, "unknown session: no session of yours has this Mcp-Session-Id (it ended, or it never was); start a new one with initialize")
+		return
 	}
 	name, err := agentName(r)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	agent := agents.Agent{ID: agents.Identity(token, name, session), Token: token, Session: session}
+	agent := h.agent(token, name, session)
 	ctx := agents.With(r.Context(), agent)
 	if r.Method == http.MethodDelete && session != "" {
 		defer h.forget(agent)
@@ -215,6 +232,12 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	r.Body = readCloser{bytes.NewReader(body)}
 	h.mcp.ServeHTTP(w, r)
+}
+
+// agent is the caller with a token name, an agent name and a session.
+func (h *httpHandler) agent(token, name, session string) agents.Agent {
+	return agents.Agent{ID: agents.Identity(token, name, session), Token: token, Session: session,
+		Admin: token != "" && slices.Contains(h.opts.AdminTokens, token)}
 }
 
 // authenticate checks the bearer token, answering 401 when it is missing

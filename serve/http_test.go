@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/internal/mcptest"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -221,5 +222,79 @@ func TestHTTPCancelOddID(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("the cancellation of id %s never reached call %s", c.id, c.call)
 		}
+	}
+}
+
+// TestHTTPSessionBoundToToken: a session answers only to the token that
+// opened it: another token, or a made-up id, gets 404 as an unknown
+// session; a DELETE needs the token (401 without, 404 with another), and
+// after the owner's DELETE the session is gone for it too. /locks is asked
+// as the caller's agent, Admin set for an admin token.
+func TestHTTPSessionBoundToToken(t *testing.T) {
+	var asked []agents.Agent
+	ts := startHTTP(t, HTTPOptions{Tokens: map[string]string{"lead": "s3cret-lead", "sub": "s3cret-sub"}, AdminTokens: []string{"sub"},
+		Locks: func(ctx context.Context) any { a, _ := agents.From(ctx); asked = append(asked, a); return []string{} }})
+	lead := map[string]string{"Authorization": "Bearer s3cret-lead", "MCP-Protocol-Version": "2025-06-18"}
+	sub := map[string]string{"Authorization": "Bearer s3cret-sub", "MCP-Protocol-Version": "2025-06-18"}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	status, body, h := post(t, ts.URL, init, lead)
+	sid := h.Get("Mcp-Session-Id")
+	if status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	with := func(hs map[string]string, session string) map[string]string {
+		out := map[string]string{"Mcp-Session-Id": session}
+		for k, v := range hs {
+			out[k] = v
+		}
+		return out
+	}
+	if status, body, _ := post(t, ts.URL, ping, with(lead, sid)); status != http.StatusOK {
+		t.Errorf("the owner's ping: %d %s", status, body)
+	}
+	if status, body, _ := post(t, ts.URL, ping, with(sub, sid)); status != http.StatusNotFound || !strings.Contains(body, "unknown session") {
+		t.Errorf("another token's ping: %d %s", status, body)
+	}
+	if status, body, _ := post(t, ts.URL, ping, with(lead, "mcp-session-00000000-0000-0000-0000-000000000000")); status != http.StatusNotFound {
+		t.Errorf("a made-up session: %d %s", status, body)
+	}
+	del := func(hs map[string]string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, ts.URL+"/mcp", nil)
+		for k, v := range hs {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := del(map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}); got != http.StatusUnauthorized {
+		t.Errorf("a DELETE without a token: %d", got)
+	}
+	if got := del(with(sub, sid)); got != http.StatusNotFound {
+		t.Errorf("a DELETE with another token: %d", got)
+	}
+	if status, _, _ := post(t, ts.URL, ping, with(lead, sid)); status != http.StatusOK {
+		t.Errorf("the session after the refused DELETEs: %d", status)
+	}
+	if got := del(with(lead, sid)); got != http.StatusOK {
+		t.Errorf("the owner's DELETE: %d", got)
+	}
+	if status, _, _ := post(t, ts.URL, ping, with(lead, sid)); status != http.StatusNotFound {
+		t.Errorf("the owner's ping after its DELETE: %d", status)
+	}
+	for _, secret := range []string{"s3cret-lead", "s3cret-sub"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/locks", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(asked) != 2 || asked[0].ID != "token:lead" || asked[0].Admin || asked[1].ID != "token:sub" || !asked[1].Admin {
+		t.Errorf("/locks was asked as %+v", asked)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,7 +53,12 @@ func (s *Server) selectedPage(ctx context.Context) (*browser.Page, error) {
 	}
 	// None at all: a page of its own, as a fresh stdio server starts with
 	// one, so that an agent may begin with navigate_page.
-	p, err := s.browser.NewPage(ctx, true, browser.InContext(s.contextFor(ctx, "")))
+	done, err := s.reservePage(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: you have no page selected, and %w", browser.ErrNoPage, err)
+	}
+	defer done()
+	p, err := s.browser.NewPage(ctx, true, s.contextFor(ctx, "")...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: you have no page, and opening one failed (%w); open one with new_page", browser.ErrNoPage, err)
 	}
@@ -105,15 +111,86 @@ func (s *Server) selectFor(ctx context.Context, id int) (*browser.Page, error) {
 }
 
 // contextFor is the browser context a new page of the call's agent opens
-// in: the one it named, else, with Options.IsolateAgents, one of the
-// agent's own (cookies, storage, cache), disposed of with its last page.
-func (s *Server) contextFor(ctx context.Context, named string) string {
-	if a, ok := s.agentOf(ctx); ok && named == "" && s.isolateAgents && a.Named() {
-		// A digest, not the id: a session id is a secret of its client,
-		// and page lists show context names.
-		return "agent-" + digest(a.ID)
+// in. Over HTTP, in owned mode, the names of isolatedContext are the
+// agent's own (browser.InScope): two agents that give the same name get
+// two contexts, and no name reaches another agent's context. Without a
+// name, with Options.IsolateAgents (the default over HTTP), the page opens
+// in a context of the agent's own (cookies, storage, cache), disposed of
+// with its last page; otherwise in Chrome's default context, shared by all.
+// In shared mode the names are shared, as every page is. Without an agent
+// (stdio) a name is the browser's, as chrome-devtools-mcp has it.
+func (s *Server) contextFor(ctx context.Context, named string) []browser.PageOption {
+	opts := []browser.PageOption{browser.InContext(named)}
+	a, ok := s.agentOf(ctx)
+	if !ok {
+		return opts
 	}
-	return named
+	switch {
+	case named == "" && s.isolateAgents, named != "" && s.agents.Mode() == agents.Owned:
+		opts = append(opts, browser.InScope(a.ID))
+	}
+	return opts
+}
+
+// maxContextName bounds an isolatedContext name.
+const maxContextName = 100
+
+// checkContextName refuses an isolatedContext name an agent could not read
+// back in its page list.
+func checkContextName(name string) error {
+	if len(name) > maxContextName || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return &argError{fmt.Sprintf("isolatedContext %.40q: want a name of at most %d characters without control characters, such as login-test", name, maxContextName)}
+	}
+	return nil
+}
+
+// reservePage takes a slot under --max-pages-per-agent for a page the
+// call's agent is about to open; done gives it back once the page is the
+// agent's or failed to open.
+func (s *Server) reservePage(ctx context.Context) (done func(), err error) {
+	if a, ok := s.agentOf(ctx); ok {
+		return s.agents.Reserve(a)
+	}
+	return func() {}, nil
+}
+
+// pageOpened makes a tab that a page opened its opener's owner's, at once,
+// and closes it again when it takes the owner past --max-pages-per-agent;
+// the owner's next answer says so (agentNotes). It runs in the browser's
+// event loop (browser.OnPageOpened).
+func (s *Server) pageOpened(p *browser.Page, opener int) {
+	if !s.agents.Inherit(p.ID, opener) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), leaveWait)
+		defer cancel()
+		if err := s.browser.ClosePage(ctx, p); err != nil && !p.Closed() {
+			s.log.Warn("closing a popup over --max-pages-per-agent", "page", p.ID, "error", err)
+		}
+	}()
+}
+
+// agentNotes is what the call's agent is told of things done to its pages
+// without a call of its own (popups closed over the bound).
+func (s *Server) agentNotes(ctx context.Context) []string {
+	if a, ok := s.agentOf(ctx); ok {
+		return s.agents.TakeNotes(a)
+	}
+	return nil
+}
+
+// selectionNote says that the browser's selected page closed, for a call
+// without an agent (stdio). Agents have selections of their own, and the
+// browser's would name another agent's page.
+func (s *Server) selectionNote(ctx context.Context) string {
+	if _, ok := s.agentOf(ctx); ok {
+		return ""
+	}
+	if moved, now := s.browser.TakeSelectionNote(); moved {
+		return fmt.Sprintf("Note: the previously selected page was closed. Page %d is now selected.", now)
+	}
+	return ""
 }
 
 // agentLabel names a to other callers (in lock holders): its ID, but a
@@ -130,6 +207,66 @@ func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:4])
 }
+
+// forAgent is how the holder of a lock (holderName) is named to the call's
+// agent: as it is to itself, to an admin token's agent and without agents
+// (stdio); "another agent" for every other agent's call, so that no agent
+// learns another's name, tools or pages. A holder that names no agent (a
+// departed agent's page closing, a trace) is another agent's too.
+func (s *Server) forAgent(ctx context.Context, holder string) string {
+	a, ok := s.agentOf(ctx)
+	if !ok || a.Admin || holder == "" {
+		return holder
+	}
+	if i := strings.LastIndex(holder, holderMark); i >= 0 && sameAgent(a, holder[i+len(holderMark):]) {
+		return holder
+	}
+	return anotherAgent
+}
+
+// holderMark comes before the agent's label in holderName.
+const holderMark = " for agent "
+
+// anotherAgent is how an agent's call is named to the others.
+const anotherAgent = "another agent"
+
+// sameAgent reports whether label (agentLabel) is a's, or, when a is a
+// token without an agent name (as /locks is asked), an agent of a's token.
+func sameAgent(a agents.Agent, label string) bool {
+	if label == agentLabel(a) {
+		return true
+	}
+	return a.ID == "token:"+a.Token && a.Token != "" && strings.HasPrefix(label, a.ID+"/agent:")
+}
+
+// sameOwner is sameAgent for a page's owner (an agents.Agent ID).
+func sameOwner(a agents.Agent, owner string) bool {
+	return owner == a.ID || a.Token != "" && a.ID == "token:"+a.Token && strings.HasPrefix(owner, a.ID+"/agent:")
+}
+
+// redactErr names the holder of a lock a call timed out on as forAgent
+// does, in the whole message, however the timeout was wrapped.
+func (s *Server) redactErr(ctx context.Context, err error) error {
+	var te *pagelock.TimeoutError
+	if !errors.As(err, &te) || te.Holder == "" {
+		return err
+	}
+	shown := s.forAgent(ctx, te.Holder)
+	if shown == te.Holder {
+		return err
+	}
+	msg := strings.ReplaceAll(err.Error(), "held by "+te.Holder, "held by "+shown)
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError is an error with another message, for errors.Is and As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // own records that the call's agent opened p. When the agent's session
 // ended while the page opened, the page is closed again (or, with

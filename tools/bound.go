@@ -80,7 +80,7 @@ func (s *Server) runBounded(ctx context.Context, t tool, c *call, g *pagelock.Gu
 		defer func() { done <- res }()
 		defer s.recoverCall(t.def.Name, &res)
 		if err := t.handle(hctx, c); err != nil {
-			res = toolError(err)
+			res = toolError(s.redactErr(ctx, err)) // agents.go: a lock another agent holds
 			return
 		}
 		res = s.render(hctx, c, g)

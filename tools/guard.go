@@ -87,7 +87,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		if page != nil && page.Closed() {
 			err = page.Err() // says how it went: close_page, outside pagemux, a restart
 		}
-		return toolError(err), page
+		return toolError(s.redactErr(ctx, err)), page // agents.go
 	}
 	defer g.Release()
 	defer s.browser.Supervise(ctx)()
@@ -196,7 +196,7 @@ func (s *Server) holderName(ctx context.Context, tool string, p *browser.Page) s
 		name = fmt.Sprintf("%s on page %d", tool, p.ID)
 	}
 	if a, ok := s.agentOf(ctx); ok {
-		name += " for agent " + agentLabel(a)
+		name += holderMark + agentLabel(a) // forAgent redacts it for other agents
 	}
 	return name
 }

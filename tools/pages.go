@@ -44,13 +44,22 @@ func (s *Server) newPage() tool {
 			if err := s.browser.CheckURL(a.URL); err != nil {
 				return err // before a tab opens
 			}
-			p, err := s.browser.NewPage(ctx, a.Background, browser.InContext(s.contextFor(ctx, a.IsolatedContext)))
+			if err := checkContextName(a.IsolatedContext); err != nil {
+				return err
+			}
+			done, err := s.reservePage(ctx) // --max-pages-per-agent
+			if err != nil {
+				return err
+			}
+			defer done()
+			p, err := s.browser.NewPage(ctx, a.Background, s.contextFor(ctx, a.IsolatedContext)...)
 			if err != nil {
 				return err
 			}
 			if err := s.own(ctx, p); err != nil {
 				return err
 			}
+			done()
 			// Others can see the page from now on: hold its lock while it loads.
 			release, err := s.lockPage(ctx, "new_page", p)
 			if err != nil {

@@ -88,7 +88,7 @@ func (s *Server) openedPages(c *call) string {
 	b.WriteString("## Opened pages")
 	for _, p := range opened {
 		if s.agents != nil {
-			s.agents.Inherit(p.ID, c.page.ID)
+			s.pageOpened(p, c.page.ID) // agents.go; done already, unless the event is late
 		}
 		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p))
 	}
@@ -143,16 +143,15 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			parts = append(parts, opened)
 		}
 	}
+	parts = append(parts, s.agentNotes(ctx)...) // agents.go
 	if r.withPages {
 		s.browser.Refresh(ctx)
-		if moved, now := s.browser.TakeSelectionNote(); moved {
-			parts = append(parts, fmt.Sprintf("Note: the previously selected page was closed. Page %d is now selected.", now))
-		}
+		parts = append(parts, s.selectionNote(ctx))         // agents.go
 		parts = append(parts, formatPages(s.pageList(ctx))) // agents.go
 	}
 	if w := g.Waited(); w > waitNoticeAfter {
 		lock, holder := g.WaitedFor()
-		parts = append(parts, fmt.Sprintf("Waited %d ms for %s (held by %s)", w.Milliseconds(), lock, holder))
+		parts = append(parts, fmt.Sprintf("Waited %d ms for %s (held by %s)", w.Milliseconds(), lock, s.forAgent(ctx, holder)))
 	}
 	var nonEmpty []string
 	for _, p := range parts {

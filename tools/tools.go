@@ -61,8 +61,8 @@ type Options struct {
 	// and, in agents.Owned mode, its own pages (see agents.go). Transports
 	// that know agents (HTTP) mark their calls; nil: one client, as stdio.
 	Agents *agents.Registry
-	// KeepPages keeps the pages of an agent that left, owned by no one,
-	// instead of closing them.
+	// KeepPages keeps the pages of an agent that left, still its identity's
+	// (for its next session), instead of closing them.
 	KeepPages bool
 	// IsolateAgents opens each agent's pages in a browser context of its
 	// own (cookies, storage, cache), closed with its last page.
@@ -103,6 +103,10 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		server.WithInstructions(instructions),
 	)
 	b.SetURLPolicy(opts.URLPolicy)
+	if s.agents != nil {
+		s.agents.KeepPages(opts.KeepPages)
+		b.OnPageOpened(s.pageOpened) // agents.go: a popup is its opener's owner's
+	}
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
 		if s.agents != nil {

@@ -4,6 +4,7 @@
 package mcptest
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -19,7 +20,11 @@ func HTTPClient(t testing.TB, url string, headers map[string]string, protocol st
 	if protocol == "" {
 		protocol = mcp.LATEST_PROTOCOL_VERSION
 	}
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers))
+	// The client's own DELETE carries none of WithHTTPHeaders: the http.Client
+	// adds them to every request, so that closing the client ends the
+	// session, which needs its token.
+	hc := &http.Client{Transport: headerTransport(headers)}
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers), transport.WithHTTPBasicClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,4 +37,15 @@ func HTTPClient(t testing.TB, url string, headers map[string]string, protocol st
 		t.Fatal(err)
 	}
 	return c
+}
+
+// headerTransport adds its headers to each request it sends.
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
