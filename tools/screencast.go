@@ -42,7 +42,7 @@ func (s *Server) startScreencast() tool {
 				}
 				path, tempDir = filepath.Join(dir, "screencast.mp4"), dir
 			} else {
-				full, err := s.files.output(strings.TrimSuffix(path, filepath.Ext(path)) + ".mp4")
+				full, err := s.files.output(ctx, strings.TrimSuffix(path, filepath.Ext(path))+".mp4")
 				if err != nil {
 					return err
 				}

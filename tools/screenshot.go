@@ -39,7 +39,7 @@ func (s *Server) takeScreenshot() tool {
 			}
 			if a.FilePath != "" {
 				// Refuse a bad path before the capture, not after.
-				if _, err := s.files.output(a.FilePath); err != nil {
+				if _, err := s.files.output(ctx, a.FilePath); err != nil {
 					return err
 				}
 			}
@@ -62,7 +62,7 @@ func (s *Server) takeScreenshot() tool {
 			}
 			switch {
 			case a.FilePath != "":
-				full, err := s.files.write(a.FilePath, data)
+				full, err := s.files.write(ctx, a.FilePath, data)
 				if err != nil {
 					return err
 				}

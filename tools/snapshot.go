@@ -39,14 +39,14 @@ func (s *Server) takeSnapshot() tool {
 				c.resp.includeSnapshot(a.Verbose)
 				return nil
 			}
-			if _, err := s.files.output(a.FilePath); err != nil {
+			if _, err := s.files.output(ctx, a.FilePath); err != nil {
 				return err
 			}
 			snap, err := c.page.Snapshot(ctx, a.Verbose)
 			if err != nil {
 				return fmt.Errorf("could not take a snapshot: %w", err)
 			}
-			full, err := s.files.write(a.FilePath, []byte(snap.Text))
+			full, err := s.files.write(ctx, a.FilePath, []byte(snap.Text))
 			if err != nil {
 				return err
 			}
