@@ -287,12 +287,15 @@ func (w *workspace) clientRoots(ctx context.Context) []string {
 }
 
 // rootsChanged forgets the roots of the session in ctx, so the next call
-// asks again (notifications/roots/list_changed).
+// asks again (notifications/roots/list_changed). Without a session (mcp-go's
+// in-process transport sends notifications without one) it forgets all.
 func (w *workspace) rootsChanged(ctx context.Context, _ mcp.JSONRPCNotification) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		w.mu.Lock()
 		delete(w.clients, sess.SessionID())
-		w.mu.Unlock()
+	} else {
+		clear(w.clients)
 	}
 }
 
