@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,9 +16,12 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/serve"
 )
 
 // The attacks of issue 15 on the workspace, as a partly trusted agent (or a
@@ -407,4 +412,84 @@ func selectedIn(t *testing.T, text string) int {
 	}
 	t.Fatalf("no page selected:\n%s", text)
 	return 0
+}
+
+// TestWorkspaceClientRootsOverStdio: the same over pagemux's own stdio
+// transport, which sends roots/list to the client and reads its answer on
+// stdin, and hears notifications/roots/list_changed.
+func TestWorkspaceClientRootsOverStdio(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b := browser.New(browser.Config{Logger: log})
+	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}), Options{Log: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	clientRead, serverWrite := io.Pipe()
+	serverRead, clientWrite := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = serve.ServeStdio(ctx, srv.MCP(), serverRead, serverWrite, serve.StdioOptions{Log: log})
+		serverWrite.Close()
+	}()
+	wd, _ := os.Getwd()
+	first, err := os.MkdirTemp(wd, "roots-stdio-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = resolved(first)
+	second := resolved(t.TempDir()) // in the temp dir: allowed anyway
+	h := &rootsHandler{}
+	h.set(first)
+	c := client.NewClient(transport.NewIO(clientRead, clientWrite, io.NopCloser(strings.NewReader(""))), client.WithRootsHandler(h))
+	t.Cleanup(func() {
+		c.Close()
+		cancel()
+		<-done
+		b.Close()
+		os.RemoveAll(first)
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "roots-stdio", Version: "1"},
+		Capabilities: mcp.ClientCapabilities{Roots: &struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		}{ListChanged: true}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	text, failed := use(t, c, "new_page", map[string]any{"url": testSite.URL + "/page2.html"})
+	if failed {
+		t.Fatal(text)
+	}
+	text, failed = use(t, c, "take_snapshot", map[string]any{"filePath": "snap.txt"})
+	if failed {
+		t.Fatal(text)
+	}
+	mustContain(t, text, filepath.Join(first, "snap.txt"))
+
+	h.set(second)
+	if err := c.RootListChanges(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text, failed = use(t, c, "take_snapshot", map[string]any{"filePath": "snap.txt"})
+		if strings.Contains(text, filepath.Join(second, "snap.txt")) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the notification may be read after the call
+	}
+	mustContain(t, text, filepath.Join(second, "snap.txt"))
+	text, failed = use(t, c, "take_snapshot", map[string]any{"filePath": filepath.Join(first, "old.txt")})
+	if !failed {
+		t.Fatalf("a root the client took back still holds: %s", text)
+	}
+	h.mu.Lock()
+	asked := h.asked
+	h.mu.Unlock()
+	if asked != 2 {
+		t.Errorf("the client was asked for its roots %d times, want 2 (once, then after the change)", asked)
+	}
 }
