@@ -24,8 +24,9 @@ import (
 // saved bodies, traces, heap snapshots, reports) may lead, so that an agent,
 // or a page steering it, cannot make pagemux read or write elsewhere:
 //
-//   - With --workspace DIR (Options.Workspaces): those directories; over
-//     HTTP each agent gets DIR/<agent-key>/ of its own instead.
+//   - With --workspace DIR (Options.Workspaces): those directories, and
+//     not the client's roots (the operator chose); over HTTP each agent gets
+//     DIR/<agent-key>/ of its own instead.
 //   - Else, one client (stdio): the roots its MCP client offers (roots/list,
 //     asked again after notifications/roots/list_changed) and the OS temp dir,
 //     as chrome-devtools-mcp does. Never the working directory.
@@ -485,4 +486,17 @@ func (w *workspace) downloadDir(ctx context.Context, contextName string) string 
 		return "" // none of the given roots exists
 	}
 	return filepath.Join(w.temp, fmt.Sprintf("pagemux-downloads-%d", os.Getpid()))
+}
+
+// tempDir is where a tool saves what the agent named no path for (a big
+// screenshot, a screencast, reports): over HTTP the agent's own directory,
+// so that it may use them in later calls and no other agent can; else ""
+// (the OS temp dir).
+func (w *workspace) tempDir(ctx context.Context) string {
+	if a, ok := w.agentOf(ctx); ok {
+		if sc, err := w.agentScope(a); err == nil && len(sc.roots) > 0 {
+			return sc.roots[0]
+		}
+	}
+	return ""
 }

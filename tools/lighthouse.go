@@ -163,7 +163,7 @@ func (a *lighthouseArgs) request() (lighthouse.Request, error) {
 // directory.
 func (s *Server) reportPaths(ctx context.Context, outputDirPath string) (jsonPath, htmlPath string, err error) {
 	if outputDirPath == "" {
-		dir, err := os.MkdirTemp("", "pagemux-lighthouse-")
+		dir, err := os.MkdirTemp(s.files.tempDir(ctx), "pagemux-lighthouse-")
 		if err != nil {
 			return "", "", fmt.Errorf("make a directory for the lighthouse reports: %w", err)
 		}

@@ -96,7 +96,7 @@ func (s *Server) performanceTools() []tool {
 }
 
 type filePathArg struct {
-	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute file path, or a file path relative to the current working directory, to save the raw trace data. For example, trace.json.gz (compressed) or trace.json (uncompressed)."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute file path, or a file path relative to the workspace (its first root; never the server's working directory), to save the raw trace data. For example, trace.json.gz (compressed) or trace.json (uncompressed)."`
 }
 
 type startTraceArgs struct {

@@ -36,7 +36,7 @@ func (s *Server) startScreencast() tool {
 			// extension is replaced.
 			path, tempDir := a.FilePath, ""
 			if path == "" {
-				dir, err := os.MkdirTemp("", "pagemux-screencast-")
+				dir, err := os.MkdirTemp(s.files.tempDir(ctx), "pagemux-screencast-")
 				if err != nil {
 					return err
 				}

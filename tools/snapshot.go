@@ -21,7 +21,7 @@ type pageArg struct {
 type snapshotArgs struct {
 	pageArg
 	Verbose  bool   `json:"verbose,omitempty" jsonschema:"Whether to include all possible information available in the full a11y tree. Default is false."`
-	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the current working directory, to save the snapshot to instead of attaching it to the response."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the workspace (its first root; never the server's working directory), to save the snapshot to instead of attaching it to the response."`
 }
 
 func (s *Server) takeSnapshot() tool {
