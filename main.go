@@ -84,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	var workspaces, tokens, origins, admins repeated
 	tokenFile := ""
 	bf := addBrowserFlags(fs, &c.browser, &c.isolated)
-	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces) must lie in; repeatable (default the OS temp dir and the working directory)")
+	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")
@@ -161,6 +161,9 @@ Flags:
 		return nil, err
 	}
 	c.workspaces = workspaces
+	if err := tools.CheckWorkspaces(workspaces, c.browser.UserDataDir); err != nil {
+		return nil, err
+	}
 	if c.maxQueue < 0 {
 		return nil, fmt.Errorf("--max-queue %d: want 0 (unbounded) or more", c.maxQueue)
 	}
@@ -351,6 +354,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls})
+	defer srv.Close()
 	if c.metricsAddr != "" {
 		go func() {
 			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {

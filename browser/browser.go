@@ -64,6 +64,8 @@ type Browser struct {
 	quitNow context.CancelFunc
 
 	contexts contextSet // the named browser contexts of isolated pages
+	// downloads says where each context's downloads go (downloads.go).
+	downloads downloadRules
 	// opening has a unit for each tab being made (openTab).
 	opening *semaphore.Weighted
 	// front is held by the one capture that needs its tab at the front of
@@ -207,6 +209,9 @@ func (b *Browser) start(l *launch) {
 	}
 	if err == nil {
 		err = b.adoptExisting(l)
+	}
+	if err == nil {
+		b.defaultDownloads(l)
 	}
 	if err != nil {
 		l.cancel()
@@ -602,6 +607,9 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 			return nil, err
 		}
 		defer release()
+		if err := b.contextDownloads(ctx, l, nc); err != nil {
+			return nil, err
+		}
 		params.BrowserContextID = nc.id
 	}
 	p, err := b.openTab(ctx, l, params, nc)

@@ -15,6 +15,7 @@ type session struct {
 	id            string
 	notifications chan mcp.JSONRPCNotification
 	initialized   atomic.Bool
+	asks          asks // requests to the client (roots.go)
 
 	mu    sync.Mutex
 	info  mcp.Implementation

@@ -151,6 +151,7 @@ func newConn(ctx context.Context, srv *server.MCPServer, out io.Writer, opts Std
 	if c.grace <= 0 {
 		c.grace = DefaultGrace
 	}
+	c.session.asks.write = c.write
 	c.ctx, c.cancel = context.WithCancelCause(srv.WithContext(context.WithoutCancel(ctx), c.session))
 	return c
 }
@@ -238,6 +239,7 @@ func (c *conn) dispatch(line []byte) {
 		c.serve(m, id)
 	case hasMethod:
 		c.notification(m, line)
+	case hasID && (hasResult || hasError) && c.session.asks.answered(id, m):
 	case hasID && (hasResult || hasError):
 		c.log.Debug("ignoring a response to a request the server did not send", "id", echo(id))
 	default:

@@ -88,7 +88,7 @@ func (s *Server) uploadFile() tool {
 			}
 			files := make([]string, len(a.FilePaths))
 			for i, path := range a.FilePaths {
-				full, err := s.uploadPath(path)
+				full, err := s.uploadPath(ctx, path)
 				if err != nil {
 					return err
 				}
@@ -101,8 +101,8 @@ func (s *Server) uploadFile() tool {
 }
 
 // uploadPath checks a path to upload: inside the workspace, and a file.
-func (s *Server) uploadPath(path string) (string, error) {
-	full, err := s.files.input(path)
+func (s *Server) uploadPath(ctx context.Context, path string) (string, error) {
+	full, err := s.files.input(ctx, path)
 	if err != nil {
 		return "", err
 	}

@@ -75,7 +75,7 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	if err != nil {
 		return err
 	}
-	if req.JSONPath, req.HTMLPath, err = s.reportPaths(a.OutputDirPath); err != nil {
+	if req.JSONPath, req.HTMLPath, err = s.reportPaths(ctx, a.OutputDirPath); err != nil {
 		return err
 	}
 	if req.Endpoint, err = s.browser.DevToolsURL(ctx); err != nil {
@@ -161,18 +161,18 @@ func (a *lighthouseArgs) request() (lighthouse.Request, error) {
 // reportPaths returns where the reports go: report.json and report.html in
 // outputDirPath, which must lie in the workspace, or in a new temporary
 // directory.
-func (s *Server) reportPaths(outputDirPath string) (jsonPath, htmlPath string, err error) {
+func (s *Server) reportPaths(ctx context.Context, outputDirPath string) (jsonPath, htmlPath string, err error) {
 	if outputDirPath == "" {
-		dir, err := os.MkdirTemp("", "pagemux-lighthouse-")
+		dir, err := os.MkdirTemp(s.files.tempDir(ctx), "pagemux-lighthouse-")
 		if err != nil {
 			return "", "", fmt.Errorf("make a directory for the lighthouse reports: %w", err)
 		}
 		return filepath.Join(dir, "report.json"), filepath.Join(dir, "report.html"), nil
 	}
-	if jsonPath, err = s.files.output(filepath.Join(outputDirPath, "report.json")); err != nil {
+	if jsonPath, err = s.files.output(ctx, filepath.Join(outputDirPath, "report.json")); err != nil {
 		return "", "", err
 	}
-	if htmlPath, err = s.files.output(filepath.Join(outputDirPath, "report.html")); err != nil {
+	if htmlPath, err = s.files.output(ctx, filepath.Join(outputDirPath, "report.html")); err != nil {
 		return "", "", err
 	}
 	return jsonPath, htmlPath, nil

@@ -17,7 +17,7 @@ func (s *Server) takeHeapSnapshot() tool {
 	return newTool("take_heapsnapshot",
 		"Capture a heap snapshot of the target page. Use to analyze the memory distribution of JavaScript objects and debug memory leaks.",
 		pageScope, func(ctx context.Context, c *call, a *heapSnapshotArgs) error {
-			path, err := s.files.output(a.FilePath)
+			path, err := s.files.output(ctx, a.FilePath)
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func (s *Server) getNetworkRequest() tool {
 			}
 			for _, p := range []string{a.RequestFilePath, a.ResponseFilePath} {
 				if p != "" {
-					if _, err := s.files.output(p); err != nil {
+					if _, err := s.files.output(ctx, p); err != nil {
 						return err
 					}
 				}
@@ -148,7 +148,7 @@ func (d requestDetails) render(ctx context.Context, a *getNetworkArgs) error {
 	resp.lines = append(resp.lines, headerLines(r.Headers)...)
 	if r.HasPostData || a.RequestFilePath != "" {
 		body, err := d.c.page.RequestBody(ctx, r)
-		if err := d.body("Request", body, err, a.RequestFilePath); err != nil {
+		if err := d.body(ctx, "Request", body, err, a.RequestFilePath); err != nil {
 			return err
 		}
 	}
@@ -162,7 +162,7 @@ func (d requestDetails) render(ctx context.Context, a *getNetworkArgs) error {
 	}
 	if r.Response != nil || a.ResponseFilePath != "" {
 		body, err := d.c.page.ResponseBody(ctx, r)
-		if err := d.body("Response", body, err, a.ResponseFilePath); err != nil {
+		if err := d.body(ctx, "Response", body, err, a.ResponseFilePath); err != nil {
 			return err
 		}
 	}
@@ -176,7 +176,7 @@ func (d requestDetails) render(ctx context.Context, a *getNetworkArgs) error {
 
 // body shows or saves one body; only errors that are not about the body
 // itself (a bad path, a closed page, a dialog) fail the call.
-func (d requestDetails) body(what string, body []byte, err error, path string) error {
+func (d requestDetails) body(ctx context.Context, what string, body []byte, err error, path string) error {
 	resp := d.c.resp
 	resp.say("### %s Body", what)
 	if err != nil {
@@ -192,7 +192,7 @@ func (d requestDetails) body(what string, body []byte, err error, path string) e
 		return nil
 	}
 	if path != "" {
-		full, err := d.s.files.write(path, body)
+		full, err := d.s.files.write(ctx, path, body)
 		if err != nil {
 			return err
 		}

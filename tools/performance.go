@@ -96,7 +96,7 @@ func (s *Server) performanceTools() []tool {
 }
 
 type filePathArg struct {
-	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute file path, or a file path relative to the current working directory, to save the raw trace data. For example, trace.json.gz (compressed) or trace.json (uncompressed)."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute file path, or a file path relative to the workspace (its first root; never the server's working directory), to save the raw trace data. For example, trace.json.gz (compressed) or trace.json (uncompressed)."`
 }
 
 type startTraceArgs struct {
@@ -111,7 +111,7 @@ func (s *Server) startTrace() tool {
 	return newTool("performance_start_trace",
 		"Start a performance trace on the target webpage. Use to find frontend performance issues, Core Web Vitals (LCP, INP, CLS), and improve page load speed.",
 		pageScope, func(ctx context.Context, c *call, a *startTraceArgs) error {
-			path, err := s.tracePath(a.FilePath)
+			path, err := s.tracePath(ctx, a.FilePath)
 			if err != nil {
 				return err
 			}
@@ -156,7 +156,7 @@ type stopTraceArgs struct {
 func (s *Server) stopTrace() tool {
 	t := newTool("performance_stop_trace", "Stop the active performance trace recording on the target webpage.",
 		pageScope, func(ctx context.Context, c *call, a *stopTraceArgs) error {
-			path, err := s.tracePath(a.FilePath)
+			path, err := s.tracePath(ctx, a.FilePath)
 			if err != nil {
 				return err
 			}
@@ -203,11 +203,11 @@ func (s *Server) analyzeInsight() tool {
 }
 
 // tracePath checks a trace file path; "" stays "".
-func (s *Server) tracePath(path string) (string, error) {
+func (s *Server) tracePath(ctx context.Context, path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	return s.files.output(path)
+	return s.files.output(ctx, path)
 }
 
 // beginTrace takes the trace-level hold of tracing and makes Chrome record.

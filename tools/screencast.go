@@ -36,13 +36,13 @@ func (s *Server) startScreencast() tool {
 			// extension is replaced.
 			path, tempDir := a.FilePath, ""
 			if path == "" {
-				dir, err := os.MkdirTemp("", "pagemux-screencast-")
+				dir, err := os.MkdirTemp(s.files.tempDir(ctx), "pagemux-screencast-")
 				if err != nil {
 					return err
 				}
 				path, tempDir = filepath.Join(dir, "screencast.mp4"), dir
 			} else {
-				full, err := s.files.output(strings.TrimSuffix(path, filepath.Ext(path)) + ".mp4")
+				full, err := s.files.output(ctx, strings.TrimSuffix(path, filepath.Ext(path))+".mp4")
 				if err != nil {
 					return err
 				}

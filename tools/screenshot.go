@@ -16,7 +16,7 @@ type screenshotArgs struct {
 	Quality  int    `json:"quality,omitempty" jsonschema:"Compression quality for JPEG and WebP formats (0-100). Higher values mean better quality but larger file sizes. Ignored for PNG format."`
 	UID      string `json:"uid,omitempty" jsonschema:"The uid of an element on the page from the page content snapshot. If omitted takes a pages screenshot."`
 	FullPage bool   `json:"fullPage,omitempty" jsonschema:"If set to true takes a screenshot of the full page instead of the currently visible viewport. Incompatible with uid."`
-	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the current working directory, to save the screenshot to instead of attaching it to the response."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the workspace (its first root; never the server's working directory), to save the screenshot to instead of attaching it to the response."`
 }
 
 // maxInlineImage is the largest screenshot attached to a result; a bigger
@@ -39,7 +39,7 @@ func (s *Server) takeScreenshot() tool {
 			}
 			if a.FilePath != "" {
 				// Refuse a bad path before the capture, not after.
-				if _, err := s.files.output(a.FilePath); err != nil {
+				if _, err := s.files.output(ctx, a.FilePath); err != nil {
 					return err
 				}
 			}
@@ -62,13 +62,13 @@ func (s *Server) takeScreenshot() tool {
 			}
 			switch {
 			case a.FilePath != "":
-				full, err := s.files.write(a.FilePath, data)
+				full, err := s.files.write(ctx, a.FilePath, data)
 				if err != nil {
 					return err
 				}
 				c.resp.say("Saved screenshot to %s.", full)
 			case len(data) >= maxInlineImage:
-				path, err := saveTemp("screenshot-*."+format, data)
+				path, err := saveTemp(s.files.tempDir(ctx), "screenshot-*."+format, data)
 				if err != nil {
 					return err
 				}
@@ -80,10 +80,10 @@ func (s *Server) takeScreenshot() tool {
 		})
 }
 
-// saveTemp writes data to a new file in the OS temp dir, named after
-// pattern as os.CreateTemp does, and returns its path.
-func saveTemp(pattern string, data []byte) (string, error) {
-	f, err := os.CreateTemp("", pattern)
+// saveTemp writes data to a new file in dir (the OS temp dir if ""), named
+// after pattern as os.CreateTemp does, and returns its path.
+func saveTemp(dir, pattern string, data []byte) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", fmt.Errorf("save to a temporary file: %w", err)
 	}

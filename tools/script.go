@@ -47,12 +47,12 @@ func settleAfter(ctx context.Context, p *browser.Page, asked *bool, watched bool
 }
 
 // source returns the script to run, from function or sourcePath.
-func (s *Server) source(a *evaluateArgs) (string, error) {
+func (s *Server) source(ctx context.Context, a *evaluateArgs) (string, error) {
 	switch {
 	case a.Function != "" && a.SourcePath != "":
 		return "", &argError{"give function or sourcePath, not both"}
 	case a.SourcePath != "":
-		path, err := s.files.input(a.SourcePath)
+		path, err := s.files.input(ctx, a.SourcePath)
 		if err != nil {
 			return "", err
 		}
@@ -73,11 +73,11 @@ func (s *Server) evaluateScript() tool {
 			c.resp.reportNavigation = true
 			if a.FilePath != "" {
 				// Refuse a bad path before the script runs, not after.
-				if _, err := s.files.output(a.FilePath); err != nil {
+				if _, err := s.files.output(ctx, a.FilePath); err != nil {
 					return err
 				}
 			}
-			src, err := s.source(a)
+			src, err := s.source(ctx, a)
 			if err != nil {
 				return err
 			}
@@ -107,7 +107,7 @@ func (s *Server) evaluateScript() tool {
 				if v != nil {
 					out = string(v)
 				}
-				full, err := s.files.write(a.FilePath, []byte(out))
+				full, err := s.files.write(ctx, a.FilePath, []byte(out))
 				if err != nil {
 					return err
 				}

@@ -21,7 +21,7 @@ type pageArg struct {
 type snapshotArgs struct {
 	pageArg
 	Verbose  bool   `json:"verbose,omitempty" jsonschema:"Whether to include all possible information available in the full a11y tree. Default is false."`
-	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the current working directory, to save the snapshot to instead of attaching it to the response."`
+	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the workspace (its first root; never the server's working directory), to save the snapshot to instead of attaching it to the response."`
 }
 
 func (s *Server) takeSnapshot() tool {
@@ -39,14 +39,14 @@ func (s *Server) takeSnapshot() tool {
 				c.resp.includeSnapshot(a.Verbose)
 				return nil
 			}
-			if _, err := s.files.output(a.FilePath); err != nil {
+			if _, err := s.files.output(ctx, a.FilePath); err != nil {
 				return err
 			}
 			snap, err := c.page.Snapshot(ctx, a.Verbose)
 			if err != nil {
 				return fmt.Errorf("could not take a snapshot: %w", err)
 			}
-			full, err := s.files.write(a.FilePath, []byte(snap.Text))
+			full, err := s.files.write(ctx, a.FilePath, []byte(snap.Text))
 			if err != nil {
 				return err
 			}

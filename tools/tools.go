@@ -51,7 +51,10 @@ type Options struct {
 	// Log receives the server's logs; nil discards them.
 	Log *slog.Logger
 	// Workspaces are the directories that file paths given to tools must lie
-	// in. Empty means the OS temp dir and the working directory.
+	// in; with Agents, each agent gets a directory of its own inside each.
+	// Empty means the client's roots and the OS temp dir, or with Agents a
+	// directory of each agent's own in the temp dir; never the working
+	// directory (files.go).
 	Workspaces []string
 	// ToolTimeout bounds how long one call may hold its locks; past it the
 	// call is stopped with an error that says so. Zero means
@@ -87,7 +90,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	files, err := newWorkspace(opts.Workspaces)
+	files, err := newWorkspace(opts.Workspaces, b.ProfileDirs)
 	if err != nil {
 		log.Warn("workspace roots", "error", err)
 	}
@@ -107,6 +110,9 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		s.agents.KeepPages(opts.KeepPages)
 		b.OnPageOpened(s.pageOpened) // agents.go: a popup is its opener's owner's
 	}
+	files.agentOf, files.agentsOn, files.mcp = s.agentOf, s.agents != nil, s.mcp
+	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, files.rootsChanged)
+	b.OnDownloads(files.downloadDir)
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
 		if s.agents != nil {
@@ -119,6 +125,11 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	s.addLockResource()
 	return s
 }
+
+// Close removes what the server made for itself: the agents' directories
+// in the temp dir (files.go). Files saved under a --workspace are kept. It
+// does not close the browser.
+func (s *Server) Close() error { return s.files.close() }
 
 // MCP returns the MCP server, for in-process clients and other transports.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }

@@ -1,0 +1,117 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+)
+
+// This file says where a page's downloads go. Left to itself Chrome saves
+// them in ~/Downloads, or wherever a script given the browser's DevTools
+// asks; pagemux instead sends each browser context's downloads to a directory
+// its caller names (the workspace of the agent that owns the context) or
+// refuses them. It does not watch downloads, nor tell agents of them.
+
+// DownloadDirFunc names the directory the downloads of a browser context go
+// to: "" for Chrome's default context (asked at each launch, ctx then carries
+// no call), else the name given to InContext (asked when the context is made,
+// ctx is the call that opened its first page). It returns "" to refuse the
+// context's downloads.
+type DownloadDirFunc func(ctx context.Context, contextName string) (dir string)
+
+// downloadRules is the DownloadDirFunc of a Browser.
+type downloadRules struct {
+	mu  sync.Mutex
+	dir DownloadDirFunc
+	set map[cdp.BrowserContextID]bool // named contexts whose rule was sent
+}
+
+// OnDownloads sets where downloads go, context by context; see
+// DownloadDirFunc. Set it before the first Start. Without it Chrome keeps its
+// own behaviour. Chrome makes the directory when a download starts; the
+// caller keeps it, pagemux does not remove it.
+func (b *Browser) OnDownloads(fn DownloadDirFunc) {
+	b.downloads.mu.Lock()
+	defer b.downloads.mu.Unlock()
+	b.downloads.dir = fn
+}
+
+// SetDownloadDir sends the downloads of the browser context contextID (""
+// for the default context) to dir, made 0700 if missing; dir "" refuses
+// them. Chrome keeps the name the page suggests, in dir, or adds " (1)" when
+// the name is taken; a name cannot lead out of dir. It does not follow the
+// context across a relaunch: OnDownloads does.
+func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserContextID, dir string) error {
+	if err := b.Start(ctx); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	return setDownloadDir(ctx, l, contextID, dir)
+}
+
+func setDownloadDir(ctx context.Context, l *launch, contextID cdp.BrowserContextID, dir string) error {
+	p := cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: contextID}
+	if dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("the download directory %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return fmt.Errorf("make the download directory: %w", err)
+		}
+		p.Behavior, p.DownloadPath = cdpbrowser.SetDownloadBehaviorBehaviorAllow, abs
+	}
+	cctx, cancel := context.WithTimeout(l.rootCtx, startTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	if _, err := chromedp.CallBrowser(cctx, cdpbrowser.SetDownloadBehavior, p); err != nil {
+		return fmt.Errorf("set where downloads go: %w", l.explainBrowser(err))
+	}
+	return nil
+}
+
+// defaultDownloads applies the rule of the default context to a new launch.
+// An attached Chrome is the user's: its default context keeps the user's
+// download settings.
+func (b *Browser) defaultDownloads(l *launch) {
+	b.downloads.mu.Lock()
+	fn := b.downloads.dir
+	b.downloads.mu.Unlock()
+	if fn == nil || b.cfg.Attaches() {
+		return
+	}
+	if err := setDownloadDir(l.rootCtx, l, "", fn(l.rootCtx, "")); err != nil {
+		b.log.Warn("downloads of the default browser context", "error", err)
+	}
+}
+
+// contextDownloads applies the rule of a named context once, when its first
+// page is opened; a context whose rule could not be sent gets no page.
+func (b *Browser) contextDownloads(ctx context.Context, l *launch, nc *namedContext) error {
+	b.downloads.mu.Lock()
+	fn := b.downloads.dir
+	if fn == nil || b.downloads.set[nc.id] {
+		b.downloads.mu.Unlock()
+		return nil
+	}
+	b.downloads.mu.Unlock()
+	if err := setDownloadDir(ctx, l, nc.id, fn(ctx, nc.name)); err != nil {
+		return err
+	}
+	b.downloads.mu.Lock()
+	defer b.downloads.mu.Unlock()
+	if b.downloads.set == nil {
+		b.downloads.set = map[cdp.BrowserContextID]bool{}
+	}
+	b.downloads.set[nc.id] = true
+	return nil
+}

@@ -1,0 +1,108 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// downloadPage serves a page whose link downloads a file (Content-Disposition:
+// attachment) named to lead out of its directory.
+func downloadPage(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><a id=a href="/f">f</a>`)
+	})
+	mux.HandleFunc("/f", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Disposition", `attachment; filename="../escape.txt"`)
+		fmt.Fprint(w, "body")
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// download opens the page in p and clicks its link.
+func download(t *testing.T, p *Page, url string) {
+	t.Helper()
+	if err := p.Navigate(t.Context(), url, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Evaluate(t.Context(), "() => { document.getElementById('a').click(); return 1 }", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitDownload waits until a file matches pattern.
+func waitDownload(t *testing.T, pattern string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing matches %s", pattern)
+		}
+		time.Sleep(50 * time.Millisecond) // bounded above; Chrome tells no one it wrote a file
+	}
+}
+
+// TestDownloadDirs: OnDownloads sends the default context's downloads to
+// its directory at launch, and a named context's to its own when the
+// context is made, asked with the call that made it; the name a page
+// suggests does not lead out. SetDownloadDir changes a context later.
+func TestDownloadDirs(t *testing.T) {
+	site := downloadPage(t)
+	root := t.TempDir()
+	type key struct{}
+	var mu sync.Mutex
+	asked := map[string]any{}
+	b := New(Config{})
+	t.Cleanup(func() { b.Close() })
+	b.OnDownloads(func(ctx context.Context, name string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[name] = ctx.Value(key{})
+		return filepath.Join(root, "ctx-"+name)
+	})
+	needChrome(t)
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	download(t, p, site.URL)
+	waitDownload(t, filepath.Join(root, "ctx-", "*escape.txt"))
+
+	ctx := context.WithValue(t.Context(), key{}, "the call")
+	q, err := b.NewPage(ctx, true, InContext("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	download(t, q, site.URL)
+	waitDownload(t, filepath.Join(root, "ctx-alice", "*escape.txt"))
+	mu.Lock()
+	if asked["alice"] != "the call" {
+		t.Errorf("the named context's rule was asked with %v, want the call's context", asked["alice"])
+	}
+	mu.Unlock()
+
+	later := filepath.Join(root, "later")
+	if err := b.SetDownloadDir(t.Context(), "", later); err != nil {
+		t.Fatal(err)
+	}
+	download(t, p, site.URL)
+	waitDownload(t, filepath.Join(later, "*escape.txt"))
+	if fi, err := os.Stat(later); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the download directory: %v %v, want mode 0700", fi, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, "escape*")); len(m) > 0 {
+		t.Errorf("a download left its directory: %v", m)
+	}
+}
