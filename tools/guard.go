@@ -71,6 +71,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), nil
 	}
 	defer unbind()
+	ctx = pagelock.WithAgent(ctx, lockAgent(ctx))
 	defer func() {
 		if err := s.fenced(ctx); err != nil {
 			res = toolError(err) // its session was taken over or ended: the result is void
@@ -104,6 +105,21 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		c.startURL = page.URL()
 	}
 	return s.runBounded(ctx, t, c, g), page
+}
+
+// lockAgent is who a call waits as in the lock queues (pagelock.WithAgent):
+// its bearer token when it has one, so that the agent names one token may
+// give share one bound and one turn, else its agent's identity; "" on stdio,
+// whose one client is the only agent.
+func lockAgent(ctx context.Context) string {
+	a, ok := agents.From(ctx)
+	switch {
+	case !ok:
+		return ""
+	case a.Token != "":
+		return "token:" + a.Token
+	}
+	return a.ID
 }
 
 // logCall writes one line for a call, with its agent and page.
