@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -174,4 +175,145 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// statsFor returns the Stats entry of key in e's locks.
+func (e *fairEnv) statsFor(key pagelock.Key) pagelock.KeyStats {
+	for _, s := range e.srv.locks.Stats() {
+		if s.Key == key {
+			return s
+		}
+	}
+	return pagelock.KeyStats{}
+}
+
+// TestAttackTraceHeldByOther: while alice records a trace, bob's
+// performance_start_trace and performance-scoring lighthouse_audit fail at
+// once saying that another agent holds tracing for a trace, without naming
+// alice or her page; with wait: true bob's start waits in line and starts
+// once alice stops hers. Alice's own second start keeps its old answer.
+func TestAttackTraceHeldByOther(t *testing.T) {
+	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
+	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")
+	alicePage, bobPage := newPageAs(t, alice, "/form.html"), newPageAs(t, bob, "/form.html")
+	noReload := map[string]any{"reload": false, "autoStop": false}
+	args := func(page int, extra map[string]any) map[string]any {
+		a := map[string]any{"pageId": page}
+		for k, v := range noReload {
+			a[k] = v
+		}
+		for k, v := range extra {
+			a[k] = v
+		}
+		return a
+	}
+	if text, failed := use(t, alice, "performance_start_trace", args(alicePage, nil)); failed {
+		t.Fatal(text)
+	}
+	text, failed := use(t, bob, "performance_start_trace", args(bobPage, nil))
+	if !failed {
+		t.Fatalf("bob started a trace while alice's records: %s", text)
+	}
+	mustContain(t, text, "the tracing resource is held by another agent (a performance trace); try again later, or pass wait: true")
+	for _, leak := range []string{"alice", fmt.Sprintf("page %d", alicePage)} {
+		if strings.Contains(text, leak) {
+			t.Errorf("bob's error names %q: %s", leak, text)
+		}
+	}
+	text, failed = use(t, bob, "lighthouse_audit", map[string]any{"pageId": bobPage, "mode": "snapshot", "categories": []string{"performance"}})
+	if !failed {
+		t.Fatalf("bob's performance audit ran while alice's trace records: %s", text)
+	}
+	mustContain(t, text, "the tracing resource is held by another agent (a performance trace)")
+
+	// Alice's own second start, on her page: the answer of before.
+	text, _ = use(t, alice, "performance_start_trace", args(alicePage, nil))
+	mustContain(t, text, fmt.Sprintf("a performance trace is already running on page %d", alicePage))
+
+	waited := make(chan string, 1)
+	go func() {
+		text, failed := callAs(t.Context(), bob, "performance_start_trace", args(bobPage, map[string]any{"wait": true}))
+		if failed {
+			text = "failed: " + text
+		}
+		waited <- text
+	}()
+	waitFor(t, func() bool { return e.statsFor(pagelock.Tracing).Queued == 1 })
+	select {
+	case text := <-waited:
+		t.Fatalf("bob's start with wait: true answered while alice's trace records: %s", text)
+	default:
+	}
+	if text, failed := use(t, alice, "performance_stop_trace", map[string]any{"pageId": alicePage}); failed {
+		t.Fatal(text)
+	}
+	if text := <-waited; strings.HasPrefix(text, "failed: ") {
+		t.Fatalf("bob's start after alice's stop: %s", text)
+	}
+	if text, failed := use(t, bob, "performance_stop_trace", map[string]any{"pageId": bobPage}); failed {
+		t.Fatal(text)
+	}
+}
+
+// TestAttackTraceHeldByOtherGlobal: in global mode another agent's open
+// trace fails bob's start at once, with wait: true as well, saying why it
+// cannot wait.
+func TestAttackTraceHeldByOtherGlobal(t *testing.T) {
+	e := newFairEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: 2 * time.Minute})
+	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")
+	alicePage, bobPage := newPageAs(t, alice, "/form.html"), newPageAs(t, bob, "/form.html")
+	if text, failed := use(t, alice, "performance_start_trace", map[string]any{"pageId": alicePage, "reload": false, "autoStop": false}); failed {
+		t.Fatal(text)
+	}
+	for _, wait := range []bool{false, true} {
+		text, failed := use(t, bob, "performance_start_trace", map[string]any{"pageId": bobPage, "reload": false, "autoStop": false, "wait": wait})
+		if !failed {
+			t.Fatalf("wait %t: bob started a trace while alice's records: %s", wait, text)
+		}
+		mustContain(t, text, "the tracing resource is held by another agent (a performance trace); try again later: with --lock-mode global a call cannot wait for it")
+		if strings.Contains(text, fmt.Sprintf("page %d", alicePage)) {
+			t.Errorf("bob's error names alice's page: %s", text)
+		}
+	}
+	if text, failed := use(t, alice, "performance_stop_trace", map[string]any{"pageId": alicePage}); failed {
+		t.Fatal(text)
+	}
+}
+
+// TestAttackAuditHeldByOther: while another agent's audit holds the
+// browser's Lighthouse resource, bob's lighthouse_audit fails at once saying
+// so; with wait: true it waits in line for it.
+func TestAttackAuditHeldByOther(t *testing.T) {
+	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
+	bob := e.as(t, "bob-secret-1")
+	bobPage := newPageAs(t, bob, "/form.html")
+	// Alice's audit, as the Guard holds it for her call.
+	hold, err := e.srv.locks.Acquire(pagelock.WithOwner(pagelock.WithAgent(t.Context(), "token:alice"), "lighthouse_audit on page 1 for agent token:alice"), pagelock.PageKey(1), pagelock.Audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Release()
+	text, failed := use(t, bob, "lighthouse_audit", map[string]any{"pageId": bobPage, "mode": "snapshot"})
+	if !failed {
+		t.Fatalf("bob's audit ran beside alice's: %s", text)
+	}
+	mustContain(t, text, "the audit resource is held by another agent (a Lighthouse audit); try again later, or pass wait: true")
+	if strings.Contains(text, "alice") || strings.Contains(text, "page 1") {
+		t.Errorf("bob's error names alice or her page: %s", text)
+	}
+	if s := e.statsFor(pagelock.PageKey(bobPage)); s.Holder != "" || s.Queued != 0 {
+		t.Errorf("bob's page after the refusal: %+v; want it free", s)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	waited := make(chan string, 1)
+	go func() {
+		text, _ := callAs(ctx, bob, "lighthouse_audit", map[string]any{"pageId": bobPage, "mode": "snapshot", "wait": true})
+		waited <- text
+	}()
+	waitFor(t, func() bool { return e.statsFor(pagelock.Audit).Queued == 1 })
+	cancel()
+	<-waited
+	waitFor(t, func() bool { return e.statsFor(pagelock.Audit).Queued == 0 })
 }

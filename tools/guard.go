@@ -77,7 +77,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			res = toolError(err) // its session was taken over or ended: the result is void
 		}
 	}()
-	r, page, release, err := s.admit(ctx, t, id, ticket)
+	r, page, release, err := s.admit(ctx, t, id, ticket, !req.GetBool("wait", false))
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -145,8 +145,10 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // admit does what a call does in its turn: it starts Chrome, waits for the
 // selection changes that came before it when it acts on the selected page,
 // resolves its page and reserves its locks. release ends the call's hold on
-// the selection, for tools that change it.
-func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
+// the selection, for tools that change it. Unless wait, a call fails at once
+// for a browser-wide resource of the tool's that another agent holds
+// (pagelock.FailIfHeldByOther, performance.go's heldByOther).
+func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Ticket, noWait bool) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
 	if err := ticket.Turn(ctx); err != nil {
 		return nil, nil, nil, err
 	}
@@ -170,7 +172,12 @@ func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Tic
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
-		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p)), keys...)
+		lctx := pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p))
+		if noWait && len(t.resources) > 0 {
+			lctx = pagelock.FailIfHeldByOther(lctx, t.resources...)
+		}
+		r, err = s.locks.Reserve(lctx, keys...)
+		err = s.heldError(err)
 	}
 	if err != nil {
 		return nil, nil, nil, err
