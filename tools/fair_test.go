@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -316,4 +317,43 @@ func TestAttackAuditHeldByOther(t *testing.T) {
 	cancel()
 	<-waited
 	waitFor(t, func() bool { return e.statsFor(pagelock.Audit).Queued == 0 })
+}
+
+// TestAttackHugeEvaluate: alice's script returns a 128 MiB string; it is cut
+// inside the page, so pagemux allocates a small part of it, the browser is
+// not restarted, and bob's call meanwhile answers.
+func TestAttackHugeEvaluate(t *testing.T) {
+	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
+	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")
+	alicePage, bobPage := newPageAs(t, alice, "/form.html"), newPageAs(t, bob, "/form.html")
+	launches, _, _ := e.b.Counts()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	bobDone := make(chan string, 1)
+	go func() {
+		text, failed := callAs(t.Context(), bob, "evaluate_script", map[string]any{"pageId": bobPage, "function": "() => 'bob here'"})
+		if failed {
+			text = "failed: " + text
+		}
+		bobDone <- text
+	}()
+	text, failed := use(t, alice, "evaluate_script", map[string]any{"pageId": alicePage, "function": "() => 'x'.repeat(128 << 20)"})
+	runtime.ReadMemStats(&after)
+	if failed {
+		t.Fatalf("the huge script failed: %s", text)
+	}
+	mustContain(t, text, "cut: the value is 134217730 characters of JSON, the first 262144 shown")
+	if len(text) > 300<<10 {
+		t.Errorf("the answer is %d bytes", len(text))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("pagemux allocated %d MiB during the call; want well under the 128 MiB of the value", alloc>>20)
+	}
+	mustContain(t, <-bobDone, "bob here")
+	if now, _, _ := e.b.Counts(); now != launches {
+		t.Errorf("Chrome was launched %d times during the call", now-launches)
+	}
+	// A value cut in the page and one that was not give the same JSON.
+	small, _ := use(t, alice, "evaluate_script", map[string]any{"pageId": alicePage, "function": "async () => ({a: [1, 'é'], b: null})"})
+	mustContain(t, small, `{"a":[1,"é"],"b":null}`)
 }

@@ -67,7 +67,7 @@ type tracer struct {
 // traceRun is one trace, from start to its result.
 type traceRun struct {
 	page    *browser.Page
-	agent   string          // the agent that started it, as the locks know it (lockAgent)
+	agent   string // the agent that started it, as the locks know it (lockAgent)
 	trace   *browser.Trace
 	hold    *pagelock.Guard // the trace-level hold; nil in global mode
 	path    string          // where performance_start_trace asked to save it
