@@ -85,11 +85,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	tokenFile := ""
 	bf := addBrowserFlags(fs, &c.browser, &c.isolated)
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
-	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one FIFO lock for every call) or page (one FIFO lock per page, so tabs work in parallel)")
+	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")
 	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks; past it the call is stopped (a running script is terminated) and its locks released ("+tools.OwnBounds()+" at least)")
-	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls that may wait per lock; past it a call fails at once as busy")
+	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls one agent may have waiting per lock (with --http an agent is its token); past it that agent's next call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
 	fs.StringVar(&c.pages, "pages", "owned", "with --http, `MODE` owned (a page belongs to the agent that opened it) or shared (every agent sees every page)")
@@ -104,7 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.joinAgent, "agent", "", "with --join, the agent `NAME` this bridge is: bridges of one token and name are one agent, and a new one takes over its pages (default: a name of its own, join-PID)")
 	fs.StringVar(&tokenFile, "auth-token-file", "", "with --http, read NAME=SECRET tokens from `FILE`, one a line")
 	fs.Var(&origins, "allowed-origin", "with --http, an `ORIGIN` (such as http://localhost:6274) browser requests may come from; repeatable (default none: requests with an Origin header are refused)")
-	fs.Int64Var(&c.http.MaxBody, "max-body", serve.DefaultMaxBody, "with --http, the largest request body in `BYTES`")
+	fs.Int64Var(&c.http.MaxBody, "max-body", serve.DefaultMaxBody, fmt.Sprintf("with --http, the largest request body in `BYTES`; a request's headers must arrive within %.0fs and its body within %.0fs, a keep-alive connection idle for %.0fs is closed, and at most %d connections are open at once",
+		serve.DefaultHeaderTimeout.Seconds(), serve.DefaultBodyTimeout.Seconds(), serve.DefaultIdleTimeout.Seconds(), serve.DefaultMaxConns))
 	fs.BoolVar(&c.allowFiles, "allow-file-navigations", false, "let tabs load file: URLs over --http too (refused there by default: any agent could read the host's files; on stdio they load unless --no-file-navigations)")
 	fs.BoolVar(&c.noFiles, "no-file-navigations", false, "refuse file: URLs on stdio too (allowed there by default, as chrome-devtools-mcp does)")
 	fs.Var(&c.allowedURLs, "allowed-url", "let tabs load only URLs matching `PATTERN`; repeatable (about:blank always loads). PATTERN: "+policy.PatternSyntax)

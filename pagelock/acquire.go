@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -33,6 +34,8 @@ func (r reason) String() string {
 type waiter struct {
 	ctx     context.Context
 	owner   string
+	agent   string        // WithAgent's, "" if none
+	noWait  []Key         // FailIfHeldByOther's keys
 	keys    []Key         // all the call's keys, for Close to match
 	slots   []slot        // one per lock of the call, in Guard.fifos order
 	ready   chan struct{} // one value per lock handed over after queuing
@@ -57,6 +60,10 @@ type slot struct {
 	holder     string // f's holder when w queued, for Guard.WaitedFor
 	since      instant
 	prev, next *slot
+	// g is w's agent's part of f's queue while queued; gprev and gnext
+	// link it there.
+	g            *group
+	gprev, gnext *slot
 }
 
 // Acquire waits, in strict FIFO order of arrival, for every lock that keys
@@ -124,12 +131,12 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 		l.failed(g.fifos[0], err)
 		return nil, nil, err
 	}
-	owner := ownerOf(ctx)
-	if g.tryLockAll(owner) {
+	owner, agent := ownerOf(ctx), agentOf(ctx)
+	if g.tryLockAll(owner, agent) {
 		g, err := l.acquired(g, nil)
 		return g, nil, err
 	}
-	w, err := l.register(ctx, g, owner)
+	w, err := l.register(ctx, g, owner, agent)
 	if err != nil {
 		l.failed(g.fifos[0], err)
 		return nil, nil, err
@@ -177,7 +184,7 @@ func (l *Locker) failed(f *fifo, err error) {
 	switch {
 	case errors.Is(err, ErrTimeout):
 		why = "timeout"
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrHeld):
 		why = "busy"
 	case errors.Is(err, ErrClosed):
 		why = "closed"
@@ -186,9 +193,9 @@ func (l *Locker) failed(f *fifo, err error) {
 }
 
 // tryLockAll takes every lock of g if all are free, and none otherwise.
-func (g *Guard) tryLockAll(owner string) bool {
+func (g *Guard) tryLockAll(owner, agent string) bool {
 	if len(g.fifos) == 1 {
-		return g.fifos[0].tryLock(owner)
+		return g.fifos[0].tryLock(owner, agent)
 	}
 	for _, f := range g.fifos {
 		f.mu.Lock()
@@ -200,7 +207,7 @@ func (g *Guard) tryLockAll(owner string) bool {
 	if free {
 		now := monoNow()
 		for _, f := range g.fifos {
-			f.grant(owner, now)
+			f.grant(owner, agent, now)
 			f.st.acquired++
 		}
 	}
@@ -212,7 +219,9 @@ func (g *Guard) tryLockAll(owner string) bool {
 
 // queueAll takes the free locks of w and queues w on the held ones, in one
 // step under all their mutexes (taken in key order). It fails with
-// *BusyError, taking and queuing nothing, if a queue is full.
+// *BusyError, taking and queuing nothing, if w's agent has Options.MaxQueue
+// waiters on one of them already, and with *HeldError if another agent holds
+// or waits for a lock w asked not to wait for.
 func (l *Locker) queueAll(w *waiter) (err error) {
 	var full *fifo
 	defer func() { // deferred first, so it runs after the mutexes are given back
@@ -229,10 +238,20 @@ func (l *Locker) queueAll(w *waiter) (err error) {
 		}
 	}()
 	for _, s := range w.slots {
-		if f := s.f; f.held && l.maxQueue > 0 && f.queued >= l.maxQueue {
+		f := s.f
+		if !f.held {
+			continue
+		}
+		mine, others := f.waitingOf(w.agent)
+		if l.maxQueue > 0 && mine >= l.maxQueue {
 			f.st.busy++
 			full = f
-			return &BusyError{Key: s.key, Queued: f.queued, Max: l.maxQueue}
+			return &BusyError{Key: s.key, Queued: mine, Max: l.maxQueue, PerAgent: w.agent != ""}
+		}
+		if (f.agent != w.agent || others) && l.mode == PerPage && slices.Contains(w.noWait, s.key) {
+			f.st.busy++
+			full = f
+			return &HeldError{Key: s.key, Holder: f.owner}
 		}
 	}
 	now := monoNow()
@@ -240,7 +259,7 @@ func (l *Locker) queueAll(w *waiter) (err error) {
 		s := &w.slots[i]
 		s.since = now
 		if !s.f.held {
-			s.f.grant(w.owner, now)
+			s.f.grant(w.owner, w.agent, now)
 			s.f.st.acquired++
 			s.granted = true
 			continue
@@ -335,10 +354,12 @@ func (w *waiter) timeout() <-chan time.Time {
 
 // register makes a waiter for g known to Close before it queues anywhere, so
 // a key that closes from now on wakes it, and fails if a key closed already.
-func (l *Locker) register(ctx context.Context, g *Guard, owner string) (*waiter, error) {
+func (l *Locker) register(ctx context.Context, g *Guard, owner, agent string) (*waiter, error) {
 	w := &waiter{
 		ctx:    ctx,
 		owner:  owner,
+		agent:  agent,
+		noWait: noWaitOf(ctx),
 		keys:   g.keys,
 		slots:  make([]slot, len(g.fifos)),
 		ready:  make(chan struct{}, len(g.fifos)),

@@ -20,6 +20,8 @@ const (
 	ErrBusy Error = "lock queue is full"
 	// ErrClosed is wrapped by ClosedError.
 	ErrClosed Error = "lock key is closed"
+	// ErrHeld is wrapped by HeldError.
+	ErrHeld Error = "lock key is held by another agent"
 )
 
 // The hints name the server's flags that set Options.Timeout and
@@ -53,11 +55,13 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Unwrap() error { return ErrTimeout }
 
 // BusyError is returned at once, without queuing, when Options.MaxQueue calls
-// already wait for a lock. It does not say who holds the lock.
+// of the caller's agent already wait for a lock. It does not say who holds
+// the lock, nor how many calls other agents queued.
 type BusyError struct {
-	Key    Key // the key whose lock was full
-	Queued int // the calls waiting for it
-	Max    int // Options.MaxQueue
+	Key      Key  // the key whose lock was full
+	Queued   int  // the calls of the caller's agent waiting for it
+	Max      int  // Options.MaxQueue
+	PerAgent bool // the caller named its agent (WithAgent)
 }
 
 // Error says which key is busy, how many calls queue for it, and what to do
@@ -66,6 +70,10 @@ func (e *BusyError) Error() string {
 	calls := "calls"
 	if e.Queued == 1 {
 		calls = "call"
+	}
+	if e.PerAgent {
+		return fmt.Sprintf("%s is busy: %d %s of this agent already queued (--max-queue %d per agent); %s, once some of them have answered",
+			e.Key, e.Queued, calls, e.Max, busyHint)
 	}
 	return fmt.Sprintf("%s is busy: %d %s already queued (--max-queue %d); %s",
 		e.Key, e.Queued, calls, e.Max, busyHint)
@@ -86,3 +94,20 @@ func (e *ClosedError) Error() string { return e.Key.String() + " is closed" }
 
 // Unwrap makes errors.Is(err, ErrClosed) hold.
 func (e *ClosedError) Unwrap() error { return ErrClosed }
+
+// HeldError is returned at once, without queuing, for a key the call asked
+// not to wait for behind another agent (FailIfHeldByOther). It does not name
+// that agent; Holder, the holder's owner name, is for the caller to say what
+// the lock is held for, not to show.
+type HeldError struct {
+	Key    Key
+	Holder string
+}
+
+// Error says which key is held by another agent and what to do next.
+func (e *HeldError) Error() string {
+	return e.Key.String() + " is held by another agent; " + busyHint
+}
+
+// Unwrap makes errors.Is(err, ErrHeld) hold.
+func (e *HeldError) Unwrap() error { return ErrHeld }

@@ -16,20 +16,39 @@ import (
 // semaphore keeps its queue private, so those would race with it.
 //
 // Invariant: a waiter is queued only while the lock is held, because a
-// release hands the lock straight to the first waiter. So a free lock has an
+// release hands the lock straight to the next waiter. So a free lock has an
 // empty queue, and tryLock taking a free lock never jumps the queue.
+//
+// The queue is also kept by agent (see WithAgent), for Options.MaxQueue,
+// which bounds each agent's waiters, and, when rr is set, for turns: the
+// next holder is then the first waiter of the agent whose turn it is, the
+// agents with waiters taking turns in the order they began to wait. Within
+// one agent the order is always that of arrival.
 type fifo struct {
 	name   Key
 	obs    Observer    // the Locker's; nil if none
 	closed atomic.Bool // PerPage mode: Close dropped this lock from its Locker
+	rr     bool        // agents take turns (Global mode); else strict FIFO
 
-	mu         sync.Mutex
-	held       bool
-	owner      string  // the holder's owner name; "" when free
-	since      instant // when the holder got the lock
-	head, tail *slot   // the queue, first arrival at head
-	queued     int
-	st         counters
+	mu          sync.Mutex
+	held        bool
+	owner       string  // the holder's owner name; "" when free
+	agent       string  // the holder's agent; "" when free or unnamed
+	since       instant // when the holder got the lock
+	head, tail  *slot   // the queue, first arrival at head
+	queued      int
+	groups      map[string]*group // the queue by agent; agents without waiters drop out
+	first, last *group            // the agents with waiters, next turn first
+	st          counters
+}
+
+// group is the part of one fifo's queue that is one agent's, in order of
+// arrival, and that agent's place in the turns.
+type group struct {
+	agent      string
+	head, tail *slot
+	n          int
+	prev, next *group
 }
 
 // counters are the running totals of one lock, guarded by fifo.mu.
@@ -41,13 +60,13 @@ type counters struct {
 // closedFifo marks a closed key in Locker.locks. It is never locked.
 var closedFifo = &fifo{name: "closed"}
 
-// tryLock takes f for owner if f is free, without waiting.
-func (f *fifo) tryLock(owner string) bool {
+// tryLock takes f for owner of agent if f is free, without waiting.
+func (f *fifo) tryLock(owner, agent string) bool {
 	now := monoNow()
 	f.mu.Lock()
 	free := !f.held
 	if free {
-		f.grant(owner, now)
+		f.grant(owner, agent, now)
 		f.st.acquired++
 	}
 	f.mu.Unlock()
@@ -128,54 +147,144 @@ func (f *fifo) stats(now instant) KeyStats {
 	return s
 }
 
-// grant makes owner the holder from now. f.mu must be held.
-func (f *fifo) grant(owner string, now instant) {
+// grant makes owner, of agent, the holder from now. f.mu must be held.
+func (f *fifo) grant(owner, agent string, now instant) {
 	f.held = true
 	f.owner = owner
+	f.agent = agent
 	f.since = now
 }
 
-// handoff passes f from its holder to the first waiter, or frees it. f.mu
+// handoff passes f from its holder to the next waiter, or frees it. f.mu
 // must be held.
 func (f *fifo) handoff(now instant) {
-	s := f.head
+	s := f.next()
 	if s == nil {
 		f.held = false
-		f.owner = ""
+		f.owner, f.agent = "", ""
 		return
 	}
+	g := s.g
 	f.remove(s)
-	f.grant(s.w.owner, now)
+	if f.rr && g.n > 0 {
+		f.unring(g) // its turn is over: to the back of the turns
+		f.ring(g)
+	}
+	f.grant(s.w.owner, s.w.agent, now)
 	s.granted = true
 	s.w.ready <- struct{}{} // never blocks: room for one value per slot
 }
 
-// push appends w to the queue. f.mu must be held.
-func (f *fifo) push(w *slot) {
-	w.prev, w.next = f.tail, nil
-	if f.tail == nil {
-		f.head = w
-	} else {
-		f.tail.next = w
+// next returns the waiter a release hands f to: the first to arrive, or,
+// when agents take turns, the first of the agent whose turn it is. An agent
+// whose call just held f lets the others go first. f.mu must be held.
+func (f *fifo) next() *slot {
+	if !f.rr || f.first == nil {
+		return f.head
 	}
-	f.tail = w
-	f.queued++
+	g := f.first
+	if g.agent == f.agent && g.next != nil {
+		g = g.next
+	}
+	return g.head
 }
 
-// remove unlinks w from the queue. f.mu must be held.
-func (f *fifo) remove(w *slot) {
-	if w.prev == nil {
-		f.head = w.next
-	} else {
-		w.prev.next = w.next
+// waitingOf returns how many waiters of agent queue for f, and whether a
+// waiter of another agent does. f.mu must be held.
+func (f *fifo) waitingOf(agent string) (mine int, others bool) {
+	if g := f.groups[agent]; g != nil {
+		mine = g.n
 	}
-	if w.next == nil {
-		f.tail = w.prev
+	return mine, f.queued > mine
+}
+
+// push appends s to the queue, and to its agent's. f.mu must be held.
+func (f *fifo) push(s *slot) {
+	s.prev, s.next = f.tail, nil
+	if f.tail == nil {
+		f.head = s
 	} else {
-		w.next.prev = w.prev
+		f.tail.next = s
 	}
-	w.prev, w.next = nil, nil
+	f.tail = s
+	f.queued++
+
+	g := f.groups[s.w.agent]
+	if g == nil {
+		if f.groups == nil {
+			f.groups = make(map[string]*group)
+		}
+		g = &group{agent: s.w.agent}
+		f.groups[g.agent] = g
+		f.ring(g)
+	}
+	s.g, s.gprev, s.gnext = g, g.tail, nil
+	if g.tail == nil {
+		g.head = s
+	} else {
+		g.tail.gnext = s
+	}
+	g.tail = s
+	g.n++
+}
+
+// remove unlinks s from the queue and from its agent's. f.mu must be held.
+func (f *fifo) remove(s *slot) {
+	if s.prev == nil {
+		f.head = s.next
+	} else {
+		s.prev.next = s.next
+	}
+	if s.next == nil {
+		f.tail = s.prev
+	} else {
+		s.next.prev = s.prev
+	}
+	s.prev, s.next = nil, nil
 	f.queued--
+
+	g := s.g
+	if s.gprev == nil {
+		g.head = s.gnext
+	} else {
+		s.gprev.gnext = s.gnext
+	}
+	if s.gnext == nil {
+		g.tail = s.gprev
+	} else {
+		s.gnext.gprev = s.gprev
+	}
+	s.g, s.gprev, s.gnext = nil, nil, nil
+	if g.n--; g.n == 0 {
+		f.unring(g)
+		delete(f.groups, g.agent)
+	}
+}
+
+// ring gives g the last turn. f.mu must be held.
+func (f *fifo) ring(g *group) {
+	g.prev, g.next = f.last, nil
+	if f.last == nil {
+		f.first = g
+	} else {
+		f.last.next = g
+	}
+	f.last = g
+}
+
+// unring takes g out of the turns. f.mu must be held.
+func (f *fifo) unring(g *group) {
+	if g.prev == nil {
+		f.first = g.next
+	} else {
+		g.prev.next = g.next
+	}
+	if g.next == nil {
+		f.last = g.prev
+	} else {
+		g.next.prev = g.prev
+	}
+	g.prev, g.next = nil, nil
 }
 
 // instant is a reading of the monotonic clock, as an offset from epoch. The

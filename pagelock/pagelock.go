@@ -3,8 +3,15 @@
 // A Locker runs in one of two modes. In Global mode every call takes the same
 // lock, so one tool call at a time touches the browser. In PerPage mode each
 // page, and each browser-wide resource such as tracing or a Lighthouse audit,
-// has its own lock, so calls on different pages run side by side. Either way
-// waiters are served strictly in the order they arrived.
+// has its own lock, so calls on different pages run side by side.
+//
+// The calls of one agent (see WithAgent) are served strictly in the order
+// they arrived, in both modes. Between agents, PerPage mode keeps that order
+// too, while in Global mode agents take turns: the one lock goes round the
+// agents that wait for it, one call each, so one agent's backlog delays
+// another agent's next call by one call of each agent at most. Options.MaxQueue
+// bounds each agent's waiters, so one agent's backlog never makes another's
+// call fail as busy.
 //
 // The package knows nothing of Chrome or MCP: keys are plain names and owners
 // are plain strings, so it can be tested and benchmarked alone.
@@ -97,8 +104,10 @@ type Options struct {
 	// Acquire fails with *TimeoutError. Zero waits until ctx ends. It does
 	// not bound how long a Guard is held.
 	Timeout time.Duration
-	// MaxQueue bounds the waiters queued on one lock; an Acquire that would
-	// queue past it fails at once with *BusyError. Zero means unbounded.
+	// MaxQueue bounds the waiters one agent (see WithAgent) has queued on
+	// one lock; an Acquire that would queue past it fails at once with
+	// *BusyError. A lock's queue holds at most MaxQueue per agent that
+	// waits, so other agents still queue. Zero means unbounded.
 	MaxQueue int
 	// Observer, if set, is told of every acquisition, release and failure,
 	// for metrics. It is called without any lock's mutex held.
@@ -112,8 +121,9 @@ type Observer interface {
 	Acquired(key Key, waited time.Duration)
 	// Released: a call gave the lock of key back after holding it.
 	Released(key Key, held time.Duration)
-	// Failed: a call gave up on the lock of key: "timeout", "busy",
-	// "cancelled" or "closed".
+	// Failed: a call gave up on the lock of key: "timeout", "busy" (a full
+	// queue, or held by another agent: see FailIfHeldByOther), "cancelled"
+	// or "closed".
 	Failed(key Key, why string)
 }
 
@@ -152,7 +162,13 @@ func New(opts Options) *Locker {
 		waiting:  make(map[*waiter]struct{}),
 	}
 	if l.mode == Global {
-		l.global = &fifo{name: globalKey, obs: l.obs}
+		// Turns between agents are safe on the one lock only: a call that
+		// waits for one lock holds none, so no order of handoffs can make a
+		// cycle. In PerPage mode a call queues for several locks at once
+		// (a page and tracing), and turns on one lock against arrival order
+		// on another could hand each of two calls one lock the other waits
+		// for; strict arrival order on every lock cannot (TestTurnsNotPerPage).
+		l.global = &fifo{name: globalKey, obs: l.obs, rr: true}
 	}
 	return l
 }
@@ -181,4 +197,42 @@ func ownerOf(ctx context.Context) string {
 		return owner
 	}
 	return unnamed
+}
+
+// agentKey is the context key of the agent name.
+type agentKey struct{}
+
+// WithAgent returns a copy of ctx that names the agent the call is for, such
+// as the bearer token it came with. The calls of one agent keep their order
+// of arrival and share its Options.MaxQueue; in Global mode agents take
+// turns. It does not lock anything. An empty name, or none, is the one
+// agent of calls that name none.
+func WithAgent(ctx context.Context, agent string) context.Context {
+	return context.WithValue(ctx, agentKey{}, agent)
+}
+
+// agentOf returns the agent WithAgent put in ctx, or "".
+func agentOf(ctx context.Context) string {
+	agent, _ := ctx.Value(agentKey{}).(string)
+	return agent
+}
+
+// noWaitKey is the context key of FailIfHeldByOther's keys.
+type noWaitKey struct{}
+
+// FailIfHeldByOther returns a copy of ctx whose Acquire or Reserve fails at
+// once with *HeldError, rather than queue, for one of keys that another
+// agent (see WithAgent) holds or waits for. It is for a browser-wide
+// resource, such as Tracing, that a call should not wait for behind another
+// agent unless it asked to. The caller's own agent is waited for as ever. It
+// applies in PerPage mode only: in Global mode every call waits for the one
+// lock, whoever holds it.
+func FailIfHeldByOther(ctx context.Context, keys ...Key) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, keys)
+}
+
+// noWaitOf returns the keys FailIfHeldByOther put in ctx.
+func noWaitOf(ctx context.Context) []Key {
+	keys, _ := ctx.Value(noWaitKey{}).([]Key)
+	return keys
 }

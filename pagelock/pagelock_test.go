@@ -788,7 +788,7 @@ func TestGiveBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := &fifo{name: PageKey(1)}
-		f.tryLock("holder")
+		f.tryLock("holder", "")
 		late := queueOn(f, "late")
 		if tt.next {
 			queueOn(f, "next")
@@ -827,7 +827,7 @@ func TestCloseBeforeAcquireReturns(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
 			g, err := l.newGuard([]Key{PageKey(1)})
-			if err != nil || !g.fifos[0].tryLock("late") {
+			if err != nil || !g.fifos[0].tryLock("late", "") {
 				t.Fatalf("could not take page/1: %v", err)
 			}
 			l.Close(PageKey(1))
@@ -837,7 +837,7 @@ func TestCloseBeforeAcquireReturns(t *testing.T) {
 			if held, _, _ := state(g.fifos[0]); held {
 				t.Error("the lock of a call that failed stays held")
 			}
-			if _, err := l.register(t.Context(), g, "late"); !errors.Is(err, ErrClosed) {
+			if _, err := l.register(t.Context(), g, "late", ""); !errors.Is(err, ErrClosed) {
 				t.Errorf("register after Close: %v; want ErrClosed", err)
 			}
 			if len(l.waiting) != 0 {

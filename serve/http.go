@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/pagelock"
+	"golang.org/x/net/netutil"
 )
 
 // CallNumberHeader numbers a client's tools/call requests from 1, for a
@@ -31,6 +34,25 @@ const CallNumberHeader = "Pagemux-Call"
 
 // DefaultMaxBody bounds an HTTP request body unless HTTPOptions says otherwise.
 const DefaultMaxBody = 4 << 20
+
+// The bounds of one client's connection unless HTTPOptions says otherwise,
+// so that no client, authenticated or not, holds the server's connections
+// or a request by sending slowly or nothing at all. None bounds how long an
+// answer takes: a tool call may run for minutes, and a GET stream for as
+// long as its session.
+const (
+	// DefaultHeaderTimeout bounds the reading of a request's headers.
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultBodyTimeout bounds the reading of a request's body, from the
+	// end of its headers.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection that waited this
+	// long for its next request.
+	DefaultIdleTimeout = time.Minute
+	// DefaultMaxConns bounds the connections open at once; past it a new
+	// connection waits to be accepted until one closes.
+	DefaultMaxConns = 512
+)
 
 // HTTPOptions configure the Streamable HTTP transport.
 type HTTPOptions struct {
@@ -59,6 +81,16 @@ type HTTPOptions struct {
 	// IdleTTL ends a session that sent nothing for this long (its agent
 	// leaves); 0: sessions end only by DELETE.
 	IdleTTL time.Duration
+
+	// HeaderTimeout, BodyTimeout and IdleTimeout bound the reading of a
+	// request's headers, of its body, and the wait of a keep-alive
+	// connection for its next request; 0: DefaultHeaderTimeout,
+	// DefaultBodyTimeout, DefaultIdleTimeout. A request whose body is not
+	// in within BodyTimeout is answered 408 and its connection closed.
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	// MaxConns bounds the connections ServeHTTP keeps open at once;
+	// 0: DefaultMaxConns.
+	MaxConns int
 }
 
 // AgentHeader names one of several agents that share a token (or, without
@@ -93,8 +125,9 @@ type httpHandler struct {
 	mcp     *server.StreamableHTTPServer
 	maxBody int64
 
-	ids      idSwaps
-	sessions sessionTable // httpsession.go
+	ids         idSwaps
+	sessions    sessionTable // httpsession.go
+	bodyTimeout time.Duration
 
 	mu    sync.Mutex
 	lines map[string]*pagelock.Line // by session, else agents.Agent.ID
@@ -106,7 +139,8 @@ type httpHandler struct {
 // Every tools/call of an agent takes its ticket in that agent's line when its
 // request arrives, so one agent's calls on a page run in arrival order.
 func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
-	h := &httpHandler{opts: opts, log: opts.Log, maxBody: opts.MaxBody, lines: map[string]*pagelock.Line{}}
+	h := &httpHandler{opts: opts, log: opts.Log, maxBody: opts.MaxBody, lines: map[string]*pagelock.Line{},
+		bodyTimeout: cmp.Or(opts.BodyTimeout, DefaultBodyTimeout)}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -164,6 +198,7 @@ func (h *httpHandler) healthz(w http.ResponseWriter, r *http.Request) {
 // serveMCP checks the request, takes its ticket, and hands it to mcp-go.
 func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(h.opts.AllowedOrigins, origin) {
+		closeUnread(w, r)
 		httpError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed; start pagemux with --allowed-origin %s to allow it", origin, origin))
 		return
 	}
@@ -183,6 +218,7 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, err := agentName(r)
 	if err != nil {
+		closeUnread(w, r)
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -204,9 +240,14 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		ticket = h.line(agent).TakeNumbered(n)
 		defer ticket.Admit() // a call that never reached its Guard
 	}
-	body, err := readBody(w, r, h.maxBody)
+	body, err := readBody(w, r, h.maxBody, h.bodyTimeout)
 	if err != nil {
 		var tooBig *http.MaxBytesError
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			httpError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v; send it whole, at once", h.bodyTimeout))
+			return
+		}
 		if errors.As(err, &tooBig) {
 			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the %d MiB limit; save big inputs to a file and pass its path", h.maxBody>>20))
 			return
@@ -252,6 +293,7 @@ func (h *httpHandler) authenticate(w http.ResponseWriter, r *http.Request) (stri
 		return name, true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="pagemux"`)
+	closeUnread(w, r)
 	httpError(w, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer <secret of a --auth-token>")
 	return "", false
 }
@@ -300,11 +342,33 @@ func (h *httpHandler) forget(a agents.Agent) {
 	delete(h.lines, lineKey(a))
 }
 
-// readBody reads a body of at most max bytes.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+// readBody reads a body of at most max bytes, within timeout. The deadline
+// is lifted once the body is in: net/http goes on reading the connection to
+// see the client leave, and a deadline passing there would cancel a long
+// tool call. After a failure it stays, so that net/http, which reads what
+// is left of a body before it closes the connection, gives up at once.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	var b bytes.Buffer
 	_, err := b.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	if deadline && err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	return b.Bytes(), err
+}
+
+// closeUnread makes a request refused before its body was read close its
+// connection after the answer, without reading the rest: net/http would
+// otherwise read what is left of the body (before it sends the answer, for
+// a body it can keep the connection after), so a client that sends its body
+// slowly would hold the refusal back, or its connection open, until the
+// body ends.
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 }
 
 type readCloser struct{ *bytes.Reader }
@@ -330,7 +394,20 @@ func ListenHTTP(ctx context.Context, addr string, srv *server.MCPServer, opts HT
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: NewHTTP(srv, opts), ReadHeaderTimeout: 10 * time.Second}
+	return ServeHTTP(ctx, ln, srv, opts)
+}
+
+// ServeHTTP is ListenHTTP on a listener of the caller's, which it closes;
+// it does not check the address. Connections are bounded by opts (see
+// HTTPOptions.HeaderTimeout): no write timeout, so a long answer is never
+// cut.
+func ServeHTTP(ctx context.Context, ln net.Listener, srv *server.MCPServer, opts HTTPOptions) error {
+	hs := &http.Server{
+		Handler:           NewHTTP(srv, opts),
+		ReadHeaderTimeout: cmp.Or(opts.HeaderTimeout, DefaultHeaderTimeout),
+		IdleTimeout:       cmp.Or(opts.IdleTimeout, DefaultIdleTimeout),
+	}
+	ln = netutil.LimitListener(ln, cmp.Or(opts.MaxConns, DefaultMaxConns))
 	if opts.Log != nil {
 		opts.Log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "auth", len(opts.Tokens) > 0)
 	}

@@ -71,12 +71,13 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), nil
 	}
 	defer unbind()
+	ctx = pagelock.WithAgent(ctx, lockAgent(ctx))
 	defer func() {
 		if err := s.fenced(ctx); err != nil {
 			res = toolError(err) // its session was taken over or ended: the result is void
 		}
 	}()
-	r, page, release, err := s.admit(ctx, t, id, ticket)
+	r, page, release, err := s.admit(ctx, t, id, ticket, !req.GetBool("wait", false))
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -106,6 +107,21 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	return s.runBounded(ctx, t, c, g), page
 }
 
+// lockAgent is who a call waits as in the lock queues (pagelock.WithAgent):
+// its bearer token when it has one, so that the agent names one token may
+// give share one bound and one turn, else its agent's identity; "" on stdio,
+// whose one client is the only agent.
+func lockAgent(ctx context.Context) string {
+	a, ok := agents.From(ctx)
+	switch {
+	case !ok:
+		return ""
+	case a.Token != "":
+		return "token:" + a.Token
+	}
+	return a.ID
+}
+
 // logCall writes one line for a call, with its agent and page.
 func (s *Server) logCall(ctx context.Context, tool string, p *browser.Page, took time.Duration, res *mcp.CallToolResult) {
 	attrs := []any{"tool", tool, "took", took, "error", res.IsError}
@@ -129,8 +145,10 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // admit does what a call does in its turn: it starts Chrome, waits for the
 // selection changes that came before it when it acts on the selected page,
 // resolves its page and reserves its locks. release ends the call's hold on
-// the selection, for tools that change it.
-func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
+// the selection, for tools that change it. Unless wait, a call fails at once
+// for a browser-wide resource of the tool's that another agent holds
+// (pagelock.FailIfHeldByOther, performance.go's heldByOther).
+func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Ticket, noWait bool) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
 	if err := ticket.Turn(ctx); err != nil {
 		return nil, nil, nil, err
 	}
@@ -154,7 +172,12 @@ func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Tic
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
-		r, err = s.locks.Reserve(pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p)), keys...)
+		lctx := pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p))
+		if noWait && len(t.resources) > 0 {
+			lctx = pagelock.FailIfHeldByOther(lctx, t.resources...)
+		}
+		r, err = s.locks.Reserve(lctx, keys...)
+		err = s.heldError(err)
 	}
 	if err != nil {
 		return nil, nil, nil, err

@@ -171,7 +171,7 @@ func evalAs(t *testing.T, c *client.Client, page int, fn string) string {
 // waitFor polls cond until it holds, failing the test after a while.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

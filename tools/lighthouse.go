@@ -36,6 +36,7 @@ type lighthouseArgs struct {
 	Device        string   `json:"device,omitempty" jsonschema:"Device to emulate."`
 	OutputDirPath string   `json:"outputDirPath,omitempty" jsonschema:"Directory for reports. If omitted, uses temporary files."`
 	Categories    []string `json:"categories,omitempty" jsonschema:"Lighthouse categories to audit. Default: accessibility, best-practices and seo; add performance to score it too (slower)."`
+	waitArg
 }
 
 // How an audit runs beside the other calls: it holds its page's lock and
@@ -83,7 +84,7 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	}
 	req.TargetID = string(c.page.TargetID)
 	if slices.Contains(req.Categories, "performance") {
-		release, err := s.holdTracing(ctx)
+		release, err := s.holdTracing(ctx, a.Wait)
 		if err != nil {
 			return err
 		}
@@ -110,19 +111,30 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 
 // holdTracing takes the tracing resource for an audit that scores
 // performance, as Lighthouse records a trace for it and Chrome runs one
-// trace at a time. A trace that an agent started fails the audit at once:
-// waiting for it could mean waiting for a performance_stop_trace on the very
-// page the audit holds. In global mode the call's one lock covers tracing.
-func (s *Server) holdTracing(ctx context.Context) (release func(), err error) {
+// trace at a time. A trace that the agent itself started fails the audit at
+// once: waiting for it could mean waiting for a performance_stop_trace on
+// the very page the audit holds. Another agent's trace or hold fails it at
+// once too, unless wait asks to wait in line (page mode only: see
+// heldByOther). In global mode the call's one lock covers tracing.
+func (s *Server) holdTracing(ctx context.Context, wait bool) (release func(), err error) {
 	if run := s.perf.running(); run != nil {
-		return nil, fmt.Errorf("%w; Lighthouse's performance audit records a trace of its own, so stop that one first, or audit without the performance category", run.busyError())
+		if err := s.traceInTheWay(run, lockAgent(ctx), wait); err != nil {
+			return nil, err
+		}
+		if run.agent == lockAgent(ctx) {
+			return nil, fmt.Errorf("%w; Lighthouse's performance audit records a trace of its own, so stop that one first, or audit without the performance category", run.busyError())
+		}
 	}
 	if s.locks.Mode() != pagelock.PerPage {
 		return func() {}, nil
 	}
-	g, err := s.locks.Acquire(pagelock.WithOwner(ctx, "lighthouse_audit"), pagelock.Tracing)
+	lctx := pagelock.WithOwner(ctx, "lighthouse_audit")
+	if !wait {
+		lctx = pagelock.FailIfHeldByOther(lctx, pagelock.Tracing)
+	}
+	g, err := s.locks.Acquire(lctx, pagelock.Tracing)
 	if err != nil {
-		return nil, err
+		return nil, s.heldError(err)
 	}
 	return g.Release, nil
 }

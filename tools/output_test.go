@@ -108,7 +108,8 @@ func TestMaxOutput(t *testing.T) {
 	}
 
 	long := e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 'x'.repeat(20000)"})
-	mustContain(t, long, "… (cut: the text is ", "pass filePath to save all of it, or return a smaller part)")
+	// Cut inside the page, before it crossed CDP (script.go's pageCut).
+	mustContain(t, long, "… (cut: the value is 20002 characters of JSON, the first ", "or pass filePath to save all of it)")
 	if n := utf8.RuneCountInString(long); n > limit+300 {
 		t.Errorf("evaluate_script answer of %d characters, want about %d", n, limit)
 	}

@@ -67,6 +67,7 @@ type tracer struct {
 // traceRun is one trace, from start to its result.
 type traceRun struct {
 	page    *browser.Page
+	agent   string // the agent that started it, as the locks know it (lockAgent)
 	trace   *browser.Trace
 	hold    *pagelock.Guard // the trace-level hold; nil in global mode
 	path    string          // where performance_start_trace asked to save it
@@ -105,6 +106,13 @@ type startTraceArgs struct {
 	AutoStop    *bool `json:"autoStop,omitempty" jsonschema:"Determines if the trace recording should be automatically stopped. Default is true."`
 	IgnoreCache bool  `json:"ignoreCache,omitempty" jsonschema:"Whether to bypass the HTTP cache when reloading the page, to measure a cold page load. Only applies if reload is true."`
 	filePathArg
+	waitArg
+}
+
+// waitArg is the parameter of the tools that need a browser-wide resource
+// (tracing, a Lighthouse audit) that another agent may hold.
+type waitArg struct {
+	Wait bool `json:"wait,omitempty" jsonschema:"If another agent holds the browser's tracing or Lighthouse resource, wait in line for it (up to the server's lock timeout) instead of failing at once. Default is false."`
 }
 
 func (s *Server) startTrace() tool {
@@ -115,7 +123,7 @@ func (s *Server) startTrace() tool {
 			if err != nil {
 				return err
 			}
-			run, err := s.beginTrace(ctx, c.page, path)
+			run, err := s.beginTrace(ctx, c.page, path, a.Wait)
 			if err != nil {
 				return err
 			}
@@ -211,7 +219,10 @@ func (s *Server) tracePath(ctx context.Context, path string) (string, error) {
 }
 
 // beginTrace takes the trace-level hold of tracing and makes Chrome record.
-func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (*traceRun, error) {
+// Another agent's trace or audit fails the start at once unless wait is set
+// (see heldByOther).
+func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string, wait bool) (*traceRun, error) {
+	me := lockAgent(ctx)
 	if run := s.perf.running(); run != nil {
 		select {
 		case <-run.stopping:
@@ -222,6 +233,9 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (
 				return nil, ctx.Err()
 			}
 		default:
+			if err := s.traceInTheWay(run, me, wait); err != nil {
+				return nil, err
+			}
 			if run.page == p || s.locks.Mode() == pagelock.Global {
 				return nil, run.busyError()
 			}
@@ -230,12 +244,16 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (
 	var hold *pagelock.Guard
 	if s.locks.Mode() == pagelock.PerPage {
 		owner := fmt.Sprintf("performance_start_trace on page %d", p.ID)
-		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, owner), pagelock.Tracing)
+		lctx := pagelock.WithOwner(ctx, owner)
+		if !wait {
+			lctx = pagelock.FailIfHeldByOther(lctx, pagelock.Tracing)
+		}
+		g, err := s.locks.Acquire(lctx, pagelock.Tracing)
 		if err != nil {
 			if errors.Is(err, pagelock.ErrTimeout) {
 				return nil, fmt.Errorf("%w (Chrome records one trace at a time: wait for that trace to be stopped, then start yours)", err)
 			}
-			return nil, err
+			return nil, s.heldError(err)
 		}
 		hold = g
 	}
@@ -243,6 +261,9 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (
 	// page closed as the hold came free, or one of global mode.
 	if run := s.perf.running(); run != nil {
 		hold.Release()
+		if err := s.traceInTheWay(run, me, false); err != nil {
+			return nil, err
+		}
 		return nil, run.busyError()
 	}
 	tr, err := p.StartTrace(ctx)
@@ -250,7 +271,7 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (
 		hold.Release()
 		return nil, err
 	}
-	run := &traceRun{page: p, trace: tr, hold: hold, path: path, started: tr.Started, stopping: make(chan struct{}), done: make(chan struct{})}
+	run := &traceRun{page: p, agent: me, trace: tr, hold: hold, path: path, started: tr.Started, stopping: make(chan struct{}), done: make(chan struct{})}
 	s.perf.begin(run)
 	limit := s.perf.maxDuration()
 	go func() {
@@ -265,6 +286,47 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string) (
 		}
 	}()
 	return run, nil
+}
+
+// traceInTheWay fails a call that needs tracing while run, another agent's
+// trace, records, unless wait asks to wait for it and the lock mode lets the
+// call wait (see heldByOther). It is nil for the agent's own trace: that one
+// keeps the errors that name its page.
+func (s *Server) traceInTheWay(run *traceRun, me string, wait bool) error {
+	if run.agent == me || wait && s.locks.Mode() == pagelock.PerPage {
+		return nil
+	}
+	return s.heldByOther(pagelock.Tracing, "a performance trace")
+}
+
+// heldByOther is the error of a call that needs key, a browser-wide
+// resource, while another agent holds it for doing ("a performance trace").
+// It never names that agent or its pages. In page mode the call may wait in
+// line instead, if it passes wait; in global mode it cannot: the other
+// agent's next call, which would end the hold, waits for the one lock this
+// call holds.
+func (s *Server) heldByOther(key pagelock.Key, doing string) error {
+	if s.locks.Mode() == pagelock.Global {
+		return fmt.Errorf("%s is held by another agent (%s); try again later: with --lock-mode global a call cannot wait for it, as the call that ends it waits for the lock this one holds", key, doing)
+	}
+	return fmt.Errorf("%s is held by another agent (%s); try again later, or pass wait: true to wait in line for it (up to --lock-timeout)", key, doing)
+}
+
+// heldError turns a *pagelock.HeldError into heldByOther's error, saying
+// what the holder does from its owner name; other errors pass unchanged.
+func (s *Server) heldError(err error) error {
+	var he *pagelock.HeldError
+	if !errors.As(err, &he) {
+		return err
+	}
+	doing := "a tool call"
+	switch {
+	case strings.HasPrefix(he.Holder, "lighthouse_audit"):
+		doing = "a Lighthouse audit"
+	case strings.HasPrefix(he.Holder, "performance_start_trace"):
+		doing = "a performance trace"
+	}
+	return s.heldByOther(he.Key, doing)
 }
 
 // busyError is the error of a start that cannot wait for run to end.

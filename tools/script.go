@@ -3,11 +3,14 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -87,9 +90,14 @@ func (s *Server) evaluateScript() tool {
 			mark := c.page.NavMark()
 			watch := a.WaitForStableDom == nil && c.page.WatchDOM(ctx) == nil
 			var v json.RawMessage
+			var cut *pageCut
 			if a.Format == "script" {
 				v, err = c.page.EvaluateClassic(ctx, src, dialogAnswer(a.DialogAction))
 			} else {
+				if a.FilePath == "" {
+					cut = newPageCut(s.scriptLimit())
+					src = cut.wrap(src)
+				}
 				v, err = c.page.Evaluate(ctx, src, dialogAnswer(a.DialogAction), a.Args...)
 			}
 			if err == nil && settleAfter(ctx, c.page, a.WaitForStableDom, watch) {
@@ -114,9 +122,70 @@ func (s *Server) evaluateScript() tool {
 				c.resp.say("Script ran on page. Output saved to %s.", full)
 				return nil
 			}
+			if head, total, ok := cut.read(v); ok {
+				c.resp.say("Script ran on page and returned:\n```json\n%s\n%s\n```", unescapeUnicode(head),
+					cutNote("value", total, cut.limit, "characters of JSON", "return a smaller part of it, or pass filePath to save all of it"))
+				return nil
+			}
 			c.resp.say("Script ran on page and returned:\n```json\n%s\n```", formatJSON(v))
 			return nil
 		})
+}
+
+// scriptLimit is how many characters of a script's JSON may cross from the
+// page: maxScriptResult, or nine tenths of --max-output if that is less, so
+// that the result with its note still fits --max-output, cut once.
+func (s *Server) scriptLimit() int {
+	if s.maxOutput > 0 {
+		return max(min(s.maxOutput*9/10, maxScriptResult), 1)
+	}
+	return maxScriptResult
+}
+
+// pageCut cuts a script's value inside the page, before it crosses CDP, so
+// that a huge value costs pagemux nothing: a value whose JSON (as
+// JSON.stringify writes it) is longer than limit comes back as the first
+// limit characters of that JSON and its length, marked with a key of this
+// call's own. A smaller value, or one JSON.stringify cannot write (cycles,
+// BigInt), comes back as it is, as Chrome serializes it. A nil pageCut
+// wraps and reads nothing.
+type pageCut struct {
+	limit int
+	key   string
+}
+
+func newPageCut(limit int) *pageCut {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &pageCut{limit: limit, key: "pagemuxCut" + hex.EncodeToString(b)}
+}
+
+// wrap returns fn (a function's source) wrapped so that its value, or the
+// value its promise resolves to, is cut as pageCut says. The wrapper is on
+// the first line, so the lines of fn's errors keep their numbers, and fn is
+// compiled where it was, in the global scope.
+func (pc *pageCut) wrap(fn string) string {
+	fn = strings.TrimRight(strings.TrimSpace(fn), ";")
+	return fmt.Sprintf("(f => function (...args) { const cut = v => { let s; try { s = JSON.stringify(v); } catch { return v; } "+
+		"if (typeof s !== 'string' || s.length <= %d) return v; return {%q: true, head: s.slice(0, %d), length: s.length}; }; "+
+		"const v = f.apply(this, args); return v instanceof Promise ? v.then(cut) : cut(v); })(%s\n)", pc.limit, pc.key, pc.limit, fn)
+}
+
+// read returns the head of a value the page cut, and the length of its
+// whole JSON; ok is false for a value that was not cut.
+func (pc *pageCut) read(v json.RawMessage) (head []byte, total int, ok bool) {
+	if pc == nil || !bytes.Contains(v, []byte(pc.key)) {
+		return nil, 0, false
+	}
+	var cut struct {
+		Head   string `json:"head"`
+		Length int    `json:"length"`
+	}
+	var marked map[string]json.RawMessage
+	if json.Unmarshal(v, &marked) != nil || string(marked[pc.key]) != "true" || json.Unmarshal(v, &cut) != nil {
+		return nil, 0, false
+	}
+	return []byte(cut.Head), cut.Length, true
 }
 
 // dialogAnswer turns dialogAction into the answer to dialogs a script opens.
