@@ -201,6 +201,11 @@ func (b *Browser) start(l *launch) {
 	defer timer.Stop()
 	select {
 	case err = <-started:
+		if l.mux != nil {
+			// chromedp is done starting Chrome, whether or not it did
+			// (cdpMux.closeChromeEnds says why this waits until now).
+			l.mux.closeChromeEnds()
+		}
 	case <-timer.C:
 		err = fmt.Errorf("no answer after %s", limit)
 		if l.wd.reattach {

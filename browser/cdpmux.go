@@ -92,6 +92,17 @@ type muxCall struct {
 	abandoned chan struct{}
 }
 
+// startSignal is a launched Chrome's stdin. os/exec starts the goroutine
+// that copies it to Chrome only after the process started, so its first
+// Read is the moment pagemux may let go of Chrome's pipe ends. Chrome reads
+// nothing from stdin; it gets an end of file at once.
+type startSignal struct{ m *cdpMux }
+
+func (s startSignal) Read([]byte) (int, error) {
+	s.m.closeChromeEnds()
+	return 0, io.EOF
+}
+
 // muxStream hands a streamed answer to its caller, who closes done when it
 // stopped reading.
 type muxStream struct {
@@ -113,7 +124,13 @@ func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, 
 	return m
 }
 
-// closeChromeEnds closes pagemux's copies of Chrome's pipe ends.
+// closeChromeEnds closes pagemux's copies of Chrome's pipe ends, so that
+// Chrome's exit is seen as the end of its pipe. It must not run before
+// os/exec has read them to start Chrome: it runs at Chrome's first read of
+// its stdin (startSignal), or once chromedp gave up starting it
+// (Browser.start), both ordered after the start. (Closing them when
+// chromedp's first message arrived was ordered only through the kernel's
+// pipe, a data race to the race detector.)
 func (m *cdpMux) closeChromeEnds() {
 	m.closeEndsOnce.Do(func() {
 		for _, f := range m.chromeEnds {
@@ -122,16 +139,13 @@ func (m *cdpMux) closeChromeEnds() {
 	})
 }
 
-// readCDP forwards chromedp's messages to Chrome. chromedp writes its first
-// message only after Chrome started, so that is when pagemux lets go of
-// Chrome's ends; when chromedp closes its end, Chrome's closes too, which
-// makes Chrome exit.
+// readCDP forwards chromedp's messages to Chrome; when chromedp closes its
+// end, Chrome's closes too, which makes Chrome exit.
 func (m *cdpMux) readCDP() {
 	defer m.toChrome.Close()
 	br := bufio.NewReaderSize(m.fromCDP, 64<<10)
 	for {
 		msg, err := br.ReadBytes(0)
-		m.closeChromeEnds()
 		if len(msg) > 0 && err == nil {
 			if werr := m.writeChrome(msg); werr != nil {
 				m.log.Debug("devtools pipe: writing to chrome", "error", werr)

@@ -44,7 +44,9 @@ func interposeMux(cmd *exec.Cmd, log *slog.Logger) (*cdpMux, error) {
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{chromeIn, chromeOut}
-	return newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut}), nil
+	m := newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut})
+	cmd.Stdin = startSignal{m}
+	return m, nil
 }
 
 // dupFile returns a copy of f's descriptor, closed on exec (no Chrome nor
