@@ -119,7 +119,7 @@ func TestTeam(t *testing.T) {
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--lock-mode=page", "--log-level=warn")
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--admin-token", "lead", "--lock-mode=page", "--log-level=warn")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "team.mjs", site.URL, base+"/mcp", "lead-secret-1", bin, "team-secret-1")

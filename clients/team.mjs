@@ -6,8 +6,9 @@
 // starts its own `PAGEMUX --join SERVER_URL --auth-token SUB_SECRET`, all
 // three on one token. It checks that each agent sees only its own tab and
 // its own document, that one subagent's long call does not hold up the
-// others, that nobody may touch another's page, and that /locks and
-// /metrics show what happened. It prints one JSON line and exits 1 on the
+// others, that nobody may touch another's page, and that /locks (the lead's
+// token is an --admin-token, which sees every agent's calls) and /metrics
+// show what happened. It prints one JSON line and exits 1 on the
 // first broken promise, naming it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
