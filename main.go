@@ -379,7 +379,11 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}
 	log.Info("serving MCP on stdio", "lock_mode", mode, "lock_timeout", c.lockWait, "tool_timeout", c.toolTimeout, "max_queue", c.maxQueue)
 	err = serveThenClose(ctx, log, b, func(ctx context.Context) error {
-		return serve.ServeStdio(ctx, srv.MCP(), stdin, stdout, serve.StdioOptions{Log: log})
+		// Every call read before stdin closed gets its answer, bounded as
+		// any call is: a fixed grace was outrun by a slow Chrome start, and
+		// a client that writes its requests and closes stdin lost them.
+		grace := c.toolTimeout + stdinCloseMargin
+		return serve.ServeStdio(ctx, srv.MCP(), stdin, stdout, serve.StdioOptions{Log: log, Grace: grace})
 	})
 	if errors.Is(err, serve.ErrClientGone) {
 		log.Info("the client went away; stopped")
@@ -389,6 +393,10 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 }
 
 const (
+	// stdinCloseMargin is how long past --tool-timeout the calls in flight
+	// when stdin closed may take: a call past its limit is abandoned 2 s
+	// later and answered.
+	stdinCloseMargin = 5 * time.Second
 	// answerWait is how long, after a signal, the calls in flight get to
 	// write their answers once Chrome is closed (closing it ends them).
 	answerWait = 200 * time.Millisecond

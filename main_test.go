@@ -278,11 +278,11 @@ type server struct {
 }
 
 // startServer starts pagemux with TMPDIR=tmp and initializes the session.
-func startServer(t *testing.T, tmp string) *server {
+func startServer(t *testing.T, tmp string, flags ...string) *server {
 	t.Helper()
 	bin := buildBinary(t)
 	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "--log-level=debug")
+	s.cmd = exec.Command(bin, append([]string{"--log-level=debug"}, flags...)...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	s.cmd.Stderr = s.stderr
 	r, w, err := os.Pipe()
@@ -451,11 +451,13 @@ func TestExitOnSignal(t *testing.T) {
 	}
 }
 
-// stdin closed with a never-ending call in flight: the call gets its grace,
-// then pagemux exits with nothing left.
+// stdin closed with a never-ending call in flight: the call runs to its
+// --tool-timeout and is answered, then pagemux exits with nothing left.
 func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	tmp := shortTmp(t)
-	s := startServer(t, tmp)
+	// A call that never ends is answered at its --tool-timeout, then
+	// pagemux exits.
+	s := startServer(t, tmp, "--tool-timeout=3s")
 	chrome := s.startChrome()
 	s.call(3, "evaluate_script", busyScript)
 	time.Sleep(500 * time.Millisecond)
