@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -90,9 +91,24 @@ func (s *Server) openedPages(c *call) string {
 		if s.agents != nil {
 			s.pageOpened(p, c.page.ID) // agents.go; done already, unless the event is late
 		}
+		awaitURL(p)
 		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p))
 	}
 	return b.String()
+}
+
+// openedURLWait bounds the wait for a tab just opened to report its URL:
+// Chrome tells of the target before its URL, and an answer that lists
+// "5: " tells the agent nothing (the Node server's list waits too).
+const openedURLWait = 2 * time.Second
+
+// awaitURL waits, polling as Chrome gives no sign to wait on here, until p
+// has a URL, is closed, or openedURLWait passed.
+func awaitURL(p *browser.Page) {
+	deadline := time.Now().Add(openedURLWait)
+	for p.URL() == "" && !p.Closed() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // snapshotHeading opens the snapshot section.
