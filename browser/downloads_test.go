@@ -3,13 +3,13 @@ package browser
 import (
 	"context"
 	"fmt"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 // downloadPage serves a page whose link downloads a file (Content-Disposition:
@@ -39,21 +39,6 @@ func download(t *testing.T, p *Page, url string) {
 	}
 }
 
-// waitDownload waits until a file matches pattern.
-func waitDownload(t *testing.T, pattern string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing matches %s", pattern)
-		}
-		time.Sleep(50 * time.Millisecond) // bounded above; Chrome tells no one it wrote a file
-	}
-}
-
 // TestDownloadDirs: OnDownloads sends the default context's downloads to
 // its directory at launch, and a named context's to its own when the
 // context is made, asked with the call that made it; the name a page
@@ -78,7 +63,7 @@ func TestDownloadDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	download(t, p, site.URL)
-	waitDownload(t, filepath.Join(root, "ctx-", "*escape.txt"))
+	tmpcheck.WaitFile(t, filepath.Join(root, "ctx-", "*escape.txt"))
 
 	ctx := context.WithValue(t.Context(), key{}, "the call")
 	q, err := b.NewPage(ctx, true, InContext("alice"))
@@ -86,7 +71,7 @@ func TestDownloadDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	download(t, q, site.URL)
-	waitDownload(t, filepath.Join(root, "ctx-alice", "*escape.txt"))
+	tmpcheck.WaitFile(t, filepath.Join(root, "ctx-alice", "*escape.txt"))
 	mu.Lock()
 	if asked["alice"] != "the call" {
 		t.Errorf("the named context's rule was asked with %v, want the call's context", asked["alice"])
@@ -98,7 +83,7 @@ func TestDownloadDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	download(t, p, site.URL)
-	waitDownload(t, filepath.Join(later, "*escape.txt"))
+	tmpcheck.WaitFile(t, filepath.Join(later, "*escape.txt"))
 	if fi, err := os.Stat(later); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("the download directory: %v %v, want mode 0700", fi, err)
 	}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"io"
 	"log/slog"
 	"net/http"
@@ -361,7 +362,7 @@ func TestWorkspaceDownloads(t *testing.T) {
 		e.eval(t, id, "() => { document.getElementById('a').click(); document.getElementById('b').click(); return 1 }")
 		waitFile(t, filepath.Join(given, "downloads", "by-attr.txt"))
 		// The name a header suggests cannot lead out.
-		waitGlob(t, filepath.Join(given, "downloads", "*by-header.txt"))
+		tmpcheck.WaitFile(t, filepath.Join(given, "downloads", "*by-header.txt"))
 	})
 	t.Run("http", func(t *testing.T) {
 		e := newAgentEnvWith(t, Options{Agents: agents.New(agents.Owned), IsolateAgents: true})
@@ -383,21 +384,6 @@ func TestWorkspaceDownloads(t *testing.T) {
 			t.Fatalf("alice cannot upload her download: %s", text)
 		}
 	})
-}
-
-// waitGlob waits until a file matches pattern.
-func waitGlob(t *testing.T, pattern string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing matches %s", pattern)
-		}
-		time.Sleep(50 * time.Millisecond) // bounded above; Chrome tells no one it wrote a file
-	}
 }
 
 // TestWorkspaceClientRootsOverStdio: the same over pagemux's own stdio
