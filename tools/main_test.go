@@ -77,6 +77,12 @@ func TestMain(m *testing.M) {
 func siteHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServer(http.Dir("../testdata")))
+	// Chrome looks for a favicon when it likes, and a 404 for it would
+	// be a console message arriving at any time (TestConsoleMessages
+	// counted 9, then 10).
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("/api/data", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)
