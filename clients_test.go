@@ -21,12 +21,12 @@ import (
 // the test, saying what to run, when they are not.
 func clientsDir(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("these tests need Node.js: run ./scripts/setup")
-	}
 	dir, err := filepath.Abs("clients")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("these tests need Node.js: run ./scripts/setup")
 	}
 	for _, p := range []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", p)); err != nil {
@@ -34,6 +34,26 @@ func clientsDir(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// clientCommand runs name (node, or a script of clients/node_modules/.bin)
+// in clients/ with the Node setup installed them with: clients/runtime's,
+// where the machine's is too old for the Inspector (scripts/setup), first
+// on PATH, so that scripts starting with "#!/usr/bin/env node" get it too.
+func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
+	if name != "node" {
+		name = filepath.Join(dir, "node_modules", ".bin", name)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	runtime := filepath.Join(dir, "runtime", "node_modules", ".bin")
+	if _, err := os.Stat(filepath.Join(runtime, "node")); err == nil {
+		cmd.Env = append(os.Environ(), "PATH="+runtime+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if name == "node" {
+			cmd.Path = filepath.Join(runtime, "node")
+		}
+	}
+	return cmd
 }
 
 // TestTypeScriptSDK: the SDK sends ten tool calls at once; pagemux runs them
@@ -46,8 +66,7 @@ func TestTypeScriptSDK(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--log-level=error")
-			cmd.Dir = dir
+			cmd := clientCommand(ctx, dir, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--log-level=error")
 			out, err := cmd.Output()
 			stderr := ""
 			if ee, ok := err.(*exec.ExitError); ok {
@@ -74,9 +93,7 @@ func TestInspectorCLI(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "mcp-inspector"),
-			append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page"}, args...)...)
-		cmd.Dir = dir
+		cmd := clientCommand(ctx, dir, "mcp-inspector", append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page"}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
 			stderr := ""
@@ -122,10 +139,41 @@ func TestTeam(t *testing.T) {
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--admin-token", "lead", "--lock-mode=page", "--log-level=warn")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "team.mjs", site.URL, base+"/mcp", "lead-secret-1", bin, "team-secret-1")
-	cmd.Dir = dir
+	cmd := clientCommand(ctx, dir, "node", "team.mjs", site.URL, base+"/mcp", "lead-secret-1", bin, "team-secret-1")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), `"ok":true`) {
 		t.Fatalf("team.mjs: %v\n%s\nserver:\n%s", err, out, stderr.String())
+	}
+}
+
+// TestClientsNode: the Node the clients run on is one every package in
+// clients/ says it supports (the Inspector asks for >= 22.7.5, newer than
+// Debian's), so that setup's npm ci printed no EBADENGINE warning.
+func TestClientsNode(t *testing.T) {
+	dir := clientsDir(t)
+	out, err := clientCommand(t.Context(), dir, "node", "-e", `
+const lock = require("./package-lock.json"), have = process.versions.node.split(".").map(Number);
+const bad = [];
+for (const [name, p] of Object.entries(lock.packages)) {
+	const m = /^>=\s*(\d+)\.(\d+)\.(\d+)$/.exec(p.engines?.node ?? "");
+	if (!m) continue;
+	const want = m.slice(1).map(Number);
+	const i = [0, 1, 2].find(i => have[i] !== want[i]);
+	if (i !== undefined && have[i] < want[i]) bad.push(name + " wants node " + p.engines.node);
+}
+console.log(JSON.stringify({node: process.versions.node, bad}));
+`).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got struct {
+		Node string   `json:"node"`
+		Bad  []string `json:"bad"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if len(got.Bad) > 0 {
+		t.Errorf("clients/ runs on node %s, which these packages do not support (run ./scripts/setup): %v", got.Node, got.Bad)
 	}
 }
