@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/pagemux/pagemux/internal/soak"
 )
 
 // busyPageSite serves /page, which makes n requests as it loads and says
@@ -44,13 +46,15 @@ func heapInuse() uint64 {
 	return m.HeapInuse
 }
 
-// TestClosedPagesFreeTheirRecords: pages that made many requests, took a
+// TestClosedPagesFreeTheirRecords: pages (3, 10 with PAGEMUX_SOAK=1) that
+// made many requests, took a
 // snapshot and logged, then closed, give their memory back. Each record of
 // theirs must be collected (weak pointers), and the heap must shrink back
 // by most of what the pages added. Not parallel: it reads the heap of the
 // whole test binary.
 func TestClosedPagesFreeTheirRecords(t *testing.T) {
-	const pages, requests = 10, 500
+	const requests = 500
+	pages := soak.N(3, 10)
 	site := busyPageSite(t)
 	b := startBrowser(t, Config{})
 	ctx := t.Context()

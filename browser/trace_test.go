@@ -38,6 +38,11 @@ func tracePage(t *testing.T, b *Browser, url string) *Page {
 	return p
 }
 
+// firstPaint resolves once the page has painted its first content.
+const firstPaint = `() => new Promise(resolve => new PerformanceObserver((list, o) => {
+	if (list.getEntriesByName("first-contentful-paint").length) { o.disconnect(); resolve(true) }
+}).observe({type: "paint", buffered: true}))`
+
 // traceEvents decodes a trace and returns the names of its events.
 func traceEvents(t *testing.T, data []byte) map[string]int {
 	t.Helper()
@@ -70,6 +75,11 @@ func TestTrace(t *testing.T) {
 	}
 	p.Mark(t.Context(), "pagemux-test-mark")
 	if err := p.Reload(t.Context(), false, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The load event can come before the first paint on a busy machine
+	// (the trace then had no firstContentfulPaint): wait for the paint.
+	if _, err := p.Evaluate(t.Context(), firstPaint, nil); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/soak"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 )
@@ -46,12 +47,14 @@ func markedPage(agent, step int) string {
 var agentMark = regexp.MustCompile(`agent-(\d+)`)
 
 // TestAgentsLoadOwnDocuments: four agents, each with a token of its own, at
-// once in page mode with owned pages: each navigates its page 50 times to a
+// once in page mode with owned pages: each navigates its page 10 times (50
+// with PAGEMUX_SOAK=1) to a
 // document naming it and the step, and snapshots it, all without pageId (on
 // its own selected page). No snapshot may show another agent's document,
 // nor an older one of its own.
 func TestAgentsLoadOwnDocuments(t *testing.T) {
-	const agentsN, steps = 4, 50
+	const agentsN = 4
+	steps := soak.N(10, 50)
 	names := []string{"load0", "load1", "load2", "load3"}
 	e := newTokenEnv(t, pagelock.PerPage, names...)
 	clients := make([]*client.Client, agentsN)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/internal/soak"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 )
@@ -148,7 +149,7 @@ func callLine(id any, tool string, args map[string]any) string {
 }
 
 // TestBurstOrder writes bursts of ten evaluate_script calls on one page in
-// one write each: the page must see every burst in the order written, in
+// one write each (15 bursts, 100 with PAGEMUX_SOAK=1): the page must see every burst in the order written, in
 // both modes, although mcp-go serves each call on a goroutine of its own.
 func TestBurstOrder(t *testing.T) {
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
@@ -156,7 +157,7 @@ func TestBurstOrder(t *testing.T) {
 			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			page := e.openPage(t, "/form.html")
 			id := 0
-			for burst := range 100 {
+			for burst := range soak.N(15, 100) {
 				e.eval(t, page, "() => { window.__order = []; return 0 }")
 				lines := make([]string, 10)
 				for i := range lines {
