@@ -59,6 +59,7 @@ func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.
 // TestTypeScriptSDK: the SDK sends ten tool calls at once; pagemux runs them
 // in the order sent, in both lock modes, and an aborted call frees its page.
 func TestTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
@@ -88,6 +89,7 @@ func TestTypeScriptSDK(t *testing.T) {
 
 // TestInspectorCLI lists the tools and calls one through the Inspector CLI.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
 	inspect := func(t *testing.T, args ...string) []byte {
 		t.Helper()
@@ -133,6 +135,7 @@ func TestInspectorCLI(t *testing.T) {
 // share one browser: each sees only its own tab and document, one's long
 // call holds up no other, and /locks and /metrics show what happened.
 func TestTeam(t *testing.T) {
+	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()

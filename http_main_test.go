@@ -76,6 +76,7 @@ func startHTTPServer(t *testing.T, bin string, flags ...string) (string, *locked
 // two clients share its browser, /healthz reports Chrome, a request without
 // the token gets 401, and SIGTERM ends it.
 func TestHTTPBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
@@ -242,6 +243,7 @@ func TestHTTPFlags(t *testing.T) {
 // and the TypeScript SDK's parallel calls keep their order across the
 // bridge's HTTP requests.
 func TestJoinBinary(t *testing.T) {
+	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
@@ -261,6 +263,7 @@ func TestJoinBinary(t *testing.T) {
 // page mode a long call through bridge 1 does not hold up quick calls
 // through bridge 2, which are all answered before it.
 func TestJoinBridgesInParallel(t *testing.T) {
+	t.Parallel()
 	const longMS = 5000
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,6 +83,7 @@ func TestParseFlags(t *testing.T) {
 
 // The real binary serves MCP over stdio, as an MCP client starts it.
 func TestStdioBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
@@ -160,6 +162,7 @@ func TestHelpAndVersion(t *testing.T) {
 // When the client goes away (stdin closes), pagemux closes Chrome and removes
 // its temporary profile.
 func TestExitOnStdinClose(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "--log-level=debug")
@@ -422,6 +425,13 @@ const (
 // cancelled, Chrome closed (all its processes), the profile and Chrome's
 // singleton directory removed, exit status 0.
 func TestExitOnSignal(t *testing.T) {
+	t.Parallel()
+	// Run under nohup, this binary and so pagemux would start with SIGHUP
+	// ignored, which pagemux rightly leaves alone; caught here, it is at
+	// its default again in the processes started from now on.
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 	for _, tt := range []struct {
 		name   string
 		sig    syscall.Signal
@@ -454,6 +464,7 @@ func TestExitOnSignal(t *testing.T) {
 // stdin closed with a never-ending call in flight: the call runs to its
 // --tool-timeout and is answered, then pagemux exits with nothing left.
 func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
+	t.Parallel()
 	tmp := shortTmp(t)
 	// A call that never ends is answered at its --tool-timeout, then
 	// pagemux exits.
@@ -478,6 +489,7 @@ func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 // the only sign the client left, seen when the answer is written; a killed
 // client closes both.
 func TestExitWhenClientGone(t *testing.T) {
+	t.Parallel()
 	for _, closeStdin := range []bool{false, true} {
 		name := "stdout closed"
 		if closeStdin {
@@ -510,6 +522,7 @@ func TestExitWhenClientGone(t *testing.T) {
 // SIGKILL leaves pagemux no time to clean up: the kernel kills its Chrome
 // (every process of it ends), and the next pagemux removes the profile.
 func TestKilledServerLeavesNoChrome(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	s := startServer(t, tmp)
 	chrome := s.startChrome()

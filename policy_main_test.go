@@ -40,6 +40,7 @@ func callTool(t *testing.T, c *client.Client, tool string, args map[string]any) 
 // redirect, open popups, and frame them. Every one is refused with what to
 // do, and no answer shows what it tried to read.
 func TestURLPolicyAttacksHTTP(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -139,6 +140,7 @@ func TestURLPolicyAttacksHTTP(t *testing.T) {
 // The stdio drop-in loads file: pages as chrome-devtools-mcp does, and
 // --no-file-navigations refuses them.
 func TestURLPolicyStdioFiles(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "local.html")

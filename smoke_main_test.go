@@ -52,6 +52,7 @@ func smokeBinary(t *testing.T, args ...string) (int, string, string) {
 // code to gate on, a JUnit file; bad usage and a Chrome that cannot start
 // exit 2 with a message that says what to do.
 func TestSmokeBinary(t *testing.T) {
+	t.Parallel()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/broken" {
 			fmt.Fprint(w, `<!doctype html><html lang="en"><title>Broken</title><main><h1>Broken</h1><script>undefinedFunction()</script></main></html>`)

@@ -355,7 +355,7 @@ func TestSmokeExpectAndIgnore(t *testing.T) {
 	}
 }
 
-// Pages load in parallel tabs: 8 slow pages at --parallel 4 take clearly
+// Pages load in parallel tabs: 4 slow pages at --parallel 4 take clearly
 // less than they take one at a time. (Ideally a quarter; the bound is
 // three quarters, as on a 2-core machine shared with the other packages'
 // Chromes the parallel run measured 0.6 of the serial one while alone it
@@ -364,7 +364,7 @@ func TestSmokeParallel(t *testing.T) {
 	var urls []string
 	// Slow enough that the wait for the server, not the CPU, dominates,
 	// even on a busy machine of two cores.
-	for i := range 8 {
+	for i := range 4 {
 		urls = append(urls, siteURL(fmt.Sprintf("/slow?ms=2000&n=%d", i)))
 	}
 	wall := map[string]time.Duration{}
@@ -567,7 +567,8 @@ func TestSmokeRetries(t *testing.T) {
 
 // Lighthouse thresholds pass and fail as set: an accessible page passes
 // accessibility=0.9, a page full of accessibility faults fails it, naming
-// its score and failed audits; audits run one after another.
+// its score and failed audits; audits run one after another, and the page
+// after the first loads while the first is audited.
 func TestSmokeLighthouse(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -575,7 +576,7 @@ func TestSmokeLighthouse(t *testing.T) {
 	// One page at a time, so that the pages after the first load while
 	// the first is audited.
 	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--json", jsonPath, "--junit", junitPath, "--parallel", "1",
-		siteURL("/lighthouse-good.html"), siteURL("/lighthouse-bad.html"), siteURL("/clean.html"))
+		siteURL("/lighthouse-good.html"), siteURL("/lighthouse-bad.html"))
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
@@ -592,9 +593,6 @@ func TestSmokeLighthouse(t *testing.T) {
 	}
 	if bad.Scores["accessibility"] >= 0.9 {
 		t.Errorf("bad page scored %v", bad.Scores)
-	}
-	if clean := r.Pages[2]; !clean.Passed {
-		t.Errorf("clean page: %q", problems(clean))
 	}
 	// Audits one at a time, and the other pages go on meanwhile.
 	type span struct{ from, to time.Time }
@@ -620,8 +618,8 @@ func TestSmokeLighthouse(t *testing.T) {
 	if err := xml.Unmarshal(b, &ju); err != nil {
 		t.Fatal(err)
 	}
-	if ju.Tests != 3*6 || ju.Failures != 1 {
-		t.Errorf("JUnit: %d tests, %d failures; want 18, 1", ju.Tests, ju.Failures)
+	if ju.Tests != 2*6 || ju.Failures != 1 {
+		t.Errorf("JUnit: %d tests, %d failures; want 12, 1", ju.Tests, ju.Failures)
 	}
 }
 

@@ -53,6 +53,7 @@ var agentMark = regexp.MustCompile(`agent-(\d+)`)
 // its own selected page). No snapshot may show another agent's document,
 // nor an older one of its own.
 func TestAgentsLoadOwnDocuments(t *testing.T) {
+	t.Parallel()
 	const agentsN = 4
 	steps := soak.N(10, 50)
 	names := []string{"load0", "load1", "load2", "load3"}

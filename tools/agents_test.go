@@ -102,6 +102,7 @@ func newPageAs(t *testing.T, c *client.Client, path string) int {
 // TestAgentsOwnTheirPages: in owned mode each agent has its own selected
 // page, sees only its own pages, and cannot touch another agent's.
 func TestAgentsOwnTheirPages(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Owned)
 	lead, sub := e.agent(t), e.agent(t)
 	a := newPageAs(t, lead, "/form.html")
@@ -147,6 +148,7 @@ func TestAgentsOwnTheirPages(t *testing.T) {
 // TestAgentsShared: in shared mode agents see and use every page, each with
 // its own selection.
 func TestAgentsShared(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Shared)
 	lead, sub := e.agent(t), e.agent(t)
 	a := newPageAs(t, lead, "/form.html")
@@ -165,6 +167,7 @@ func TestAgentsShared(t *testing.T) {
 // TestIsolateAgents: each agent's pages live in a browser context of their
 // own: a cookie one agent sets is not the other's.
 func TestIsolateAgents(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnvWith(t, Options{Agents: agents.New(agents.Owned), IsolateAgents: true})
 	lead, sub := e.agent(t), e.agent(t)
 	newPageAs(t, lead, "/form.html")
@@ -180,6 +183,7 @@ func TestIsolateAgents(t *testing.T) {
 
 // TestAgentsByToken: in the stateless revision an agent is its token.
 func TestAgentsByToken(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Owned)
 	lead, sub := e.agentAs(t, "lead-secret-1", mcp.LATEST_PROTOCOL_VERSION), e.agentAs(t, "sub-secret-1", mcp.LATEST_PROTOCOL_VERSION)
 	a := newPageAs(t, lead, "/form.html")
@@ -195,6 +199,7 @@ func TestAgentsByToken(t *testing.T) {
 // TestAnonymousNeedsPageID: a stateless call with no session and no token
 // cannot have a selected page: without pageId it is told to pass one.
 func TestAnonymousNeedsPageID(t *testing.T) {
+	t.Parallel()
 	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{Agents: agents.New(agents.Owned)}, false)
 	t.Cleanup(e.close)
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{}))
@@ -247,6 +252,7 @@ func TestLogCallNamesAgentAndPage(t *testing.T) {
 // fresh stdio server, gets a page of its own for it; the page list shows
 // it that page alone, not the browser's first tab nor another agent's.
 func TestAgentFirstPage(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Owned)
 	lead, sub := e.agent(t), e.agent(t)
 	mine := newPageAs(t, lead, "/form.html")

@@ -16,6 +16,7 @@ import (
 // errors that list the valid ones, 1.0 is an integer and 1.5 is not, and
 // the call acts on nothing.
 func TestArgumentValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}) // its own: it relies on the selection
 	page := e.openPage(t, "/form.html")
 	other := e.openPage(t, "/page2.html")

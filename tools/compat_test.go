@@ -54,6 +54,7 @@ const zodBound = 9007199254740991
 // same meaning. pageId is optional in pagemux (the selected page is the
 // default) and integers are "integer" where the Node server says "number".
 func TestCompatSchemas(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.FromSlash(cdmTools))
 	if err != nil {
 		t.Fatal(err)

@@ -103,6 +103,7 @@ func callAs(ctx context.Context, c *client.Client, tool string, args map[string]
 // as busy and runs before alice's queued calls, while alice's own calls past
 // the bound fail as hers.
 func TestAttackQueueFloodGlobal(t *testing.T) {
+	t.Parallel()
 	const maxQueue, flood = 64, 70
 	e := newFairEnv(t, pagelock.Options{Mode: pagelock.Global, MaxQueue: maxQueue, Timeout: 2 * time.Minute})
 	m := newMarks(t)
@@ -181,6 +182,7 @@ func (e *fairEnv) statsFor(key pagelock.Key) pagelock.KeyStats {
 // alice or her page; with wait: true bob's start waits in line and starts
 // once alice stops hers. Alice's own second start keeps its old answer.
 func TestAttackTraceHeldByOther(t *testing.T) {
+	t.Parallel()
 	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
 	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")
 	alicePage, bobPage := newPageAs(t, alice, "/form.html"), newPageAs(t, bob, "/form.html")
@@ -247,6 +249,7 @@ func TestAttackTraceHeldByOther(t *testing.T) {
 // trace fails bob's start at once, with wait: true as well, saying why it
 // cannot wait.
 func TestAttackTraceHeldByOtherGlobal(t *testing.T) {
+	t.Parallel()
 	e := newFairEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: 2 * time.Minute})
 	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")
 	alicePage, bobPage := newPageAs(t, alice, "/form.html"), newPageAs(t, bob, "/form.html")
@@ -272,6 +275,7 @@ func TestAttackTraceHeldByOtherGlobal(t *testing.T) {
 // browser's Lighthouse resource, bob's lighthouse_audit fails at once saying
 // so; with wait: true it waits in line for it.
 func TestAttackAuditHeldByOther(t *testing.T) {
+	t.Parallel()
 	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
 	bob := e.as(t, "bob-secret-1")
 	bobPage := newPageAs(t, bob, "/form.html")
@@ -308,7 +312,8 @@ func TestAttackAuditHeldByOther(t *testing.T) {
 
 // TestAttackHugeEvaluate: alice's script returns a 128 MiB string; it is cut
 // inside the page, so pagemux allocates a small part of it, the browser is
-// not restarted, and bob's call meanwhile answers.
+// not restarted, and bob's call meanwhile answers. Not parallel: it counts
+// what the whole test binary allocates.
 func TestAttackHugeEvaluate(t *testing.T) {
 	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
 	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")

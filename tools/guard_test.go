@@ -82,6 +82,7 @@ func must(t *testing.T, o outcome) result {
 // In page mode a call on page B does not wait for a long call on page A; in
 // global mode it does.
 func TestLockModes(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute})
@@ -125,6 +126,7 @@ func (e *testEnv) waitHeld(t *testing.T, key pagelock.Key) {
 
 // Calls queued on one page run in the order they arrived.
 func TestFIFOOrder(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute})
@@ -154,6 +156,7 @@ func TestFIFOOrder(t *testing.T) {
 // A cancelled call leaves the queue at once, and a cancelled holder releases
 // the page while Chrome is still busy with its script.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	e := newStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	id := e.openPage(t, "/form.html")
 	key := pagelock.PageKey(id)
@@ -206,6 +209,7 @@ func (e *testEnv) waitQueued0(t *testing.T, key pagelock.Key) {
 // A wait longer than --lock-timeout fails with what holds the page; a full
 // queue fails at once as busy.
 func TestLockTimeoutAndBusy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 300 * time.Millisecond, MaxQueue: 1})
 	id := e.openPage(t, "/form.html")
 	key := pagelock.PageKey(id)
@@ -227,6 +231,7 @@ func TestLockTimeoutAndBusy(t *testing.T) {
 // close_page waits for the call in flight, and calls queued behind it fail
 // cleanly.
 func TestClosePageWithQueuedCalls(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute})
@@ -260,6 +265,7 @@ func TestClosePageWithQueuedCalls(t *testing.T) {
 
 // A handler that panics gives an isError result and releases its lock.
 func TestPanicReleasesLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Second})
 	boom := newTool("test_panic", "panics", pageScope, func(ctx context.Context, c *call, _ *pageArg) error {
 		panic("boom")
@@ -273,6 +279,7 @@ func TestPanicReleasesLock(t *testing.T) {
 // Many calls queued on a busy page do not delay a call on a free page: the
 // stdio server has workers enough, and reads on while they wait.
 func TestQueuedCallsDoNotBlockOtherPages(t *testing.T) {
+	t.Parallel()
 	e := newStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
 	a := e.openPage(t, "/form.html")
 	b := e.openPage(t, "/page2.html")

@@ -188,6 +188,7 @@ func listed(list string, id int) bool {
 // TestIsolationAttacks: bob, with a token of his own, tries each way into
 // alice's pages and storage on a server with the defaults over HTTP.
 func TestIsolationAttacks(t *testing.T) {
+	t.Parallel()
 	e := newIsoEnv(t, pagelock.PerPage, false, 6)
 
 	t.Run("ContextNames", func(t *testing.T) {
@@ -451,6 +452,7 @@ func checkStorage(t *testing.T, e *isoEnv, shared bool) {
 // storage and channels (one logged-in profile), but their context names
 // are still their own and their pages too.
 func TestIsolationSharedContext(t *testing.T) {
+	t.Parallel()
 	e := newIsoEnv(t, pagelock.PerPage, true, 0)
 	checkStorage(t, e, true)
 	alice, bob := e.as(t, aliceSecret, "names"), e.as(t, bobSecret, "names")
@@ -468,6 +470,7 @@ func TestIsolationSharedContext(t *testing.T) {
 // the reverse, and the admin token all of it; bob's answer says it waited
 // for another agent.
 func TestIsolationLocks(t *testing.T) {
+	t.Parallel()
 	e := newIsoEnv(t, pagelock.Global, false, 0)
 	release := make(chan struct{})
 	blocker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -163,6 +163,7 @@ func cachedNow(w http.ResponseWriter, r *http.Request) {
 // holds the tracing resource, as Lighthouse records a trace. Without
 // outputDirPath the reports go to a temporary directory.
 func TestLighthousePerformance(t *testing.T) {
+	t.Parallel()
 	needLighthouse(t)
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	id := e.openPage(t, "/lighthouse.html")
@@ -195,6 +196,7 @@ func TestLighthousePerformance(t *testing.T) {
 // second audit waits for the audit resource and, past --lock-timeout,
 // fails saying what it waited for.
 func TestLighthousePageMode(t *testing.T) {
+	t.Parallel()
 	needLighthouse(t)
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Second})
 	a := e.openPage(t, "/lighthouse.html")
@@ -241,6 +243,7 @@ func TestLighthousePageMode(t *testing.T) {
 
 // In global mode a call on another page waits for the audit.
 func TestLighthouseGlobalMode(t *testing.T) {
+	t.Parallel()
 	needLighthouse(t)
 	e := newEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: 2 * time.Minute})
 	a := e.openPage(t, "/lighthouse.html")

@@ -13,6 +13,7 @@ import (
 // TestLocksResource: pagemux://locks shows the holder of a busy page and
 // the calls waiting behind it, in order, and reading it waits for nothing.
 func TestLocksResource(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	page := e.openPage(t, "/form.html")
 	slow := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": page, "function": sleepJS(2000)})

@@ -204,6 +204,7 @@ func TestNavigateTimeout(t *testing.T) {
 // Pages of one isolated context share cookies and storage; pages of other
 // contexts, and of none, do not; a context whose pages all closed is gone.
 func TestIsolatedContexts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	open := func(context string) int {
 		t.Helper()

@@ -152,6 +152,7 @@ func callLine(id any, tool string, args map[string]any) string {
 // one write each (15 bursts, 100 with PAGEMUX_SOAK=1): the page must see every burst in the order written, in
 // both modes, although mcp-go serves each call on a goroutine of its own.
 func TestBurstOrder(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
@@ -183,6 +184,7 @@ func TestBurstOrder(t *testing.T) {
 // parallel tool calls arrive: the snapshot must show what the click did with
 // what fill typed.
 func TestBurstMixedTools(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
@@ -216,6 +218,7 @@ func TestBurstMixedTools(t *testing.T) {
 // TestBurstSelection pipelines select_page and a call without pageId: the
 // call must act on the page just selected, in both modes.
 func TestBurstSelection(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
@@ -239,6 +242,7 @@ func TestBurstSelection(t *testing.T) {
 // in type: each answer carries its id as written, and a cancellation by id
 // cancels only the call with that very id, which then gets no answer.
 func TestExactIDs(t *testing.T) {
+	t.Parallel()
 	e := newRawEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{})
 	a, b := e.openPage(t, "/form.html"), e.openPage(t, "/page2.html")
 	e.send(t,
@@ -275,9 +279,11 @@ func TestExactIDs(t *testing.T) {
 // fails naming the tool and its limit, the script is terminated, the lock
 // is free at once for the call queued behind it, and the page works again.
 func TestToolTimeout(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnvWith(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{ToolTimeout: 2 * time.Second})
+			// Long enough for new_page on a busy machine (2 s was not).
+			e := newEnvWith(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{ToolTimeout: 8 * time.Second})
 			page, other := e.openPage(t, "/form.html"), e.openPage(t, "/page2.html")
 			spin := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": page, "function": "() => { while (true) {} }"})
 			e.waitHeld(t, pagelock.PageKey(page))
@@ -286,7 +292,7 @@ func TestToolTimeout(t *testing.T) {
 			if !r.isError {
 				t.Fatalf("an endless script succeeded: %s", r.text)
 			}
-			mustContain(t, r.text, "evaluate_script ran past its 2s limit (--tool-timeout)", "terminated", "released")
+			mustContain(t, r.text, "evaluate_script ran past its 8s limit (--tool-timeout)", "terminated", "released")
 			if b := must(t, <-behind); b.isError || !strings.Contains(b.text, "behind") {
 				t.Fatalf("the call behind the endless script: %s", b.text)
 			}
@@ -300,13 +306,14 @@ func TestToolTimeout(t *testing.T) {
 // TestToolTimeoutCapsOwnTimeout: a tool's own timeout argument cannot make a
 // call hold its lock longer than --tool-timeout.
 func TestToolTimeoutCapsOwnTimeout(t *testing.T) {
-	e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 2 * time.Second})
+	t.Parallel()
+	e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 8 * time.Second})
 	page := e.openPage(t, "/form.html")
 	start := time.Now()
 	text := e.fails(t, "wait_for", map[string]any{"pageId": page, "text": []string{"never on this page"}, "timeout": 600000})
-	mustContain(t, text, "wait_for ran past its 2s limit")
+	mustContain(t, text, "wait_for ran past its 8s limit")
 	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("wait_for with a 10 minute timeout took %v under a 2 s --tool-timeout", took)
+		t.Errorf("wait_for with a 10 minute timeout took %v under an 8 s --tool-timeout", took)
 	}
 }
 

@@ -161,6 +161,7 @@ func TestTracePathOutsideWorkspace(t *testing.T) {
 // A manual trace (no reload, no autoStop) is stopped on its own page only,
 // and saves gzipped when the path ends in .gz.
 func TestTraceManual(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	a := e.openPage(t, "/perf.html")
 	b := e.openPage(t, "/page2.html")
@@ -201,6 +202,7 @@ func TestTraceManual(t *testing.T) {
 // other tools on other pages go on. Cancelling a waiting start leaves no
 // trace. In global mode a second start fails at once, as it cannot wait.
 func TestTraceLocking(t *testing.T) {
+	t.Parallel()
 	t.Run("page", func(t *testing.T) {
 		e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 3 * time.Second})
 		a := e.openPage(t, "/page2.html")
@@ -254,6 +256,7 @@ func TestTraceLocking(t *testing.T) {
 // again, what Chrome captured is saved where the start asked, and the next
 // stop hands the result out.
 func TestTracePageClosed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Second})
 	a := e.openPage(t, "/perf.html")
 	b := e.openPage(t, "/page2.html")
@@ -272,6 +275,7 @@ func TestTracePageClosed(t *testing.T) {
 
 // A trace nobody stops ends at the time limit and waits for its stop.
 func TestTraceTimeLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Second})
 	e.srv.perf.limit = 500 * time.Millisecond
 	a := e.openPage(t, "/page2.html")

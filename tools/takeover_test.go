@@ -67,6 +67,7 @@ func receive(t *testing.T, ch <-chan outcome, what string) outcome {
 // longer act, and its later end leaves the pages alone. Another token's
 // agent never gets them.
 func TestTakeover(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Owned)
 	old := e.session(t, "lead-secret-1", "")
 	page := newPageAs(t, old, "/form.html")
@@ -118,6 +119,7 @@ func TestTakeover(t *testing.T) {
 // running call and the calls queued behind it stop at once, not when the
 // script ends, the page's lock is free, and the page closes.
 func TestSessionEndCancelsQueuedCalls(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Owned)
 	a := e.agent(t)
 	page := newPageAs(t, a, "/form.html")

@@ -64,6 +64,7 @@ func TestWorkspaceRelativePathNotInWorkingDir(t *testing.T) {
 // in the temp dir, an allowed root; it is refused anyway, also when the temp
 // dir is given with --workspace, and through a symlink.
 func TestWorkspaceRefusesChromeProfile(t *testing.T) {
+	t.Parallel()
 	for _, given := range []bool{false, true} {
 		t.Run(fmt.Sprintf("workspace given %v", given), func(t *testing.T) {
 			var opts Options
@@ -127,6 +128,7 @@ func waitFile(t *testing.T, path string) {
 // read it, write next to it, reach it by a relative path or by its name
 // guessed, nor reach the temp dir or the working directory.
 func TestWorkspaceAgentsOwnDirs(t *testing.T) {
+	t.Parallel()
 	e := newAgentEnv(t, agents.Owned)
 	alice, bob := e.session(t, "team-secret-1", "alice"), e.session(t, "team-secret-1", "bob")
 	aPage := newPageAs(t, alice, "/upload.html")
@@ -189,6 +191,7 @@ func TestWorkspaceAgentsOwnDirs(t *testing.T) {
 // TestWorkspaceAgentsUnderGivenDir: with --workspace DIR over HTTP, each
 // agent gets DIR/<agent-key>/ and nothing else of DIR.
 func TestWorkspaceAgentsUnderGivenDir(t *testing.T) {
+	t.Parallel()
 	dir := resolved(t.TempDir())
 	os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("x"), 0o644)
 	e := newAgentEnvWith(t, Options{Agents: agents.New(agents.Owned), Workspaces: []string{dir}})
@@ -352,6 +355,7 @@ func downloadSite(t *testing.T) *httptest.Server {
 // TestWorkspaceDownloads: a page's downloads land in the workspace, never
 // elsewhere; over HTTP in the downloads/ of the agent that owns the page.
 func TestWorkspaceDownloads(t *testing.T) {
+	t.Parallel()
 	site := downloadSite(t)
 	t.Run("stdio", func(t *testing.T) {
 		given := resolved(t.TempDir())
@@ -390,6 +394,7 @@ func TestWorkspaceDownloads(t *testing.T) {
 // transport, which sends roots/list to the client and reads its answer on
 // stdin, and hears notifications/roots/list_changed.
 func TestWorkspaceClientRootsOverStdio(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := browser.New(browser.Config{Logger: log})
 	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}), Options{Log: log})
