@@ -155,6 +155,7 @@ func derefInt(i *int) any {
 // enough that responsive sites show their navigation (its pages are 1905
 // wide; Chrome's own headless screen gives 780).
 func TestWindowLikeNode(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	if got := e.eval(t, id, "() => [innerWidth, screen.width, screen.height].join('x')"); got != `"1905x3840x2160"` {
@@ -166,6 +167,7 @@ func TestWindowLikeNode(t *testing.T) {
 // chrome-devtools-mcp lists "2: D (data:…)"; a title Chrome made from the
 // URL is not repeated.
 func TestPageTitlesShown(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": "data:text/html,<title>D</title><p>d"})
@@ -214,6 +216,7 @@ func TestOpenedPages(t *testing.T) {
 // pagemux's escaping of quotes, tabs and newlines aside. Its snapshots were
 // recorded with its default window, which pagemux now has too.
 func TestSnapshotsMatchNode(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	for _, name := range []string{"go_spec", "go_mem"} {
 		t.Run(name, func(t *testing.T) {
@@ -289,6 +292,7 @@ func nodeLines(s string, unescape bool) []string {
 // TestSnapshotEndsWithNewline: a snapshot that ends the answer ends with a
 // newline, as chrome-devtools-mcp's do.
 func TestSnapshotEndsWithNewline(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	if text := e.ok(t, "take_snapshot", map[string]any{"pageId": id}); !strings.HasSuffix(text, "\n") || strings.HasSuffix(text, "\n\n") {

@@ -192,6 +192,7 @@ func TestCollectorsSeparatePages(t *testing.T) {
 // A serviceWorkerId filter is refused with what to do, not answered with an
 // empty list that would read as "the worker logged nothing".
 func TestConsoleServiceWorkerID(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/console.html")
 	mustContain(t, e.fails(t, "list_console_messages", map[string]any{"pageId": id, "serviceWorkerId": "sw-1"}),
@@ -201,6 +202,7 @@ func TestConsoleServiceWorkerID(t *testing.T) {
 // TestDevToolsIssues: a page in quirks mode gets an [issue] entry, as
 // chrome-devtools-mcp lists DevTools issues with the console messages.
 func TestDevToolsIssues(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	e.ok(t, "navigate_page", map[string]any{"pageId": id, "url": "data:text/html,<title>Quirky</title><p>no doctype"})

@@ -12,6 +12,7 @@ import (
 
 // A heap snapshot streams to the file, which holds the snapshot's JSON.
 func TestHeapSnapshot(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	e.eval(t, id, "() => { window.pagemuxLeak = Array.from({length: 1000}, (_, i) => ({i, s: 'x'.repeat(100)})); return 1 }")
@@ -50,6 +51,7 @@ func TestHeapSnapshot(t *testing.T) {
 
 // Bad paths are refused and leave no file behind.
 func TestHeapSnapshotPaths(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	mustContain(t, e.fails(t, "take_heapsnapshot", map[string]any{"pageId": id}), `missing required argument "filePath"`)

@@ -45,6 +45,7 @@ func TestEvaluateScript(t *testing.T) {
 // TestEvaluateSourceFormatStable: the script can come from a file, run as
 // a classic script, and by default the call waits for the DOM to settle.
 func TestEvaluateSourceFormatStable(t *testing.T) {
+	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
 	id := e.openPage(t, "/form.html")
 	dir, err := os.MkdirTemp("", "pagemux-source")
