@@ -149,8 +149,9 @@ func callLine(id any, tool string, args map[string]any) string {
 }
 
 // TestBurstOrder writes bursts of ten evaluate_script calls on one page in
-// one write each (8 bursts, 100 with PAGEMUX_SOAK=1): the page must see every burst in the order written, in
-// both modes, although mcp-go serves each call on a goroutine of its own.
+// one write each (8 bursts, 100 with PAGEMUX_SOAK=1): the page must see
+// every burst in the order written, in both modes, although mcp-go serves
+// each call on a goroutine of its own.
 func TestBurstOrder(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
