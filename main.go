@@ -394,9 +394,10 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 
 const (
 	// stdinCloseMargin is how long past --tool-timeout the calls in flight
-	// when stdin closed may take: a call past its limit is abandoned 2 s
-	// later and answered.
-	stdinCloseMargin = 5 * time.Second
+	// when stdin closed may take: a call past its limit is answered within
+	// tools.OverBound (abandoned 2 s later, then Chrome is checked), and
+	// gets a moment more to write its answer.
+	stdinCloseMargin = tools.OverBound + time.Second
 	// answerWait is how long, after a signal, the calls in flight get to
 	// write their answers once Chrome is closed (closing it ends them).
 	answerWait = 200 * time.Millisecond

@@ -43,6 +43,11 @@ const straggle = 2 * time.Second
 // says it did not answer, and the next call waits for the outcome.
 const chromeCheckWait = 3 * time.Second
 
+// OverBound is how long past its bound a call may take to be answered: it
+// gets straggle to return, then Chrome is checked for at most
+// chromeCheckWait.
+const OverBound = straggle + chromeCheckWait
+
 // boundError is the cause of a call's context when its bound passed, and,
 // once the call ended and Chrome was checked, the error the agent reads.
 // It says only what pagemux knows: that a script was terminated when Chrome
