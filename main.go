@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")
-	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks; past it the call is stopped (a running script is terminated) and its locks released ("+tools.OwnBounds()+" at least)")
+	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks ("+tools.OwnBounds()+" at least); past it the call fails, its locks are released, a script it runs is terminated and Chrome is checked at once")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls one agent may have waiting per lock (with --http an agent is its token); past it that agent's next call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
@@ -394,9 +394,10 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 
 const (
 	// stdinCloseMargin is how long past --tool-timeout the calls in flight
-	// when stdin closed may take: a call past its limit is abandoned 2 s
-	// later and answered.
-	stdinCloseMargin = 5 * time.Second
+	// when stdin closed may take: a call past its limit is answered within
+	// tools.OverBound (abandoned 2 s later, then Chrome is checked), and
+	// gets a moment more to write its answer.
+	stdinCloseMargin = tools.OverBound + time.Second
 	// answerWait is how long, after a signal, the calls in flight get to
 	// write their answers once Chrome is closed (closing it ends them).
 	answerWait = 200 * time.Millisecond

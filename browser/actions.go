@@ -96,8 +96,9 @@ func (p *Page) History(ctx context.Context, delta int, timeout time.Duration, op
 // a promise it returns, and returns the JSON of the value. An exception is a
 // *ScriptError; a script that Chrome terminated is a *ScriptStoppedError. A
 // call that gives up stops its own script, never another call's on a page
-// that shares the renderer (scriptstop.go). It does not settle the page: the
-// caller decides.
+// that shares the renderer (scriptstop.go), and fails with an
+// *AbandonedScriptError that says what became of it. It does not settle the
+// page: the caller decides.
 func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnswer, uids ...string) (json.RawMessage, error) {
 	function = strings.TrimRight(strings.TrimSpace(function), ";")
 	return p.evaluateRun(ctx, answer, func(ctx context.Context, run *scriptRun) (json.RawMessage, error) {
@@ -132,7 +133,9 @@ func (p *Page) evaluateRun(ctx context.Context, answer *DialogAnswer, body func(
 		out = v
 		return err
 	})
-	p.endScript(run, err != nil && ctx.Err() != nil && !p.Closed())
+	if fate := p.endScript(run, err != nil && ctx.Err() != nil && !p.Closed()); fate != 0 {
+		return nil, &AbandonedScriptError{Page: p.ID, Fate: fate, err: err}
+	}
 	var cerr *cdproto.Error
 	if errors.As(err, &cerr) && cerr.Code == -32603 && ctx.Err() == nil {
 		// What Chrome answers for a script whose execution was terminated.

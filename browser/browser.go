@@ -133,14 +133,24 @@ func (b *Browser) ObservePages(newObserver func(*Page) func(ev any)) {
 
 // Start launches or attaches to Chrome unless that is done, and waits for it.
 // A failed start is tried again by the next call; a Chrome that went away is
-// started anew. ctx bounds only this caller's wait, not the launch.
+// started anew. While Chrome is being checked (watchdog.go), it waits for
+// the outcome first, so that a call does not go to a Chrome found frozen a
+// moment later. ctx bounds only this caller's wait, not the launch.
 func (b *Browser) Start(ctx context.Context) error {
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	if l != nil {
+		if err := l.awaitCheck(ctx); err != nil {
+			return err
+		}
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: the server is shutting down", ErrStart)
 	}
-	l := b.launch
+	l = b.launch
 	if l == nil || l.failed() || l.gone() || l.unresponsiveErr() != nil {
 		next := &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tail.Buffer{}}
 		next.wd.reattach = l != nil && b.cfg.Attaches() && (l.unresponsiveErr() != nil || l.failed() && l.wd.reattach)

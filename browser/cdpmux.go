@@ -65,10 +65,15 @@ type cdpMux struct {
 	closeEndsOnce  sync.Once
 	writeChromeMu  sync.Mutex
 	cdpGone        atomic.Bool  // chromedp closed its end: what Chrome says is dropped
-	lastFromChrome atomic.Int64 // unix nanoseconds of the last bytes Chrome sent
+	lastFromChrome atomic.Int64 // unix nanoseconds of the last bytes read from Chrome
+	lastToCDP      atomic.Int64 // unix nanoseconds of the last bytes chromedp took
 	// busySince is when the reader began to wait on a consumer of Chrome's
 	// bytes (chromedp's pipe, a streamed answer); 0 while it waits on Chrome.
 	busySince atomic.Int64
+	// readingChrome is set while a read of Chrome's pipe waits: then the
+	// reader waits on Chrome, even inside a consumer's turn (a streamed
+	// answer reads Chrome's pipe as it goes).
+	readingChrome atomic.Bool
 
 	done      chan struct{} // closed when Chrome's end closed
 	closeOnce sync.Once
@@ -170,13 +175,12 @@ func (m *cdpMux) writeChrome(msg []byte) error {
 // Chrome's own pipe.
 func (m *cdpMux) readChrome() {
 	defer m.close()
-	br := bufio.NewReaderSize(m.fromChrome, 256<<10)
+	br := bufio.NewReaderSize(chromeReader{m}, 256<<10)
 	for {
 		id, isAnswer, err := peekAnswerID(br)
 		if err != nil {
 			return
 		}
-		m.lastFromChrome.Store(time.Now().UnixNano())
 		switch {
 		case isAnswer && id < muxIDBase:
 			// chromedp's answer, streamed through: a big one is never held.
@@ -204,6 +208,20 @@ func (m *cdpMux) readChrome() {
 			return
 		}
 	}
+}
+
+// chromeReader reads Chrome's pipe and notes when bytes came, and when a
+// read waits on Chrome, for answers.
+type chromeReader struct{ m *cdpMux }
+
+func (r chromeReader) Read(p []byte) (int, error) {
+	r.m.readingChrome.Store(true)
+	n, err := r.m.fromChrome.Read(p)
+	r.m.readingChrome.Store(false)
+	if n > 0 {
+		r.m.lastFromChrome.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // close ends the mux: chromedp's end closes, and every extra client and
@@ -325,7 +343,9 @@ func (m *cdpMux) writeCDP(b []byte) {
 	}
 	if _, err := m.toCDP.Write(b); err != nil {
 		m.cdpGone.Store(true)
+		return
 	}
+	m.lastToCDP.Store(time.Now().UnixNano())
 }
 
 // sendCDP gives chromedp one whole message.
@@ -617,25 +637,64 @@ func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any,
 // chromedp has still to read: the mux sends a Browser.getVersion of its own
 // and reads the answer itself. The answer comes after every message Chrome
 // queued before it, so during a flood of events it can take longer than ctx
-// allows; Chrome that went on sending meanwhile is alive (a frozen one sends
-// nothing), and so is one whose messages wait for pagemux to read them
-// (chromedp not reading its end). answers returns nil then, and an error
+// allows; but Chrome that sends anything meanwhile is alive (a frozen one
+// sends nothing), and so is one whose messages wait for pagemux to read
+// them (chromedp not reading its end, or pagemux's reader not yet run).
+// answers returns nil as soon as it knows Chrome is alive, and an error
 // only when nothing came from Chrome for as long as ctx lasted.
 func (m *cdpMux) answers(ctx context.Context) error {
 	start := time.Now()
-	_, err := m.call(ctx, "", "Browser.getVersion", nil)
-	if err == nil || !errors.Is(err, ctx.Err()) {
-		return err
+	call := &muxCall{reply: make(chan []byte, 1)}
+	id := m.register(call)
+	defer m.takeCall(id)
+	m.send(command{ID: id, Method: "Browser.getVersion", Params: struct{}{}})
+	// Chrome gives no sign of the bytes it sends but the bytes: a
+	// timestamp the reader keeps, looked at now and then.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-call.reply:
+			return nil // an error answer comes from a live browser too
+		case <-m.done:
+			return errMuxClosed
+		case <-tick.C:
+			if m.alive(start) {
+				return nil
+			}
+		case <-ctx.Done():
+			if m.alive(start) || pipePending(m.fromChrome) > 0 {
+				return nil
+			}
+			return fmt.Errorf("chrome sent nothing on its pipe for %s, not even the answer to a Browser.getVersion of pagemux's own", time.Since(start).Round(time.Millisecond))
+		}
 	}
-	if last := time.Unix(0, m.lastFromChrome.Load()); last.After(start) {
-		m.log.Debug("devtools pipe: chrome's answer is behind a backlog, but chrome sends", "last", time.Since(last))
-		return nil
+}
+
+// alive reports whether Chrome sent bytes since start, or pagemux's reader
+// waits on a consumer of what Chrome sent (so Chrome's next bytes wait for
+// pagemux, not for Chrome).
+func (m *cdpMux) alive(start time.Time) bool {
+	if time.Unix(0, m.lastFromChrome.Load()).After(start) {
+		m.log.Debug("devtools pipe: chrome sends, though its answer has not come yet")
+		return true
 	}
-	if since := m.busySince.Load(); since != 0 {
+	if since := m.busySince.Load(); since != 0 && !m.readingChrome.Load() {
 		m.log.Debug("devtools pipe: chrome's messages wait for pagemux to read them", "for", time.Since(time.Unix(0, since)))
-		return nil
+		return true
 	}
-	return fmt.Errorf("chrome sent nothing on its pipe for %s, not even the answer to a Browser.getVersion of pagemux's own", time.Since(start).Round(time.Millisecond))
+	return false
+}
+
+// drained is when chromedp last took bytes from its end of the pipe: a
+// backlog that drains moves it on, one stuck in chromedp does not.
+func (m *cdpMux) drained() time.Time {
+	return time.Unix(0, m.lastToCDP.Load())
+}
+
+// quietFor is how long Chrome has sent nothing on its pipe.
+func (m *cdpMux) quietFor() time.Duration {
+	return time.Since(time.Unix(0, m.lastFromChrome.Load()))
 }
 
 // muxClient is an extra client with a browser session of its own.

@@ -30,8 +30,12 @@ const (
 	// ErrUnresponsive means Chrome stopped answering: a call ran past its
 	// expected time and a check of the browser's connection got no answer.
 	// The calls in flight fail with it; a Chrome pagemux launched is killed
-	// and the next call starts a new one.
+	// and a new one started for the next call.
 	ErrUnresponsive Error = "Chrome stopped responding"
+	// ErrNoAnswer means a check of Chrome (Watch.Check) was not answered in
+	// the time its caller gave it: Chrome may be frozen, and the check goes
+	// on. It does not mean Chrome stopped responding.
+	ErrNoAnswer Error = "Chrome did not answer"
 	// ErrScriptStopped means Chrome terminated a script before it returned.
 	ErrScriptStopped Error = "the script was stopped before it returned"
 )
@@ -115,6 +119,23 @@ func (e *ScriptStoppedError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrScriptStopped) hold.
 func (e *ScriptStoppedError) Unwrap() error { return ErrScriptStopped }
+
+// AbandonedScriptError is the error of evaluate_script's script when its
+// call gave up (its context ended) before the script returned: Fate says
+// what became of the script. It wraps the call's context error, so
+// errors.Is(err, context.DeadlineExceeded) holds for a call out of time.
+type AbandonedScriptError struct {
+	Page int
+	Fate ScriptFate
+	err  error
+}
+
+func (e *AbandonedScriptError) Error() string {
+	return fmt.Sprintf("%v; its script in page %d %s", e.err, e.Page, e.Fate.Say())
+}
+
+// Unwrap returns the call's context error.
+func (e *AbandonedScriptError) Unwrap() error { return e.err }
 
 // maxGone bounds the closed pages whose CloseReason is kept; an id closed
 // longer ago still says "page N is closed".

@@ -28,8 +28,9 @@ for (let i = 0; i < %d; i++) fetch('/flood/r?i=' + i).catch(() => {});
 
 // No event volume stalls a page or the connection: a page that logs 20,000
 // messages and makes 5,000 requests while it loads (past the 4,096 events
-// that chromedp queues per tab) loads, answers at once afterwards, and so
-// does another page; the collectors keep their bounds and count the rest.
+// that chromedp queues per tab) loads under the watchdog, answers at once
+// afterwards, and so does another page; the collectors keep their bounds
+// and count the rest.
 func TestEventFlood(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
@@ -45,11 +46,19 @@ func TestEventFlood(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
+	pid := b.ChromePID()
 	start := time.Now()
-	if err := p.Navigate(ctx, site.URL+"/flood?logs=20000&reqs=5000", 60*time.Second); err != nil {
+	// Watched as a tool call is: a connection behind a flood is no frozen
+	// Chrome.
+	if err := <-supervised(b, ctx, func(ctx context.Context) error {
+		return p.Navigate(ctx, site.URL+"/flood?logs=20000&reqs=5000", 60*time.Second)
+	}); err != nil {
 		t.Fatalf("navigate after %s: %v", time.Since(start), err)
 	}
 	t.Logf("the flooding page loaded in %s", time.Since(start))
+	if b.ChromePID() != pid {
+		t.Fatal("Chrome was restarted under the flood")
+	}
 	for _, q := range []*Page{p, other} {
 		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		start := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,45 @@ type scriptRuns struct {
 	mu      sync.Mutex
 	runs    map[string]*scriptRun
 	binding atomic.Bool // the binding is added to the page's session
+}
+
+// ScriptFate is what became of a script of evaluate_script whose call gave
+// up before it returned (AbandonedScriptError); 0 is none.
+type ScriptFate int
+
+const (
+	// ScriptTerminated is a script that ran, whose termination Chrome
+	// answered.
+	ScriptTerminated ScriptFate = iota + 1
+	// ScriptUnanswered is a script that ran, whose termination Chrome did
+	// not answer: it may run on, and the browser is checked at once.
+	ScriptUnanswered
+	// ScriptNotStarted is a script that had not started: another script
+	// ran in its renderer, or Chrome never ran it. It is stopped if it
+	// starts.
+	ScriptNotStarted
+	// ScriptAwaiting is a script whose synchronous part had returned, left
+	// to wait on its promise (it holds no renderer while it waits).
+	ScriptAwaiting
+	// ScriptUnknown is a script of a page that gives no signals of its
+	// scripts (the binding could not be added): whether it runs on is not
+	// known.
+	ScriptUnknown
+)
+
+// Say says what became of the script, to follow "its script in page N".
+func (f ScriptFate) Say() string {
+	switch f {
+	case ScriptTerminated:
+		return "was terminated"
+	case ScriptUnanswered:
+		return "was to be terminated, but Chrome did not answer that: it may still run"
+	case ScriptNotStarted:
+		return "had not started (another script ran in its renderer, or Chrome did not run it), and is stopped if it starts"
+	case ScriptAwaiting:
+		return "had returned a promise, which is left to settle"
+	}
+	return "may still run (pagemux could not tell)"
 }
 
 // scriptForget bounds how long an abandoned script that never starts (its
@@ -166,8 +206,8 @@ func (p *Page) setScriptState(r *scriptRun, state scriptState) {
 // the call gave up: at once while it runs, when it starts if it is still
 // queued behind another script, and once its synchronous part returned only
 // if the renderer is busy and no other call's script runs (see
-// stopAwaiting).
-func (p *Page) endScript(r *scriptRun, gaveUp bool) {
+// stopAwaiting). It returns what became of a script whose call gave up.
+func (p *Page) endScript(r *scriptRun, gaveUp bool) ScriptFate {
 	p.scripts.mu.Lock()
 	state := r.state
 	switch {
@@ -184,11 +224,16 @@ func (p *Page) endScript(r *scriptRun, gaveUp bool) {
 	}
 	p.scripts.mu.Unlock()
 	switch {
-	case gaveUp && state == scriptRunning:
-		p.terminate()
-	case gaveUp && state == scriptAwaits:
-		p.stopAwaiting()
+	case !gaveUp:
+		return 0
+	case state == scriptRunning:
+		return p.terminate()
+	case state == scriptAwaits:
+		return p.stopAwaiting()
+	case !p.scripts.binding.Load():
+		return ScriptUnknown
 	}
+	return ScriptNotStarted
 }
 
 // busyProbe bounds the check whether a renderer runs JavaScript: an idle
@@ -199,25 +244,40 @@ const busyProbe = 300 * time.Millisecond
 // whose script awaited gave up, when the renderer does not answer (so
 // JavaScript runs there: most likely that script, resumed) and no other
 // call's script runs anywhere in the browser (it could be the one running).
-func (p *Page) stopAwaiting() {
+func (p *Page) stopAwaiting() ScriptFate {
 	if p.Closed() || p.usable() != nil {
-		return
+		return ScriptAwaiting
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, busyProbe)
 	_, err := evaluate(ctx, "0")
 	cancel()
 	if err == nil || p.b.scriptsRunning.Load() > 0 {
-		return
+		return ScriptAwaiting
 	}
-	p.terminate()
+	return p.terminate()
 }
 
-// terminate stops the JavaScript that runs in the page's renderer now.
-func (p *Page) terminate() {
+// terminateTimeout bounds a termination: a renderer answers it whatever
+// its JavaScript does, so one that does not answer within it may be frozen.
+const terminateTimeout = time.Second
+
+// terminate stops the JavaScript that runs in the page's renderer now, and
+// says whether Chrome answered. When it did not, the browser is checked at
+// once instead of at the watch's next round: the call that gave up is about
+// to say what became of its script, and the next call should not go to a
+// frozen Chrome.
+func (p *Page) terminate() ScriptFate {
 	if p.Closed() {
-		return
+		return ScriptUnanswered
 	}
-	ctx, cancel := context.WithTimeout(p.ctx, time.Second)
+	ctx, cancel := context.WithTimeout(p.ctx, terminateTimeout)
 	defer cancel()
-	_, _ = chromedp.Call(ctx, runtime.TerminateExecution, cdp.Empty{})
+	if _, err := chromedp.Call(ctx, runtime.TerminateExecution, cdp.Empty{}); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && p.launch.health() == nil {
+			p.b.log.Warn("chrome did not answer the termination of a script; checking it", "page", p.ID)
+			p.b.startCheck(p.launch, true)
+		}
+		return ScriptUnanswered
+	}
+	return ScriptTerminated
 }

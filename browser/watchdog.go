@@ -16,22 +16,44 @@ import (
 
 // A frozen Chrome (its processes stopped, or a socket that stays open and
 // silent) answers nothing, and every call on it would wait for its client to
-// give up. So a call that runs past its expected time makes the browser check
-// its connection with a command the browser process answers at once, however
-// busy its pages are; no answer means Chrome stopped responding.
+// give up. So a call that runs past a second makes the browser check its
+// connection with a command the browser process answers at once, however
+// busy its pages are (Browser.getVersion), and again every two seconds while
+// the call goes on; a call that ran out of time has it checked at once
+// (Watch.Check), and calls that start while a check is open wait for its
+// outcome (Start). A launched Chrome whose browser process is stopped
+// (SIGSTOP, a debugger) and that sent nothing for stoppedSilence is frozen:
+// found 2 to 3 s after the first command it left unanswered, killed and
+// started again at once. One that is not stopped must stay silent for
+// longer, hangSilence: on a starved machine a live Chrome was seen silent
+// for 2 s with a check waiting, and killing a live one loses its pages.
 const (
-	// superviseAfter is how long a call runs before its browser is checked,
-	// and how often it is checked again while the call goes on.
-	superviseAfter = 5 * time.Second
-	// probeTimeout bounds one check; two checks in a row must fail, so a
-	// browser that is only slow for a moment is not taken for a frozen one.
-	probeTimeout = 3 * time.Second
-	probeTries   = 2
-	// backlogGrace is how much longer the connection gets when the checks
-	// failed but a new connection to the browser was answered at once: the
-	// old one may be backlogged, not frozen (a page's flood of events is
-	// read before the answer, and on a starved machine that takes seconds).
-	backlogGrace = 20 * time.Second
+	// superviseAfter is how long a call runs before its browser is checked.
+	// A browser that answers does so in milliseconds, so an early check
+	// costs one small command, and finds a frozen one soon.
+	superviseAfter = time.Second
+	// superviseEvery is how often the browser is checked again while the
+	// call goes on.
+	superviseEvery = 2 * time.Second
+	// stoppedSilence is how long a launched Chrome whose browser process is
+	// stopped may have sent nothing on its pipe before it counts as frozen.
+	stoppedSilence = 2 * time.Second
+	// hangSilence is how long a launched Chrome that is not stopped may
+	// leave a check unanswered with nothing at all on its pipe (one that
+	// sends anything else is behind a backlog) before it counts as frozen.
+	hangSilence = 10 * time.Second
+	// attachedSilence is how long an attached Chrome may leave a check
+	// unanswered on its connection and on a new one before it counts as
+	// frozen. pagemux cannot see its process, so there is no quicker sign.
+	attachedSilence = 4 * time.Second
+	// backlogGrace is how much longer chromedp's connection gets when the
+	// check past it was answered: it may be backlogged, not frozen (a page's
+	// flood of events is read before the answer, and on a starved machine
+	// that takes seconds, up to a minute under the test suite's load). With
+	// the first check at 1 s, it leaves a backlog at least the 34 s from a
+	// call's start that it had when the first check came at 5 s; a launched
+	// Chrome's connection gets it again from each time it drained (probe).
+	backlogGrace = 30 * time.Second
 	// reattachTimeout bounds an attach to a browser that stopped responding
 	// before, instead of startTimeout: it fails fast while it stays frozen.
 	reattachTimeout = 5 * time.Second
@@ -49,11 +71,13 @@ type watchdog struct {
 }
 
 // probeRun is one check of the connection, shared by the calls that wait
-// for it.
+// for it. When it fails, the launch's failure is set before decided closes.
 type probeRun struct {
-	done chan struct{}
-	err  error     // nil: Chrome answered, or it went away (that is no freeze)
-	at   time.Time // when it ended
+	// decided is closed once it is known whether Chrome answers; a
+	// backlogged connection's grace may follow.
+	decided chan struct{}
+	done    chan struct{} // closed when the check ended
+	at      time.Time     // when it ended; read after done
 }
 
 // unresponsiveErr returns the error that says Chrome stopped responding, nil
@@ -64,30 +88,90 @@ func (l *launch) unresponsiveErr() error {
 	return l.wd.failure
 }
 
-// Supervise watches a tool call while it runs and returns the func that ends
-// the watch; call it when the call ends. A call still running after a few
-// seconds makes the browser check its connection, again every few seconds;
-// when Chrome does not answer, the calls in flight fail with an error that
-// wraps ErrUnresponsive, a Chrome that pagemux launched is killed (its
-// process group) and the next call starts a new one, and an attached Chrome
-// is let go of until it answers again. Supervise does not bound the call
-// itself: a slow call on a browser that answers runs on.
-func (b *Browser) Supervise(ctx context.Context) (stop func()) {
+// Watch is Supervise's watch over one tool call.
+type Watch struct {
+	b     *Browser
+	l     *launch // the Chrome the call runs on; nil when none ran
+	timer *time.Timer
+	done  chan struct{}
+	once  sync.Once
+}
+
+// Supervise watches a tool call while it runs; call Stop on the Watch it
+// returns when the call ends. A call still running after a second makes the
+// browser check its connection, again every two seconds; when Chrome does
+// not answer, the calls in flight fail with an error that wraps
+// ErrUnresponsive, a Chrome that pagemux launched is killed (its process
+// group) and a new one started at once, and an attached Chrome is let go
+// of until it answers again. Supervise does not bound the call itself: a
+// slow call on a browser that answers runs on.
+func (b *Browser) Supervise(ctx context.Context) *Watch {
 	b.mu.Lock()
 	l := b.launch
 	b.mu.Unlock()
+	w := &Watch{b: b, done: make(chan struct{})}
 	if l == nil || !l.ready() {
-		return func() {}
+		return w
 	}
-	done := make(chan struct{})
-	t := time.AfterFunc(superviseAfter, func() { b.watch(ctx, l, done) })
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			t.Stop()
-			close(done)
-		})
+	w.l = l
+	w.timer = time.AfterFunc(superviseAfter, func() { b.watch(ctx, l, w.done) })
+	return w
+}
+
+// Stop ends the watch. It does not end a check that runs: its outcome
+// still counts.
+func (w *Watch) Stop() {
+	w.once.Do(func() {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		close(w.done)
+	})
+}
+
+// Check checks at once that the Chrome the call ran on still answers,
+// instead of waiting for the watch's next round (a call that ran out of
+// time may have waited on a frozen Chrome), and waits for the outcome until
+// ctx ends. It returns nil when Chrome answered, or when the call ran on no
+// Chrome; an error that wraps ErrUnresponsive when it stopped responding (it
+// was then killed or let go of, as Supervise says); errChromeGone when it
+// went away meanwhile; and one that wraps ErrNoAnswer when ctx ended first:
+// the check goes on, and calls that start meanwhile wait for its outcome. A
+// check that runs is joined; one that ended, however recently, is not
+// taken for an answer.
+func (w *Watch) Check(ctx context.Context) error {
+	l := w.l
+	if l == nil {
+		return nil
 	}
+	if err := l.health(); err != nil {
+		return err
+	}
+	start := time.Now()
+	pr := w.b.startCheck(l, true)
+	select {
+	case <-pr.decided:
+		return l.health()
+	case <-ctx.Done():
+		if isDone(pr.decided) {
+			return l.health()
+		}
+		return fmt.Errorf("%w pagemux's check within %s; the check goes on", ErrNoAnswer, time.Since(start).Round(100*time.Millisecond))
+	}
+}
+
+// errChromeGone is Watch.Check's error for a Chrome that went away.
+var errChromeGone = errors.New("the connection to Chrome ended meanwhile (its pages are gone); the next call starts Chrome again")
+
+// health is nil for a launch that still answers, as far as pagemux knows.
+func (l *launch) health() error {
+	if err := l.unresponsiveErr(); err != nil {
+		return err
+	}
+	if l.gone() {
+		return errChromeGone
+	}
+	return nil
 }
 
 // ready reports whether the launch started and still runs.
@@ -103,11 +187,11 @@ func (l *launch) ready() bool {
 // watch checks l while the call that done ends runs on.
 func (b *Browser) watch(ctx context.Context, l *launch, done <-chan struct{}) {
 	for {
-		if err := b.check(l); err != nil {
-			b.unresponsive(l, err)
+		<-b.startCheck(l, false).done
+		if l.unresponsiveErr() != nil {
 			return
 		}
-		t := time.NewTimer(superviseAfter)
+		t := time.NewTimer(superviseEvery)
 		select {
 		case <-done:
 		case <-ctx.Done():
@@ -120,73 +204,188 @@ func (b *Browser) watch(ctx context.Context, l *launch, done <-chan struct{}) {
 	}
 }
 
-// check returns an error when Chrome does not answer. Calls that check at
-// the same time, or right after another check, share its outcome.
-func (b *Browser) check(l *launch) error {
+// startCheck returns the check of l that runs, else one that ended a
+// moment ago, else a new one: calls that check at the same time, or right
+// after another check, share its outcome. A fresh check is one for a call
+// that found something amiss, to which an answer from before does not
+// count: it shares only a check that has not decided yet (one in a
+// backlog's grace was answered past the connection before, and goes on
+// beside the new one).
+func (b *Browser) startCheck(l *launch, fresh bool) *probeRun {
+	l.wd.mu.Lock()
+	defer l.wd.mu.Unlock()
+	pr := l.wd.probe
+	switch {
+	case pr == nil:
+	case fresh && !isDone(pr.decided):
+		return pr
+	case !fresh && (!isDone(pr.done) || time.Since(pr.at) <= time.Second):
+		return pr
+	}
+	pr = &probeRun{decided: make(chan struct{}), done: make(chan struct{})}
+	l.wd.probe = pr
+	go b.runCheck(l, pr)
+	return pr
+}
+
+// runCheck runs one check of l, and ends l when Chrome does not answer.
+func (b *Browser) runCheck(l *launch, pr *probeRun) {
+	var once sync.Once
+	decide := func() { once.Do(func() { close(pr.decided) }) }
+	start := time.Now()
+	window := hangSilence
+	if b.cfg.Attaches() {
+		window = attachedSilence
+	}
+	anew := func(ctx context.Context) error { return b.answersAnew(ctx, l) }
+	if err := probe(l, window, anew, decide); err != nil {
+		b.unresponsive(l, err, time.Since(start))
+	}
+	decide()
+	pr.at = time.Now()
+	close(pr.done)
+}
+
+// drained is when chromedp last took bytes from a launched Chrome's pipe;
+// zero for an attached Chrome, whose connection pagemux does not see.
+func (l *launch) drained() time.Time {
+	if l.mux == nil {
+		return time.Time{}
+	}
+	return l.mux.drained()
+}
+
+// awaitCheck waits for the outcome of a check of l that is still open,
+// until ctx ends: a call that started now would go to a Chrome that may be
+// frozen, and fail with it, where it can as well wait a moment and get a
+// new one. A Chrome that answers does so in milliseconds, so this costs
+// nothing while it does.
+func (l *launch) awaitCheck(ctx context.Context) error {
 	l.wd.mu.Lock()
 	pr := l.wd.probe
-	if pr == nil || isDone(pr.done) && time.Since(pr.at) > time.Second {
-		pr = &probeRun{done: make(chan struct{})}
-		l.wd.probe = pr
-		go func() {
-			pr.err = probe(l, func(ctx context.Context) error { return b.answersAnew(ctx, l) })
-			pr.at = time.Now()
-			close(pr.done)
-		}()
-	}
 	l.wd.mu.Unlock()
-	<-pr.done
-	return pr.err
+	if pr == nil {
+		return nil
+	}
+	select {
+	case <-pr.decided:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
-// silence says how long Chrome left pagemux's checks unanswered, for the
-// error of a probe.
-// A launched Chrome has no second connection: the check past chromedp's is
-// cdpMux's own, on the pipe.
+// silence says how Chrome left pagemux's check unanswered, for the error of
+// a probe. A launched Chrome has no second connection: the check past
+// chromedp's is cdpMux's own, on the pipe.
 func silence(why error, attached bool) string {
-	past := "a new connection"
-	if !attached {
-		past = "pagemux's own check on its pipe"
+	switch {
+	case errors.Is(why, errBacklog) && attached:
+		return fmt.Sprintf("did not answer a Browser.getVersion on its connection for %s, though it answered on a new connection", attachedSilence+backlogGrace)
+	case errors.Is(why, errBacklog):
+		return fmt.Sprintf("did not answer a Browser.getVersion on its connection, which took nothing for %s, though it answered pagemux's own on its pipe", backlogGrace)
+	case attached:
+		return fmt.Sprintf("did not answer a Browser.getVersion within %s, on its connection nor on a new one", attachedSilence)
+	case errors.Is(why, errStopped):
+		return fmt.Sprintf("is stopped (its browser process does not run: SIGSTOP, or a debugger) and sent nothing on its pipe for %s", stoppedSilence)
+	case errors.Is(why, errNoMux):
+		return fmt.Sprintf("did not answer a Browser.getVersion within %s", hangSilence)
 	}
-	if errors.Is(why, errBacklog) {
-		return fmt.Sprintf("did not answer checks of its connection for %s, though %s was answered", probeTries*probeTimeout+backlogGrace, past)
-	}
-	return fmt.Sprintf("did not answer %d checks of its connection, %s each, nor %s", probeTries, probeTimeout, past)
+	return fmt.Sprintf("sent nothing on its pipe for %s, not even the answer to a Browser.getVersion, which its browser process gives however busy its pages are", hangSilence)
 }
 
-// errBacklog marks a connection silent past backlogGrace while the browser
-// answered past it (a new connection, or cdpMux's check).
+// errBacklog marks a connection that stayed silent past backlogGrace while
+// the browser answered past it (a new connection, or cdpMux's check).
 var errBacklog = errors.New("the connection stayed silent, though the browser answered past it")
 
-// probe asks the browser process for its version, probeTries times at most,
-// and once more for backlogGrace when anew (a new connection, or cdpMux's
-// own check for a launched Chrome) is answered.
+// errStopped marks a launched Chrome whose browser process is stopped.
+var errStopped = errors.New("chrome's browser process is stopped")
+
+// probe asks the browser process for its version on chromedp's connection
+// and, at the same time, past it (anew: cdpMux's own command for a launched
+// Chrome, a new connection for an attached one), which it gives window to
+// answer. Chrome answers when either does. It is frozen when neither does
+// within window, or, for a launched Chrome, as soon as its browser process
+// is stopped and it has sent nothing for stoppedSilence. When only anew
+// answers, chromedp's connection is backlogged, not frozen: decided is
+// called then, and the connection gets backlogGrace more before probe fails
+// with errBacklog, and backlogGrace from the last time it drained (for a
+// launched Chrome, when chromedp last took bytes from its pipe), since a
+// backlog that drains reaches the answer in the end.
 // Only silence counts: a Chrome that went away is no freeze (browserGone
 // handles it).
-func probe(l *launch, anew func(context.Context) error) error {
-	answered := func(limit time.Duration) (bool, error) {
-		ctx, cancel := context.WithTimeout(l.rootCtx, limit)
-		defer cancel()
+func probe(l *launch, window time.Duration, anew func(context.Context) error, decided func()) error {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(l.rootCtx)
+	defer cancel()
+	onConn := make(chan error, 1)
+	go func() {
 		_, err := chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
-		return err == nil || l.gone() || !errors.Is(ctx.Err(), context.DeadlineExceeded), err
-	}
-	var err error
-	for range probeTries {
-		var ok bool
-		if ok, err = answered(probeTimeout); ok {
-			return nil
+		onConn <- err
+	}()
+	actx, acancel := context.WithTimeout(ctx, window)
+	defer acancel()
+	past := make(chan error, 1)
+	go func() { past <- anew(actx) }()
+	end := time.NewTimer(window)
+	defer end.Stop()
+	// A process gives no sign that it was stopped: its state is looked at
+	// now and then.
+	look := time.NewTicker(250 * time.Millisecond)
+	defer look.Stop()
+	var grace *time.Timer
+	var graceC <-chan time.Time
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
+	var pastErr error
+	ended := false
+	for {
+		select {
+		case <-onConn:
+			return nil // an answer, or the end of the connection: no freeze
+		case pastErr = <-past:
+			past = nil
+			if pastErr == nil {
+				decided()
+				grace = time.NewTimer(time.Until(start.Add(window + backlogGrace)))
+				graceC = grace.C
+			}
+		case <-look.C:
+			if l.stoppedAndQuiet() {
+				return fmt.Errorf("%w, and nothing came on its pipe for %s", errStopped, stoppedSilence)
+			}
+		case <-end.C:
+			ended = true
+		case <-graceC:
+			if wait := time.Until(l.drained().Add(backlogGrace)); wait > 0 {
+				grace.Reset(wait)
+				continue
+			}
+			return fmt.Errorf("%w: no answer on the connection for %s", errBacklog, time.Since(start).Round(time.Second))
+		}
+		if ended && graceC == nil && past == nil {
+			if l.gone() {
+				return nil
+			}
+			return fmt.Errorf("no answer to a Browser.getVersion within %s on the connection, nor past it (%w)", window, pastErr)
 		}
 	}
-	ctx, cancel := context.WithTimeout(l.rootCtx, probeTimeout)
-	fresh := anew(ctx)
-	cancel()
-	if fresh != nil {
-		return fmt.Errorf("no answer to %d checks of %s each (%w), nor on a new connection (%v)", probeTries, probeTimeout, err, fresh)
+}
+
+// stoppedAndQuiet reports whether l is a launched Chrome whose browser
+// process is stopped and that has sent nothing for stoppedSilence, not even
+// bytes that wait in its pipe.
+func (l *launch) stoppedAndQuiet() bool {
+	if l.mux == nil || l.chrome == nil || l.mux.quietFor() < stoppedSilence || pipePending(l.mux.fromChrome) > 0 {
+		return false
 	}
-	if ok, err := answered(backlogGrace); !ok {
-		return fmt.Errorf("%w: %w", errBacklog, err)
-	}
-	return nil
+	l.chrome.mu.Lock()
+	pid := l.chrome.pid
+	l.chrome.mu.Unlock()
+	return pid != 0 && processStopped(pid)
 }
 
 // freshClient makes a new connection for every request: one kept from
@@ -238,15 +437,17 @@ func (b *Browser) answersAnew(ctx context.Context, l *launch) error {
 }
 
 // unresponsive fails what runs on l and ends l: it kills a Chrome pagemux
-// launched, or lets go of an attached one. Its pages go away with l (see
-// browserGone), and their calls in flight return l's failure.
-func (b *Browser) unresponsive(l *launch, why error) {
+// launched and starts a new one at once, or lets go of an attached one. Its
+// pages go away with l (see browserGone), and their calls in flight return
+// l's failure. checked is how long the failed check took, for the log.
+func (b *Browser) unresponsive(l *launch, why error, checked time.Duration) {
+	attached := b.cfg.Attaches()
 	var msg string
-	if b.cfg.Attaches() {
+	if attached {
 		u, _ := b.cfg.attachURL()
 		msg = fmt.Sprintf("%s: Chrome at %s %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, silence(why, true))
 	} else {
-		msg = fmt.Sprintf("%s: it %s; pagemux killed it, and the next call starts a new one (its pages are gone: open them again with new_page)", ErrUnresponsive, silence(why, false))
+		msg = fmt.Sprintf("%s: it %s; pagemux killed it and is starting a new one for the next call (its pages are gone: open them again with new_page)", ErrUnresponsive, silence(why, false))
 	}
 	l.wd.mu.Lock()
 	if l.wd.failure != nil {
@@ -255,7 +456,11 @@ func (b *Browser) unresponsive(l *launch, why error) {
 	}
 	l.wd.failure = &unresponsiveError{msg: msg}
 	l.wd.mu.Unlock()
-	b.log.Error("chrome stopped responding", "attached", b.cfg.Attaches(), "why", why, "output", l.out.String())
+	attrs := []any{"attached", attached, "why", why, "checked", checked.Round(time.Millisecond)}
+	if l.mux != nil {
+		attrs = append(attrs, "quiet", l.mux.quietFor().Round(time.Millisecond))
+	}
+	b.log.Error("chrome stopped responding", append(attrs, "output", l.out.String())...)
 	if l.chrome != nil {
 		l.chrome.kill()
 	}
@@ -263,6 +468,29 @@ func (b *Browser) unresponsive(l *launch, why error) {
 	// call that waits on it; for a launched Chrome it also waits for the
 	// process to exit, so not here.
 	go l.cancel()
+	if !attached {
+		go b.relaunch()
+	}
+}
+
+// relaunch starts a new Chrome in place of one that stopped responding, at
+// once: the next call, which an agent makes as soon as it reads the error,
+// then finds one running (or nearly) instead of starting it. An attached
+// Chrome is not reconnected to here: it stays let go of until a call finds
+// it answering.
+func (b *Browser) relaunch() {
+	start := time.Now()
+	err := b.Start(context.Background()) // the launch is bounded by startTimeout
+	b.mu.Lock()
+	closing := b.closed
+	b.mu.Unlock()
+	switch {
+	case closing:
+	case err != nil:
+		b.log.Warn("chrome did not start again after it stopped responding; the next call tries again", "error", err)
+	default:
+		b.log.Info("chrome started again after it stopped responding", "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // ChromePID returns the process id of the Chrome that pagemux launched and

@@ -86,8 +86,8 @@ func alive(pid int) bool {
 func supervised(b *Browser, ctx context.Context, fn func(ctx context.Context) error) <-chan error {
 	ch := make(chan error, 1)
 	go func() {
-		stop := b.Supervise(ctx)
-		defer stop()
+		w := b.Supervise(ctx)
+		defer w.Stop()
 		ch <- fn(ctx)
 	}()
 	return ch
@@ -160,6 +160,103 @@ func TestFrozenChrome(t *testing.T) {
 	}
 	if !errors.Is(err, ErrPageClosed) {
 		t.Errorf("%v is not ErrPageClosed", err)
+	}
+}
+
+// A check that a call asks for (Watch.Check) starts at once, not at the
+// watch's next round: on a frozen Chrome it says that Chrome did not answer
+// while the check goes on; a call that starts meanwhile waits for the
+// outcome and gets the new Chrome that pagemux started in place of the
+// frozen one, and the check then says Chrome stopped responding.
+func TestCheckFrozenChrome(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	w := b.Supervise(ctx)
+	defer w.Stop()
+	if err := w.Check(ctx); err != nil {
+		t.Fatalf("a check of a Chrome that answers: %v", err)
+	}
+	oldPID := b.ChromePID()
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	freeze(t, chromeTree(t, b))
+
+	start := time.Now()
+	gone, stop := context.WithCancel(ctx) // a caller that cannot wait at all
+	stop()
+	err = w.Check(gone)
+	if !errors.Is(err, ErrNoAnswer) || errors.Is(err, ErrUnresponsive) {
+		t.Fatalf("a check of a frozen Chrome whose caller cannot wait: %v", err)
+	}
+	if err := b.Start(ctx); err != nil {
+		t.Fatalf("a start while the check is open: %v", err)
+	}
+	t.Logf("a start during the check returned after %s", time.Since(start))
+	if l.unresponsiveErr() == nil {
+		t.Fatal("the start returned before the check found the frozen Chrome")
+	}
+	if pid := b.ChromePID(); pid == 0 || pid == oldPID {
+		t.Fatalf("Chrome pid %d after the start, was %d", pid, oldPID)
+	}
+	if err := w.Check(ctx); !errors.Is(err, ErrUnresponsive) {
+		t.Fatalf("the call's check after the freeze: %v", err)
+	}
+	np, err := b.NewPage(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := np.Evaluate(ctx, "() => 3", nil); err != nil || string(v) != "3" {
+		t.Fatalf("the new Chrome: %s %v", v, err)
+	}
+}
+
+// A page busy with a long script is no frozen browser: the checks during
+// the call go to the browser process, which answers them, and so does a
+// check asked for meanwhile.
+func TestBusyPageNotFrozen(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := b.ChromePID()
+	busyFor := superviseAfter + 3*superviseEvery + stoppedSilence // several rounds of checks
+	busy := supervised(b, t.Context(), func(ctx context.Context) error {
+		v, err := p.Evaluate(ctx, busyScript(int(busyFor/time.Millisecond)), nil)
+		if err == nil && string(v) != `"done"` {
+			err = errors.New("got " + string(v))
+		}
+		return err
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for b.scriptsRunning.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // the script tells pagemux when it starts
+	}
+	w := b.Supervise(t.Context())
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := w.Check(ctx); err != nil {
+		t.Fatalf("a check while a page is busy: %v", err)
+	}
+	t.Logf("the check while the page was busy answered in %s", time.Since(start))
+	if err := <-busy; err != nil {
+		t.Fatalf("a busy script under the watch: %v", err)
+	}
+	if b.ChromePID() != pid {
+		t.Fatal("Chrome was restarted under a busy page")
 	}
 }
 
@@ -371,8 +468,8 @@ func TestBackloggedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.holdOpen()
-	// Past superviseAfter and the failed checks, within backlogGrace.
-	time.AfterFunc(superviseAfter+probeTries*probeTimeout+backlogGrace/2, func() { proxy.set(false) })
+	// Past superviseAfter and the failed check, within backlogGrace.
+	time.AfterFunc(superviseAfter+attachedSilence+backlogGrace/2, func() { proxy.set(false) })
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -383,7 +480,7 @@ func TestBackloggedConnection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a call on a backlogged connection ended after %s with %v", time.Since(start), err)
 	}
-	if d := time.Since(start); d < superviseAfter+probeTries*probeTimeout {
+	if d := time.Since(start); d < superviseAfter+attachedSilence {
 		t.Fatalf("the call ended after %s, before the connection was held long enough to be checked", d)
 	}
 	if _, err := p.Evaluate(ctx, "() => 3", nil); err != nil {

@@ -91,7 +91,8 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(s.redactErr(ctx, err)), page // agents.go
 	}
 	defer g.Release()
-	defer s.browser.Supervise(ctx)()
+	w := s.browser.Supervise(ctx)
+	defer w.Stop()
 	if page != nil && page.Closed() {
 		return toolError(page.Err()), page
 	}
@@ -104,7 +105,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	if page != nil {
 		c.startURL = page.URL()
 	}
-	return s.runBounded(ctx, t, c, g), page
+	return s.runBounded(ctx, t, c, g, w), page
 }
 
 // lockAgent is who a call waits as in the lock queues (pagelock.WithAgent):

@@ -159,9 +159,9 @@ func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 // Log is set here.
 func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := sopts.Log // a test's own, else the suite's
+	if log == nil {
+		log = testLogger()
 	}
 	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
 	sopts.Log = log
@@ -193,6 +193,15 @@ func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool
 		t.Fatal(err)
 	}
 	return &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+}
+
+// testLogger discards the log, unless PAGEMUX_TEST_LOG asks for it on
+// stderr.
+func testLogger() *slog.Logger {
+	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 func (e *testEnv) close() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,10 +33,7 @@ import (
 // in-process transport.
 func newEnvConfig(t *testing.T, cfg browser.Config, opts pagelock.Options) *testEnv {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("PAGEMUX_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	log := testLogger()
 	cfg.Logger = log
 	cfg.Headful = os.Getenv("PAGEMUX_TEST_HEADFUL") != ""
 	b := browser.New(cfg)
@@ -107,15 +105,7 @@ func TestFrozenChromeTool(t *testing.T) {
 	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
 	id := e.openPage(t, "/form.html")
 	old := e.b.ChromePID()
-	procs := chromeProcesses(t, e)
-	for _, pid := range procs {
-		syscall.Kill(pid, syscall.SIGSTOP)
-	}
-	t.Cleanup(func() {
-		for _, pid := range procs {
-			syscall.Kill(pid, syscall.SIGCONT) // pagemux killed them; in case it did not
-		}
-	})
+	freezeChrome(t, e)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -136,6 +126,163 @@ func TestFrozenChromeTool(t *testing.T) {
 	fresh := e.openPage(t, "/page2.html")
 	if got := e.eval(t, fresh, "() => 6 * 7"); got != "42" {
 		t.Fatalf("the new Chrome answers %s", got)
+	}
+}
+
+// freezeChrome stops every process of the env's Chrome (SIGSTOP), and
+// resumes them when the test ends, in case pagemux did not kill them.
+func freezeChrome(t *testing.T, e *testEnv) {
+	t.Helper()
+	procs := chromeProcesses(t, e)
+	for _, pid := range procs {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	t.Cleanup(func() {
+		for _, pid := range procs {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+}
+
+// logClock is a slog.Handler that notes when each message was first logged
+// and hands every record on to next.
+type logClock struct {
+	next  slog.Handler
+	mu    *sync.Mutex
+	first map[string]time.Time
+}
+
+func newLogClock(next slog.Handler) *logClock {
+	return &logClock{next: next, mu: new(sync.Mutex), first: map[string]time.Time{}}
+}
+
+func (c *logClock) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || c.next.Enabled(ctx, l)
+}
+
+func (c *logClock) Handle(ctx context.Context, r slog.Record) error {
+	c.mu.Lock()
+	if _, ok := c.first[r.Message]; !ok {
+		c.first[r.Message] = r.Time
+	}
+	c.mu.Unlock()
+	if !c.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return c.next.Handle(ctx, r)
+}
+
+func (c *logClock) WithAttrs(as []slog.Attr) slog.Handler {
+	d := *c
+	d.next = c.next.WithAttrs(as)
+	return &d
+}
+
+func (c *logClock) WithGroup(name string) slog.Handler {
+	d := *c
+	d.next = c.next.WithGroup(name)
+	return &d
+}
+
+// at is when msg was first logged; zero if it was not.
+func (c *logClock) at(msg string) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.first[msg]
+}
+
+// Issue 16: with a short --tool-timeout, Chrome frozen (SIGSTOP on all its
+// processes) under an evaluate_script. The call's error says what is true
+// (Chrome stopped responding, or it did not answer and is being checked),
+// never that its script was terminated or its page can be used; pagemux
+// finds the freeze from the call's first unanswered command, kills Chrome
+// and starts a new one, so that the next call works on the new Chrome. At
+// 5 s (the issue's --tool-timeout) the freeze is found before the call's
+// bound, and the next call is a new_page; at 1 s the bound comes first, and
+// the next call is a list_pages, which does no work in Chrome that a
+// starved machine could make outlast 1 s.
+func TestFrozenChromeToolTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		limit time.Duration
+		next  string
+	}{{time.Second, "list_pages"}, {5 * time.Second, "new_page"}} {
+		t.Run(tc.limit.String(), func(t *testing.T) {
+			t.Parallel()
+			clock := newLogClock(testLogger().Handler())
+			e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: tc.limit, Log: slog.New(clock)})
+			// The page is opened, and has run a script, past the tool
+			// timeout, which a starved machine could make it outlast.
+			if err := e.b.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.b.NewPage(t.Context(), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Navigate(t.Context(), testSite.URL+"/form.html", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
+				t.Fatal(err)
+			}
+			old := e.b.ChromePID()
+			freezeChrome(t, e)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+
+			start := time.Now()
+			r := e.callCtx(ctx, t, "evaluate_script", map[string]any{"pageId": p.ID, "function": "() => 1"})
+			answered := time.Now()
+			t.Logf("the call on the frozen Chrome answered after %s: %s", answered.Sub(start), r.text)
+			if !r.isError {
+				t.Fatalf("a call on a frozen Chrome succeeded: %s", r.text)
+			}
+			for _, untrue := range []string{"terminated", "can be used again", "cancelled", "ran out of time"} {
+				if strings.Contains(r.text, untrue) {
+					t.Errorf("the error of a call on a frozen Chrome says %q", untrue)
+				}
+			}
+			stopped := strings.Contains(r.text, "Chrome stopped responding")
+			if !stopped && !strings.Contains(r.text, "Chrome did not answer") {
+				t.Fatalf("the error of a call on a frozen Chrome does not say Chrome did not answer: %s", r.text)
+			}
+
+			args := map[string]any{}
+			if tc.next == "new_page" {
+				args["url"] = testSite.URL + "/page2.html"
+			}
+			next := e.callCtx(ctx, t, tc.next, args)
+			served := time.Now()
+			if next.isError {
+				t.Fatalf("the call after the failure, %s after the first unanswered command: %s", served.Sub(start), next.text)
+			}
+			for _, line := range strings.Split(next.text, "\n") {
+				if strings.HasPrefix(line, fmt.Sprintf("%d: ", p.ID)) {
+					t.Errorf("the call after the failure lists the frozen Chrome's page %d:\n%s", p.ID, next.text)
+				}
+			}
+			if pid := e.b.ChromePID(); pid == 0 || pid == old {
+				t.Fatalf("Chrome pid %d after the freeze, was %d", pid, old)
+			}
+			found, again := clock.at("chrome stopped responding"), clock.at("chrome started again after it stopped responding")
+			if found.IsZero() || again.IsZero() {
+				t.Fatalf("the log tells no freeze found (%v) or no new Chrome (%v)", found, again)
+			}
+			t.Logf("from the first unanswered command: found frozen and killed after %s, a new Chrome up after %s, the call answered after %s, the next call (%s) after %s",
+				found.Sub(start), again.Sub(start), answered.Sub(start), tc.next, served.Sub(start))
+			if found.Before(start) || again.Before(found) {
+				t.Errorf("out of order: the freeze found at %s, the new Chrome up at %s, after the call", found.Sub(start), again.Sub(start))
+			}
+			if stopped && answered.Before(found) {
+				t.Errorf("the call said Chrome stopped responding before the freeze was found")
+			}
+			if d := found.Sub(start); d > 40*time.Second {
+				t.Errorf("the freeze took %s to find", d)
+			}
+			mustContain(t, e.fails(t, "evaluate_script", map[string]any{"pageId": p.ID, "function": "() => 1"}),
+				fmt.Sprintf("page %d is gone (the browser was restarted)", p.ID))
+		})
 	}
 }
 

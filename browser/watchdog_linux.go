@@ -1,0 +1,35 @@
+package browser
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipePending returns how many bytes wait in the pipe f to be read: what
+// Chrome sent that pagemux's reader has not read yet (it was not scheduled,
+// on a starved machine). 0 when it cannot tell.
+func pipePending(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n
+}
+
+// processStopped reports whether the process pid is stopped: by a signal
+// (SIGSTOP, SIGTSTP) or by a debugger. A process that runs, sleeps or waits
+// on the disk is not.
+func processStopped(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && (f[0] == "T" || f[0] == "t")
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package browser
+
+import "os"
+
+// Off Linux pagemux does not ask the kernel what waits in a pipe or whether
+// a process is stopped: a reader not scheduled for all of a check's time is
+// taken for a silent Chrome, and a stopped Chrome is found after
+// hangSilence, as a hung one is.
+
+// pipePending is 0 off Linux.
+func pipePending(*os.File) int { return 0 }
+
+// processStopped is false off Linux.
+func processStopped(int) bool { return false }
