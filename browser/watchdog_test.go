@@ -211,13 +211,7 @@ func TestCheckFrozenChrome(t *testing.T) {
 	if err := w.Check(ctx); !errors.Is(err, ErrUnresponsive) {
 		t.Fatalf("the call's check after the freeze: %v", err)
 	}
-	np, err := b.NewPage(ctx, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := np.Evaluate(ctx, "() => 3", nil); err != nil || string(v) != "3" {
-		t.Fatalf("the new Chrome: %s %v", v, err)
-	}
+	newPageAnswers(ctx, t, b, "the new Chrome")
 }
 
 // A page busy with a long script is no frozen browser: the checks during
@@ -447,12 +441,19 @@ func TestSilentAttachedChrome(t *testing.T) {
 	if _, err := b.Page(p.ID); err == nil || !strings.Contains(err.Error(), "is gone (the browser was restarted)") {
 		t.Fatalf("the old page after the reconnect: %v", err)
 	}
-	np, err := b.NewPage(ctx, true)
+	newPageAnswers(ctx, t, b, "after the reconnect")
+}
+
+// newPageAnswers opens a page on b and fails the test unless a script on
+// it answers.
+func newPageAnswers(ctx context.Context, t *testing.T, b *Browser, when string) {
+	t.Helper()
+	p, err := b.NewPage(ctx, true)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: new page: %v", when, err)
 	}
-	if v, err := np.Evaluate(ctx, "() => 4", nil); err != nil || string(v) != "4" {
-		t.Fatalf("after the reconnect: %s %v", v, err)
+	if v, err := p.Evaluate(ctx, "() => 6 * 7", nil); err != nil || string(v) != "42" {
+		t.Fatalf("%s: a script answered %s %v", when, v, err)
 	}
 }
 
