@@ -369,6 +369,16 @@ func (s *server) answer(id int) string {
 
 // waitExit waits up to limit for pagemux to exit and returns how long that
 // took from since.
+// waitLog waits up to a minute for pagemux to log a line containing text.
+func (s *server) waitLog(text string) {
+	s.t.Helper()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(s.stderr.String(), text); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("pagemux did not log %s in a minute", text)
+		}
+	}
+}
+
 func (s *server) waitExit(since time.Time, limit time.Duration) time.Duration {
 	s.t.Helper()
 	select {
@@ -454,7 +464,7 @@ func TestExitOnSignal(t *testing.T) {
 			s := startServer(t, tmp)
 			chrome := s.startChrome()
 			s.call(3, "evaluate_script", tt.script)
-			time.Sleep(500 * time.Millisecond) // the call is in flight
+			s.waitLog(`msg="tool call runs" tool=evaluate_script`)
 			sent := time.Now()
 			s.cmd.Process.Signal(tt.sig)
 			took := s.waitExit(sent, 10*time.Second)
@@ -478,7 +488,7 @@ func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	s := startServer(t, tmp, "--tool-timeout=3s")
 	chrome := s.startChrome()
 	s.call(3, "evaluate_script", busyScript)
-	time.Sleep(500 * time.Millisecond)
+	s.waitLog(`msg="tool call runs" tool=evaluate_script`)
 	closed := time.Now()
 	s.stdin.Close()
 	took := s.waitExit(closed, 15*time.Second)
@@ -534,7 +544,7 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 	s := startServer(t, tmp)
 	chrome := s.startChrome()
 	s.call(3, "evaluate_script", busyScript)
-	time.Sleep(500 * time.Millisecond)
+	s.waitLog(`msg="tool call runs" tool=evaluate_script`)
 	s.cmd.Process.Kill()
 	<-s.exited
 	killed := time.Now()

@@ -104,6 +104,9 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	c := &call{req: req, page: page, args: args, resp: &response{}, since: s.browser.NextID()}
 	if page != nil {
 		c.startURL = page.URL()
+		s.log.Debug("tool call runs", "tool", t.def.Name, "page", page.ID)
+	} else {
+		s.log.Debug("tool call runs", "tool", t.def.Name)
 	}
 	return s.runBounded(ctx, t, c, g, w), page
 }
