@@ -194,13 +194,7 @@ func TestDevToolsURLAttached(t *testing.T) {
 func TestNoDevToolsPort(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
-		t.Fatal(err)
-	}
+	newPageAnswers(t.Context(), t, b, "before")
 	if _, err := b.DevToolsURL(t.Context()); err != nil { // the bridge is pagemux's, not Chrome's
 		t.Fatal(err)
 	}

@@ -25,11 +25,20 @@ func pipePending(f *os.File) int {
 // (SIGSTOP, SIGTSTP) or by a debugger. A process that runs, sleeps or waits
 // on the disk is not.
 func processStopped(pid int) bool {
+	st := processState(pid)
+	return st == "T" || st == "t"
+}
+
+// processState is the state of the process pid as /proc/PID/stat gives it
+// (R, S, D, T, t, Z, …), "" when there is no such process.
+func processState(pid int) string {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return false
+		return ""
 	}
 	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && (f[0] == "T" || f[0] == "t")
+	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }

@@ -14,3 +14,6 @@ func pipePending(*os.File) int { return 0 }
 
 // processStopped is false off Linux.
 func processStopped(int) bool { return false }
+
+// processState is "" off Linux.
+func processState(int) string { return "" }

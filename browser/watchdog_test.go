@@ -73,13 +73,8 @@ func freeze(t *testing.T, pids []int) {
 
 // alive reports whether pid runs (a zombie does not).
 func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	st := processState(pid)
+	return st != "" && st != "Z" && st != "X"
 }
 
 // supervised runs fn as a tool call would: watched by Supervise.
@@ -99,13 +94,7 @@ func supervised(b *Browser, ctx context.Context, fn func(ctx context.Context) er
 func TestFrozenChrome(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
-		t.Fatal(err)
-	}
+	p := newPageAnswers(t.Context(), t, b, "before")
 	oldPID := b.ChromePID()
 	tree := chromeTree(t, b)
 	freeze(t, tree)
@@ -171,13 +160,7 @@ func TestFrozenChrome(t *testing.T) {
 func TestCheckFrozenChrome(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
-		t.Fatal(err)
-	}
+	newPageAnswers(t.Context(), t, b, "before")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	w := b.Supervise(ctx)
@@ -194,7 +177,7 @@ func TestCheckFrozenChrome(t *testing.T) {
 	start := time.Now()
 	gone, stop := context.WithCancel(ctx) // a caller that cannot wait at all
 	stop()
-	err = w.Check(gone)
+	err := w.Check(gone)
 	if !errors.Is(err, ErrNoAnswer) || errors.Is(err, ErrUnresponsive) {
 		t.Fatalf("a check of a frozen Chrome whose caller cannot wait: %v", err)
 	}
@@ -400,18 +383,12 @@ func TestSilentAttachedChrome(t *testing.T) {
 	if err := b.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Evaluate(t.Context(), "() => 1", nil); err != nil {
-		t.Fatal(err)
-	}
+	p := newPageAnswers(t.Context(), t, b, "before")
 	proxy.set(true)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	err = <-supervised(b, ctx, func(ctx context.Context) error {
+	err := <-supervised(b, ctx, func(ctx context.Context) error {
 		_, err := p.Evaluate(ctx, "() => 2", nil)
 		return err
 	})
@@ -444,9 +421,9 @@ func TestSilentAttachedChrome(t *testing.T) {
 	newPageAnswers(ctx, t, b, "after the reconnect")
 }
 
-// newPageAnswers opens a page on b and fails the test unless a script on
-// it answers.
-func newPageAnswers(ctx context.Context, t *testing.T, b *Browser, when string) {
+// newPageAnswers opens a page on b and returns it; it fails the test
+// unless a script on it answers.
+func newPageAnswers(ctx context.Context, t *testing.T, b *Browser, when string) *Page {
 	t.Helper()
 	p, err := b.NewPage(ctx, true)
 	if err != nil {
@@ -455,6 +432,7 @@ func newPageAnswers(ctx context.Context, t *testing.T, b *Browser, when string) 
 	if v, err := p.Evaluate(ctx, "() => 6 * 7", nil); err != nil || string(v) != "42" {
 		t.Fatalf("%s: a script answered %s %v", when, v, err)
 	}
+	return p
 }
 
 // A connection that is only backlogged, while a new one to the browser is
