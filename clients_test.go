@@ -41,17 +41,19 @@ func clientsDir(t *testing.T) string {
 // where the machine's is too old for the Inspector (scripts/setup), first
 // on PATH, so that scripts starting with "#!/usr/bin/env node" get it too.
 func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
-	if name != "node" {
+	runtime := filepath.Join(dir, "runtime", "node_modules", ".bin")
+	_, err := os.Stat(filepath.Join(runtime, "node"))
+	hasRuntime := err == nil
+	switch {
+	case name != "node":
 		name = filepath.Join(dir, "node_modules", ".bin", name)
+	case hasRuntime:
+		name = filepath.Join(runtime, "node")
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	runtime := filepath.Join(dir, "runtime", "node_modules", ".bin")
-	if _, err := os.Stat(filepath.Join(runtime, "node")); err == nil {
+	if hasRuntime {
 		cmd.Env = append(os.Environ(), "PATH="+runtime+string(os.PathListSeparator)+os.Getenv("PATH"))
-		if name == "node" {
-			cmd.Path = filepath.Join(runtime, "node")
-		}
 	}
 	return cmd
 }
