@@ -766,6 +766,7 @@ func (b *Browser) Close() error {
 		l.chrome.quit()
 	}
 	l.cancel()
+	b.downloads.removeEmpty()
 	return nil
 }
 

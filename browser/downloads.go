@@ -2,7 +2,9 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,12 +32,15 @@ type downloadRules struct {
 	mu  sync.Mutex
 	dir DownloadDirFunc
 	set map[cdp.BrowserContextID]bool // named contexts whose rule was sent
+	// made are the directories setDownloadDir made (they did not exist);
+	// Close removes those still empty, so that runs leave no trace in $TMPDIR.
+	made []string
 }
 
 // OnDownloads sets where downloads go, context by context; see
 // DownloadDirFunc. Set it before the first Start. Without it Chrome keeps its
-// own behaviour. Chrome makes the directory when a download starts; the
-// caller keeps it, pagemux does not remove it.
+// own behaviour. A missing directory is made when its rule is sent; Close
+// removes those it made that are still empty, and keeps every download.
 func (b *Browser) OnDownloads(fn DownloadDirFunc) {
 	b.downloads.mu.Lock()
 	defer b.downloads.mu.Unlock()
@@ -54,17 +59,17 @@ func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserConte
 	b.mu.Lock()
 	l := b.launch
 	b.mu.Unlock()
-	return setDownloadDir(ctx, l, contextID, dir)
+	return b.setDownloadDir(ctx, l, contextID, dir)
 }
 
-func setDownloadDir(ctx context.Context, l *launch, contextID cdp.BrowserContextID, dir string) error {
+func (b *Browser) setDownloadDir(ctx context.Context, l *launch, contextID cdp.BrowserContextID, dir string) error {
 	p := cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: contextID}
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			return fmt.Errorf("the download directory %s: %w", dir, err)
 		}
-		if err := os.MkdirAll(abs, 0o700); err != nil {
+		if err := b.downloads.mkdir(abs); err != nil {
 			return fmt.Errorf("make the download directory: %w", err)
 		}
 		p.Behavior, p.DownloadPath = cdpbrowser.SetDownloadBehaviorBehaviorAllow, abs
@@ -89,7 +94,7 @@ func (b *Browser) defaultDownloads(l *launch) {
 	if fn == nil || b.cfg.Attaches() {
 		return
 	}
-	if err := setDownloadDir(l.rootCtx, l, "", fn(l.rootCtx, "")); err != nil {
+	if err := b.setDownloadDir(l.rootCtx, l, "", fn(l.rootCtx, "")); err != nil {
 		b.log.Warn("downloads of the default browser context", "error", err)
 	}
 }
@@ -104,7 +109,7 @@ func (b *Browser) contextDownloads(ctx context.Context, l *launch, nc *namedCont
 		return nil
 	}
 	b.downloads.mu.Unlock()
-	if err := setDownloadDir(ctx, l, nc.id, fn(ctx, nc.name)); err != nil {
+	if err := b.setDownloadDir(ctx, l, nc.id, fn(ctx, nc.name)); err != nil {
 		return err
 	}
 	b.downloads.mu.Lock()
@@ -114,4 +119,30 @@ func (b *Browser) contextDownloads(ctx context.Context, l *launch, nc *namedCont
 	}
 	b.downloads.set[nc.id] = true
 	return nil
+}
+
+// mkdir makes dir (0700) if it is missing, and remembers that it did.
+func (r *downloadRules) mkdir(dir string) error {
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.made = append(r.made, dir)
+	return nil
+}
+
+// removeEmpty removes the directories mkdir made that hold nothing (a
+// directory with a download in it stays).
+func (r *downloadRules) removeEmpty() {
+	r.mu.Lock()
+	made := r.made
+	r.made = nil
+	r.mu.Unlock()
+	for _, dir := range made {
+		_ = os.Remove(dir) // fails, as it should, on a directory not empty
+	}
 }

@@ -2,14 +2,17 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/pagemux/pagemux/internal/tmpcheck"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
 // downloadPage serves a page whose link downloads a file (Content-Disposition:
@@ -43,6 +46,7 @@ func download(t *testing.T, p *Page, url string) {
 // its directory at launch, and a named context's to its own when the
 // context is made, asked with the call that made it; the name a page
 // suggests does not lead out. SetDownloadDir changes a context later.
+// Close removes the directories it made that stayed empty, and nothing else.
 func TestDownloadDirs(t *testing.T) {
 	site := downloadPage(t)
 	root := t.TempDir()
@@ -78,6 +82,16 @@ func TestDownloadDirs(t *testing.T) {
 	}
 	mu.Unlock()
 
+	if _, err := b.NewPage(t.Context(), true, InContext("bob")); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(root, "kept") // there before: stays, empty
+	if err := os.Mkdir(kept, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetDownloadDir(t.Context(), "", kept); err != nil {
+		t.Fatal(err)
+	}
 	later := filepath.Join(root, "later")
 	if err := b.SetDownloadDir(t.Context(), "", later); err != nil {
 		t.Fatal(err)
@@ -89,5 +103,15 @@ func TestDownloadDirs(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(root, "escape*")); len(m) > 0 {
 		t.Errorf("a download left its directory: %v", m)
+	}
+
+	b.Close()
+	if _, err := os.Stat(filepath.Join(root, "ctx-bob")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the empty download directory pagemux made is still there after Close (%v)", err)
+	}
+	for _, dir := range []string{"ctx-", "ctx-alice", "later", "kept"} {
+		if _, err := os.Stat(filepath.Join(root, dir)); err != nil {
+			t.Errorf("Close removed %s, which holds a download or was there before: %v", dir, err)
+		}
 	}
 }
