@@ -19,7 +19,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 	"github.com/pagemux/pagemux/internal/tail"
 	"golang.org/x/sync/semaphore"
 )
@@ -66,6 +65,8 @@ type Browser struct {
 	contexts contextSet // the named browser contexts of isolated pages
 	// downloads says where each context's downloads go (downloads.go).
 	downloads downloadRules
+	// fences check the commands to an attached Chrome (fence.go).
+	fences fenceSet
 	// opening has a unit for each tab being made (openTab).
 	opening *semaphore.Weighted
 	// front is held by the one capture that needs its tab at the front of
@@ -259,7 +260,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		if err != nil {
 			return nil, nil, err
 		}
-		ctx, cancel := remote.NewAllocator(b.quitContext(), u)
+		ctx, cancel := newAttachAllocator(b.quitContext(), u, &b.fences)
 		return ctx, cancel, nil
 	}
 	c, err := newChromeProc(b.cfg, l, b.log)
