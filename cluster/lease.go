@@ -1,0 +1,185 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// lease is one etcd lease of a Locks, kept alive by its own loop of
+// KeepAliveOnce calls rather than clientv3's KeepAlive stream, because
+// fencing needs to know when each renewal was asked for: etcd renewed the
+// lease no sooner than that moment, so the lease lives at least until that
+// moment plus the TTL the answer granted (liveUntil), whatever the network
+// did to the answer afterwards.
+type lease struct {
+	l   *Locks
+	id  clientv3.LeaseID
+	ttl time.Duration // as granted
+
+	// liveUntil and lastAnswer are in nanoseconds on l's monotonic clock.
+	liveUntil  atomic.Int64
+	lastAnswer atomic.Int64
+	// failing is set while keepalives go unanswered; waits use it to tell
+	// an etcd outage from a long queue.
+	failing atomic.Bool
+
+	// ctx is cancelled when the lease is lost or the Locks closed.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	lostOnce sync.Once
+	lostErr  error // set before ctx is cancelled
+
+	mu      sync.Mutex
+	pending []pendingDelete // keys whose deletion failed, retried by keep
+}
+
+// pendingDelete is a key to delete once etcd answers: rev is its create
+// revision, or 0 when the put's outcome is unknown (the key is this call's
+// alone, so deleting it whatever its revision is safe).
+type pendingDelete struct {
+	key string
+	rev int64
+}
+
+// grant asks etcd for a new lease and starts keeping it alive.
+func (l *Locks) grant(ctx context.Context, what string) (*lease, error) {
+	rctx, cancel := l.requestContext(ctx)
+	defer cancel()
+	start := time.Now()
+	asked := l.now()
+	resp, err := l.cli.Grant(rctx, int64(l.ttlSeconds()))
+	if err != nil {
+		return nil, l.unavailable(ctx, what+": grant a lease", start, err)
+	}
+	s := &lease{l: l, id: resp.ID, ttl: time.Duration(resp.TTL) * time.Second}
+	s.liveUntil.Store(asked + int64(s.ttl))
+	s.lastAnswer.Store(l.now())
+	s.ctx, s.cancel = context.WithCancel(l.ctx)
+	l.log.Debug("etcd lease granted", "lease", fmt.Sprintf("%x", int64(s.id)), "ttl", s.ttl)
+	go s.keep()
+	return s, nil
+}
+
+// check returns nil while the lease is known live, and an error wrapping
+// ErrLockLost that says why once it is not. It makes no request.
+func (s *lease) check() error {
+	if s.ctx.Err() != nil {
+		return s.lostErr
+	}
+	if now := s.l.now(); now >= s.liveUntil.Load() {
+		return s.expiredErr(now)
+	}
+	return nil
+}
+
+func (s *lease) expiredErr(now int64) error {
+	return fmt.Errorf("%w: etcd at %s answered no keepalive of lease %x for %s, and its TTL is %s",
+		ErrLockLost, strings.Join(s.l.cli.Endpoints(), ","), int64(s.id),
+		time.Duration(now-s.lastAnswer.Load()).Round(time.Millisecond), s.ttl)
+}
+
+// lose marks the lease lost for good, with err (wrapping ErrLockLost) as
+// the reason, and revokes it if etcd answers, which frees its keys at once.
+func (s *lease) lose(err error) {
+	s.lostOnce.Do(func() {
+		s.lostErr = err
+		s.cancel()
+		if s.l.ctx.Err() == nil {
+			s.l.log.Warn("etcd lease lost; locks held under it are lost", "lease", fmt.Sprintf("%x", int64(s.id)), "err", err)
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), s.ttl)
+			defer cancel()
+			_, _ = s.l.cli.Revoke(ctx, s.id)
+		}()
+	})
+}
+
+// keep renews the lease every TTL/3 until it is lost or the Locks closed,
+// and retries the pending deletes after each renewal.
+func (s *lease) keep() {
+	interval := s.ttl / 3
+	// The timer marks the lease lost the moment liveUntil passes, for
+	// Lost() and waits; check() does not depend on it.
+	expiry := time.AfterFunc(time.Duration(s.liveUntil.Load()-s.l.now()), s.expireIfDue)
+	defer expiry.Stop()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		asked := s.l.now()
+		ctx, cancel := context.WithTimeout(s.ctx, interval)
+		resp, err := s.l.cli.KeepAliveOnce(ctx, s.id)
+		cancel()
+		switch {
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			s.lose(fmt.Errorf("%w: etcd at %s says lease %x has expired (no keepalive reached it within its TTL %s)",
+				ErrLockLost, strings.Join(s.l.cli.Endpoints(), ","), int64(s.id), s.ttl))
+			return
+		case err != nil:
+			if s.ctx.Err() != nil {
+				return
+			}
+			if !s.failing.Swap(true) {
+				s.l.log.Warn("etcd keepalive failed; the lease stays live until its TTL runs out", "lease", fmt.Sprintf("%x", int64(s.id)), "err", err)
+			}
+			s.expireIfDue()
+			continue
+		}
+		if s.check() != nil {
+			// The answer came too late: check() may already have told a
+			// caller the lock was lost, and lost stays lost.
+			s.expireIfDue()
+			return
+		}
+		until := asked + int64(time.Duration(resp.TTL)*time.Second)
+		s.liveUntil.Store(until)
+		s.lastAnswer.Store(s.l.now())
+		if s.failing.Swap(false) {
+			s.l.log.Info("etcd keepalive answered again", "lease", fmt.Sprintf("%x", int64(s.id)))
+		}
+		expiry.Reset(time.Duration(until - s.l.now()))
+		s.retryDeletes()
+	}
+}
+
+// expireIfDue marks the lease lost when liveUntil has passed.
+func (s *lease) expireIfDue() {
+	if now := s.l.now(); now >= s.liveUntil.Load() {
+		s.lose(s.expiredErr(now))
+	}
+}
+
+// deleteLater queues keys whose deletion failed for keep to retry.
+func (s *lease) deleteLater(d ...pendingDelete) {
+	s.mu.Lock()
+	s.pending = append(s.pending, d...)
+	s.mu.Unlock()
+}
+
+func (s *lease) retryDeletes() {
+	s.mu.Lock()
+	todo := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.ttl/3)
+	defer cancel()
+	if err := s.l.deleteKeys(ctx, todo); err != nil {
+		s.deleteLater(todo...)
+	}
+}
