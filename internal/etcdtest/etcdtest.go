@@ -149,10 +149,13 @@ func start(t testing.TB, bin string, n int) (*Cluster, error) {
 			// answers well within 50 ms even on a loaded machine.
 			"--heartbeat-interval", "50",
 			"--election-timeout", "500",
-			// Tests keep nothing worth an fsync; without it a member writes
-			// several times faster on a slow disk.
-			"--unsafe-no-fsync",
 			"--log-level", "info",
+		}
+		if os.Getenv("PAGEMUX_ETCD_FSYNC") == "" {
+			// Tests keep nothing worth an fsync; without it a member writes
+			// several times faster on a slow disk. PAGEMUX_ETCD_FSYNC=1
+			// keeps it, for benchmarks that should pay what production does.
+			m.args = append(m.args, "--unsafe-no-fsync")
 		}
 	}
 	t.Cleanup(c.stopAll)
