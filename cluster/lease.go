@@ -31,11 +31,12 @@ type lease struct {
 	// an etcd outage from a long queue.
 	failing atomic.Bool
 
-	// ctx is cancelled when the lease is lost or the Locks closed.
+	// lost holds why the lease was lost, once it is; ctx is cancelled
+	// then, and when the Locks are closed.
+	lost     atomic.Pointer[error]
+	lostOnce sync.Once
 	ctx      context.Context
 	cancel   context.CancelFunc
-	lostOnce sync.Once
-	lostErr  error // set before ctx is cancelled
 
 	mu      sync.Mutex
 	pending []pendingDelete // keys whose deletion failed, retried by keep
@@ -71,8 +72,8 @@ func (l *Locks) grant(ctx context.Context, what string) (*lease, error) {
 // check returns nil while the lease is known live, and an error wrapping
 // ErrLockLost that says why once it is not. It makes no request.
 func (s *lease) check() error {
-	if s.ctx.Err() != nil {
-		return s.lostErr
+	if err := s.lost.Load(); err != nil {
+		return *err
 	}
 	if now := s.l.now(); now >= s.liveUntil.Load() {
 		return s.expiredErr(now)
@@ -90,17 +91,26 @@ func (s *lease) expiredErr(now int64) error {
 // the reason, and revokes it if etcd answers, which frees its keys at once.
 func (s *lease) lose(err error) {
 	s.lostOnce.Do(func() {
-		s.lostErr = err
+		s.lost.Store(&err)
 		s.cancel()
-		if s.l.ctx.Err() == nil {
-			s.l.log.Warn("etcd lease lost; locks held under it are lost", "lease", fmt.Sprintf("%x", int64(s.id)), "err", err)
+		if s.l.ctx.Err() != nil {
+			return // Close revokes the lease itself
 		}
+		s.l.log.Warn("etcd lease lost; locks held under it are lost", "lease", fmt.Sprintf("%x", int64(s.id)), "err", err)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), s.ttl)
 			defer cancel()
 			_, _ = s.l.cli.Revoke(ctx, s.id)
 		}()
 	})
+}
+
+// lostError says why the lease is gone, for a wait that ended with it.
+func (s *lease) lostError() error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: the process closed its cluster locks", ErrLockLost)
 }
 
 // keep renews the lease every TTL/3 until it is lost or the Locks closed,

@@ -148,15 +148,20 @@ func (l *Locks) Close(ctx context.Context) error {
 // lease returns the live lease, granting one when there is none or it was
 // lost. Concurrent callers share one grant, each waiting within its ctx.
 func (l *Locks) lease(ctx context.Context, what string) (*lease, error) {
+	start := time.Now()
 	for {
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if s := l.cur; s != nil && s.check() == nil {
-			l.mu.Unlock()
-			return s, nil
+		if s := l.cur; s != nil {
+			err := s.check()
+			if err == nil {
+				l.mu.Unlock()
+				return s, nil
+			}
+			s.lose(err) // its timer may not have fired yet
 		}
 		if ch := l.granting; ch != nil {
 			l.mu.Unlock()
@@ -164,7 +169,7 @@ func (l *Locks) lease(ctx context.Context, what string) (*lease, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return nil, l.unavailable(ctx, what+": grant a lease", time.Now(), ctx.Err())
+				return nil, l.unavailable(ctx, what+": grant a lease", start, ctx.Err())
 			}
 		}
 		ch := make(chan struct{})
@@ -177,7 +182,12 @@ func (l *Locks) lease(ctx context.Context, what string) (*lease, error) {
 		if err == nil {
 			if l.closed {
 				s.cancel()
-				err = ErrClosed
+				go func() {
+					rctx, cancel := l.requestContext(context.Background())
+					defer cancel()
+					_, _ = l.cli.Revoke(rctx, s.id)
+				}()
+				s, err = nil, ErrClosed
 			} else {
 				l.cur = s
 			}
@@ -219,8 +229,11 @@ func (l *Locks) Acquire(ctx context.Context, names []string, h Holder) (*Held, e
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	if len(names) == 0 {
-		return nil, errors.New("cluster: Acquire needs at least one lock name")
+	if len(names) == 0 || names[0] == "" {
+		return nil, errors.New("cluster: Acquire needs at least one lock name, and no empty one")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cluster: lock %q: %w", names[0], err)
 	}
 	if h.Process == "" {
 		h.Process = l.opts.Process
@@ -293,7 +306,7 @@ func (l *Locks) lockOne(ctx context.Context, s *lease, name, value string) (held
 		}
 	}
 	if err := s.check(); err != nil {
-		return k, fmt.Errorf("cluster: %w: %s: %w", ErrUnavailable, what, err)
+		return k, fmt.Errorf("cluster: %w: %s: %v", ErrUnavailable, what, err)
 	}
 	return k, nil
 }
@@ -313,7 +326,7 @@ func (l *Locks) waitTurn(ctx context.Context, s *lease, what, pfx string, rev in
 	var count int64
 	fail := func(err error) error {
 		if s.ctx.Err() != nil && ctx.Err() == nil {
-			return fmt.Errorf("cluster: %w: %s: lost the lease while waiting: %w", ErrUnavailable, what, s.lostErr)
+			return fmt.Errorf("cluster: %w: %s: lost the lease while waiting: %v", ErrUnavailable, what, s.lostError())
 		}
 		if ctx.Err() != nil && !s.failing.Load() {
 			return fmt.Errorf("cluster: %s: waited %s behind %d earlier calls (the last ahead: %s): %w",

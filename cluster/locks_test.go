@@ -484,3 +484,41 @@ func TestLockNamesDoNotNest(t *testing.T) {
 	release(t, inner)
 	release(t, outer)
 }
+
+// TestCloseFreesLocks proves that Close revokes the lease at once: a call
+// of another process waiting on a lock of the closed process gets it
+// without waiting for the TTL, the closed process's locks fail Check, and
+// its Acquire fails with ErrClosed.
+func TestCloseFreesLocks(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.Start(t, 1)
+	cli := c.Client(t)
+	a := newLocks(t, cli, "a", DefaultTTL)
+	b := newLocks(t, c.Client(t), "b", DefaultTTL)
+	events := watchKeys(t, cli)
+	held := acquire(t, a, Holder{}, "page")
+	nextPut(t, events)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	waiter := acquireAsync(ctx, b, Holder{}, "page")
+	nextPut(t, events)
+
+	closed := time.Now()
+	if err := a.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Check(); !errors.Is(err, ErrLockLost) {
+		t.Errorf("Check after Close = %v, want ErrLockLost", err)
+	}
+	r := await(t, waiter)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if d := r.at.Sub(closed); d > DefaultTTL/2 {
+		t.Errorf("the waiter got the lock %s after Close, want at once (the TTL is %s)", d, DefaultTTL)
+	}
+	release(t, r.held)
+	if _, err := a.Acquire(ctx, []string{"page"}, Holder{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Acquire after Close = %v, want ErrClosed", err)
+	}
+}
