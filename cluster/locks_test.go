@@ -297,8 +297,14 @@ func TestCutOffHolderLosesItsLockFirst(t *testing.T) {
 		t.Fatalf("cut-off holder's Check = %v, want ErrLockLost naming etcd", err)
 	}
 	t.Logf("cut off: lock lost after %s (TTL %s): %v", lostAt.Sub(cut).Round(time.Millisecond), testTTL, err)
-	if d := lostAt.Sub(cut); d > testTTL+250*time.Millisecond {
-		t.Errorf("lock lost %s after the cut, want within the TTL %s", d, testTTL)
+	// Check fails from the lease's known-live deadline on, which the last
+	// keepalive asked before the cut set; Lost's timer may fire a little
+	// later on a loaded machine.
+	if deadline := a.epoch.Add(time.Duration(cutOff.s.liveUntil.Load())); deadline.After(cut.Add(testTTL)) {
+		t.Errorf("Check fails from %s after the cut on, want within the TTL %s", deadline.Sub(cut), testTTL)
+	}
+	if d := lostAt.Sub(cut); d > testTTL+time.Second {
+		t.Errorf("Lost closed %s after the cut, want about the TTL %s", d, testTTL)
 	}
 
 	r := await(t, waiter)
@@ -353,7 +359,7 @@ func TestUnreachableEtcdFailsFast(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Acquire with etcd unreachable = %v, want ErrUnavailable", err)
 	}
-	if took > timeout+500*time.Millisecond {
+	if took > timeout+time.Second {
 		t.Errorf("Acquire took %s to fail, want about its %s timeout", took, timeout)
 	}
 	for _, want := range []string{"etcd", proxy.URL(), "endpoint health"} {
@@ -390,7 +396,7 @@ func TestQuorum(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Acquire without quorum = %v, want ErrUnavailable", err)
 	}
-	if took > timeout+500*time.Millisecond {
+	if took > timeout+time.Second {
 		t.Errorf("Acquire without quorum took %s, want about its %s timeout", took, timeout)
 	}
 	if !strings.Contains(err.Error(), "majority of its members") || !strings.Contains(err.Error(), c.Members[0].ClientURL) {
