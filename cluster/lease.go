@@ -39,7 +39,8 @@ type lease struct {
 	cancel   context.CancelFunc
 
 	mu      sync.Mutex
-	pending []pendingDelete // keys whose deletion failed, retried by keep
+	pending []pendingDelete // keys whose deletion failed, retried by clean
+	kick    chan struct{}   // wakes clean; buffered, one signal
 }
 
 // pendingDelete is a key to delete once etcd answers: rev is its create
@@ -64,8 +65,10 @@ func (l *Locks) grant(ctx context.Context, what string) (*lease, error) {
 	s.liveUntil.Store(asked + int64(s.ttl))
 	s.lastAnswer.Store(l.now())
 	s.ctx, s.cancel = context.WithCancel(l.ctx)
+	s.kick = make(chan struct{}, 1)
 	l.log.Debug("etcd lease granted", "lease", fmt.Sprintf("%x", int64(s.id)), "ttl", s.ttl)
 	go s.keep()
+	go s.clean()
 	return s, nil
 }
 
@@ -113,8 +116,7 @@ func (s *lease) lostError() error {
 	return fmt.Errorf("%w: the process closed its cluster locks", ErrLockLost)
 }
 
-// keep renews the lease every TTL/3 until it is lost or the Locks closed,
-// and retries the pending deletes after each renewal.
+// keep renews the lease every TTL/3 until it is lost or the Locks closed.
 func (s *lease) keep() {
 	interval := s.ttl / 3
 	// The timer marks the lease lost the moment liveUntil passes, for
@@ -161,7 +163,6 @@ func (s *lease) keep() {
 			s.l.log.Info("etcd keepalive answered again", "lease", fmt.Sprintf("%x", int64(s.id)))
 		}
 		expiry.Reset(time.Duration(until - s.l.now()))
-		s.retryDeletes()
 	}
 }
 
@@ -172,24 +173,57 @@ func (s *lease) expireIfDue() {
 	}
 }
 
-// deleteLater queues keys whose deletion failed for keep to retry.
+// deleteLater queues keys whose deletion failed for clean to retry.
 func (s *lease) deleteLater(d ...pendingDelete) {
+	if len(d) == 0 {
+		return
+	}
 	s.mu.Lock()
 	s.pending = append(s.pending, d...)
 	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
 }
 
-func (s *lease) retryDeletes() {
-	s.mu.Lock()
-	todo := s.pending
-	s.pending = nil
-	s.mu.Unlock()
-	if len(todo) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.ttl/3)
-	defer cancel()
-	if err := s.l.deleteKeys(ctx, todo); err != nil {
-		s.deleteLater(todo...)
+// retryEvery spaces clean's attempts while etcd does not answer: a key left
+// behind blocks every call queued after it, so it is retried soon after
+// etcd is back rather than at the next keepalive.
+const retryEvery = 250 * time.Millisecond
+
+// clean deletes the pending keys, retrying until they are gone or the lease
+// is: with the lease, etcd deletes them itself. It runs beside keep, so
+// that a slow etcd never delays a keepalive.
+func (s *lease) clean() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.kick:
+		}
+		for {
+			s.mu.Lock()
+			todo := s.pending
+			s.pending = nil
+			s.mu.Unlock()
+			if len(todo) == 0 {
+				break
+			}
+			ctx, cancel := s.l.requestContext(s.ctx)
+			err := s.l.deleteKeys(ctx, todo)
+			cancel()
+			if err == nil {
+				continue
+			}
+			s.mu.Lock()
+			s.pending = append(todo, s.pending...)
+			s.mu.Unlock()
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(retryEvery):
+			}
+		}
 	}
 }

@@ -329,6 +329,9 @@ func TestCutOffHolderLosesItsLockFirst(t *testing.T) {
 	if err := again.Check(); err != nil {
 		t.Fatalf("Check after the proxy resumed: %v", err)
 	}
+	if again.s.id == cutOff.s.id {
+		t.Errorf("after the lease was lost, Acquire reused it (%x)", int64(again.s.id))
+	}
 	if again.Token("page") <= r.held.Token("page") {
 		t.Errorf("token after resume %d, want above %d", again.Token("page"), r.held.Token("page"))
 	}
@@ -527,4 +530,62 @@ func TestCloseFreesLocks(t *testing.T) {
 	if _, err := a.Acquire(ctx, []string{"page"}, Holder{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Acquire after Close = %v, want ErrClosed", err)
 	}
+}
+
+// TestReleaseWhileEtcdIsUnreachable proves that a Release that etcd does
+// not answer fails with ErrUnavailable within its context and leaves no
+// key behind: the key is deleted once etcd answers again, well before the
+// lease would expire, and a waiting call of another process gets the lock.
+func TestReleaseWhileEtcdIsUnreachable(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.Start(t, 1)
+	proxy, err := cutproxy.New(strings.TrimPrefix(c.Members[0].ClientURL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	cliB := c.Client(t)
+	a := New(etcdtest.NewClient(t, proxy.URL()), Options{Prefix: "/test/" + t.Name() + "/", Process: "a",
+		TTL: time.Minute, RequestTimeout: 300 * time.Millisecond, Logger: testLogger("a")})
+	// A TTL of a minute: the key must go because Locks deletes it once etcd
+	// answers, not because the lease expired.
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	b := newLocks(t, cliB, "b", DefaultTTL)
+	events := watchKeys(t, cliB)
+
+	held := acquire(t, a, Holder{}, "page")
+	key := nextPut(t, events)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	waiter := acquireAsync(ctx, b, Holder{}, "page")
+	nextPut(t, events)
+
+	proxy.Cut()
+	start := time.Now()
+	err = held.Release(t.Context())
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Release with etcd unreachable = %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Release took %s to fail, want about its 300ms request timeout", d)
+	}
+	pending(t, waiter, "the other process, while the release is held up")
+	resumed := time.Now()
+	proxy.Resume()
+	if ev := next(t, events); ev.put || ev.key != key {
+		t.Fatalf("after resume: %+v, want the delete of %s", ev, key)
+	}
+	r := await(t, waiter)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	took := r.at.Sub(resumed)
+	t.Logf("the key was deleted and the lock passed on %s after etcd was reachable again (lease TTL %s)", took.Round(time.Millisecond), time.Minute)
+	if took > 5*time.Second {
+		t.Errorf("the key was deleted %s after etcd was back, want within a few retries of %s", took, retryEvery)
+	}
+	if err := held.Check(); !errors.Is(err, ErrReleased) {
+		t.Errorf("Check after a failed Release = %v, want ErrReleased", err)
+	}
+	release(t, r.held)
 }
