@@ -325,11 +325,14 @@ func (l *Locks) waitTurn(ctx context.Context, s *lease, what, pfx string, rev in
 	var ahead *mvccpb.KeyValue
 	var count int64
 	fail := func(err error) error {
+		if l.ctx.Err() != nil && ctx.Err() == nil {
+			return fmt.Errorf("cluster: %s: %w while waiting", what, ErrClosed)
+		}
 		if s.ctx.Err() != nil && ctx.Err() == nil {
 			return fmt.Errorf("cluster: %w: %s: lost the lease while waiting: %v", ErrUnavailable, what, s.lostError())
 		}
 		if ctx.Err() != nil && !s.failing.Load() {
-			return fmt.Errorf("cluster: %s: waited %s behind %d earlier calls (the last ahead: %s): %w",
+			return fmt.Errorf("cluster: %s: waited %s behind %d earlier calls (the one just ahead: %s): %w",
 				what, time.Since(start).Round(time.Millisecond), count, describe(ahead), ctx.Err())
 		}
 		return l.unavailable(ctx, what, start, err)
