@@ -36,6 +36,7 @@ import (
 type config struct {
 	browser  browser.Config
 	isolated bool
+	etcd     etcdConfig // etcdflags.go
 	lockMode string
 	lockWait time.Duration
 	// toolTimeout bounds how long one call holds its locks.
@@ -84,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	var workspaces, tokens, origins, admins repeated
 	tokenFile := ""
 	bf := addBrowserFlags(fs, &c.browser, &c.isolated)
+	addEtcdFlags(fs, &c.etcd)
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
@@ -133,6 +135,9 @@ Flags:
 		return nil, fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))
 	}
 	if err := c.parseTokens(tokens, tokenFile); err != nil {
+		return nil, err
+	}
+	if err := c.etcd.check(); err != nil {
 		return nil, err
 	}
 	c.http.AllowedOrigins = origins
@@ -353,8 +358,13 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	shared, closeShared, err := c.etcd.open(log)
+	if err != nil {
+		return err
+	}
+	defer closeShared()
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
-		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls})
+		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared})
 	defer srv.Close()
 	if c.metricsAddr != "" {
 		go func() {

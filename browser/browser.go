@@ -98,6 +98,9 @@ type launch struct {
 	bridgeMu sync.Mutex
 	bridge   *devToolsBridge // its DevTools bridge, once started (devtools_bridge.go)
 	wd       watchdog        // whether Chrome still answers (watchdog.go)
+	// identity names the browser alike in every process that drives it
+	// (Identity); set before done closes.
+	identity string
 }
 
 // New returns a Browser for cfg. It does not start Chrome.
@@ -260,7 +263,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		if err != nil {
 			return nil, nil, err
 		}
-		ctx, cancel := newAttachAllocator(b.quitContext(), u, &b.fences)
+		ctx, cancel := newAttachAllocator(b.quitContext(), u, &b.fences, func(id string) { l.identity = id })
 		return ctx, cancel, nil
 	}
 	c, err := newChromeProc(b.cfg, l, b.log)

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,13 +177,14 @@ func (p *Page) sessionID() string {
 type attachAllocator struct {
 	url    string
 	fences *fenceSet
+	found  func(identity string) // told the browser's id, before the dial
 	wg     sync.WaitGroup
 }
 
 // newAttachAllocator returns a context with an attachAllocator, for
 // chromedp.NewContext.
-func newAttachAllocator(parent context.Context, url string, fences *fenceSet) (context.Context, context.CancelFunc) {
-	return chromedp.NewAllocatorContext(parent, &attachAllocator{url: url, fences: fences})
+func newAttachAllocator(parent context.Context, url string, fences *fenceSet, found func(identity string)) (context.Context, context.CancelFunc) {
+	return chromedp.NewAllocatorContext(parent, &attachAllocator{url: url, fences: fences, found: found})
 }
 
 // Allocate satisfies chromedp.Allocator: it connects as remote.Allocator
@@ -194,6 +197,7 @@ func (a *attachAllocator) Allocate(ctx context.Context, opts ...chromedp.Browser
 	if err != nil {
 		return nil, err
 	}
+	a.found(path.Base(wsURL))
 	// The connection outlives ctx until chromedp closed the pages it
 	// attached, as remote.Allocator's does.
 	wctx, cancel := context.WithCancel(context.Background())
@@ -356,4 +360,23 @@ func (c *fencedConn) Close() error {
 func IsFenced(err error) bool {
 	var pe *cdproto.Error
 	return errors.As(err, &pe) && pe.Code == fenceRefused
+}
+
+// Identity names the browser pagemux drives, alike in every pagemux process
+// that drives it, for the locks they share: for an attached Chrome, the id
+// of its browser websocket (ws://…/devtools/browser/ID), which Chrome makes
+// when it starts, so a restarted Chrome is another browser; for a launched
+// one, an id of this launch's own, as no other process drives it. It
+// starts Chrome if needed.
+func (b *Browser) Identity(ctx context.Context) (string, error) {
+	if err := b.Start(ctx); err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	l := b.launch
+	b.mu.Unlock()
+	if l.identity == "" {
+		return fmt.Sprintf("launched-%d-%p", os.Getpid(), l), nil
+	}
+	return l.identity, nil
 }

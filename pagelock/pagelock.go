@@ -176,6 +176,9 @@ func New(opts Options) *Locker {
 // Mode returns the mode l was made with. It cannot change.
 func (l *Locker) Mode() Mode { return l.mode }
 
+// Timeout returns Options.Timeout as l uses it: zero for none.
+func (l *Locker) Timeout() time.Duration { return l.timeout }
+
 // ownerKey is the context key of the owner name.
 type ownerKey struct{}
 

@@ -91,6 +91,16 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(s.redactErr(ctx, err)), page // agents.go
 	}
 	defer g.Release()
+	ctx, hold, err := s.holdInCluster(ctx, t, page, g.Keys()) // cluster.go
+	if err != nil {
+		return toolError(err), page
+	}
+	defer hold.release(s)
+	defer func() {
+		if err := hold.void(s); err != nil {
+			res = toolError(err)
+		}
+	}()
 	w := s.browser.Supervise(ctx)
 	defer w.Stop()
 	if page != nil && page.Closed() {

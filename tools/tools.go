@@ -44,6 +44,7 @@ type Server struct {
 	agents        *agents.Registry
 	keepPages     bool
 	isolateAgents bool
+	cluster       *clusterState // cluster.go; nil: this process's locks alone
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -81,6 +82,9 @@ type Options struct {
 	// one is cut with a note that says how to get all of it. Zero or less
 	// is no cap; --max-output defaults to DefaultMaxOutput.
 	MaxOutput int
+	// Cluster, if set, shares every call's locks with the other pagemux
+	// processes that drive the same browser, in etcd (cluster.go).
+	Cluster *Cluster
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -98,6 +102,9 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
+	}
+	if opts.Cluster != nil {
+		s.cluster = &clusterState{Cluster: *opts.Cluster}
 	}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pagemux/pagemux/cluster"
+	"github.com/pagemux/pagemux/internal/etcdtest"
+)
+
+// debuggableChrome starts a headless Chrome with a DevTools port on
+// loopback, as a user starts the one several pagemux processes share, and
+// returns its --browser-url. It is killed when the test ends.
+func debuggableChrome(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		path, err = p, nil
+	}
+	if err != nil {
+		t.Fatalf("these tests need Chrome: %v", err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--remote-debugging-address=127.0.0.1",
+		"--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	// Chrome writes the port it took into the profile once it listens;
+	// nothing tells of it, so look until it is there.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if port, _, ok := strings.Cut(string(b), "\n"); err == nil && ok && port != "" {
+			return "http://127.0.0.1:" + port
+		}
+		select {
+		case <-exited:
+			t.Fatal("chrome exited before it opened its DevTools port")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chrome wrote no DevToolsActivePort in 30 s")
+		}
+	}
+}
+
+// logSite serves a page whose calls log their enter and leave in it.
+func logSite(t *testing.T) *httptest.Server {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/favicon.ico" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><title>shared</title><script>window.calls = []</script><p>shared tab`)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// answers reads the answers to ids, in whatever order they come.
+func (s *server) answers(ids map[int]bool) map[int]string {
+	s.t.Helper()
+	got := map[int]string{}
+	timeout := time.After(2 * time.Minute)
+	for len(got) < len(ids) {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("stdout closed with %d of %d answers", len(got), len(ids))
+			}
+			var msg struct{ ID int }
+			if json.Unmarshal([]byte(line), &msg) == nil && ids[msg.ID] {
+				got[msg.ID] = line
+			}
+		case <-timeout:
+			s.t.Fatalf("%d of %d answers in 2 minutes", len(got), len(ids))
+		}
+	}
+	return got
+}
+
+// pageOf returns the page id a process gives the tab at url, from its
+// list_pages (id is the request id to use).
+func (s *server) pageOf(id int, url string) string {
+	s.t.Helper()
+	s.call(id, "list_pages", `{}`)
+	a := s.answer(id)
+	m := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(url)).FindStringSubmatch(strings.ReplaceAll(a, `\n`, "\n"))
+	if m == nil {
+		s.t.Fatalf("no page on %s in list_pages: %s", url, a)
+	}
+	return m[1]
+}
+
+// TestSharedChromeOverEtcd: two pagemux processes attached to one Chrome
+// with --etcd take turns on one tab. Bursts of calls written at once by
+// both, each logging its enter and leave in the page, never overlap there,
+// and each process's own calls run in the order it read them. A process
+// SIGKILLed while it holds the tab frees it for the other within the
+// lease's TTL.
+func TestSharedChromeOverEtcd(t *testing.T) {
+	t.Parallel()
+	etcd := etcdtest.Start(t, 1)
+	chrome := debuggableChrome(t)
+	site := logSite(t)
+	flags := []string{"--browser-url=" + chrome, "--etcd=" + strings.Join(etcd.Endpoints(), ","), "--lease-ttl=2s", "--lock-mode=page"}
+	a := startServer(t, shortTmp(t), flags...)
+	b := startServer(t, shortTmp(t), flags...)
+	url := site.URL + "/shared"
+	a.call(2, "new_page", fmt.Sprintf(`{"url":%q}`, url))
+	if ans := a.answer(2); strings.Contains(ans, `"isError":true`) {
+		t.Fatalf("new_page: %s", ans)
+	}
+	pa, pb := a.pageOf(3, url), b.pageOf(3, url)
+
+	const n = 8
+	call := func(who string, i int) string {
+		return fmt.Sprintf(`{"pageId":%%s,"function":"async () => { calls.push('%s%d+'); await new Promise(r => setTimeout(r, 20)); calls.push('%s%d-'); return '%s%d' }"}`, who, i, who, i, who, i)
+	}
+	idsA, idsB := map[int]bool{}, map[int]bool{}
+	for i := range n {
+		a.call(10+i, "evaluate_script", fmt.Sprintf(call("a", i), pa))
+		b.call(10+i, "evaluate_script", fmt.Sprintf(call("b", i), pb))
+		idsA[10+i], idsB[10+i] = true, true
+	}
+	for who, s := range map[string]*server{"a": a, "b": b} {
+		ids := idsA
+		if who == "b" {
+			ids = idsB
+		}
+		for id, ans := range s.answers(ids) {
+			if strings.Contains(ans, `"isError":true`) {
+				t.Fatalf("%s's call %d failed: %s", who, id, ans)
+			}
+		}
+	}
+	a.call(30, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => calls.join(' ')"}`, pa))
+	m := regexp.MustCompile(`"((?:[ab]\d+[+-] ?)+)"`).FindStringSubmatch(strings.ReplaceAll(a.answer(30), `\"`, `"`))
+	if m == nil {
+		t.Fatal("no call log in the page")
+	}
+	log := strings.Fields(m[1])
+	if len(log) != 4*n {
+		t.Fatalf("the page logged %d enters and leaves, want %d: %v", len(log), 4*n, log)
+	}
+	next := map[byte]int{}
+	for i := 0; i < len(log); i += 2 {
+		enter, leave := log[i], log[i+1]
+		if !strings.HasSuffix(enter, "+") || leave != strings.TrimSuffix(enter, "+")+"-" {
+			t.Fatalf("calls overlapped on the shared tab at %d: %v", i, log)
+		}
+		who := enter[0]
+		if want := fmt.Sprintf("%c%d+", who, next[who]); enter != want {
+			t.Fatalf("process %c's calls ran out of their order: %s where %s was next: %v", who, enter, want, log)
+		}
+		next[who]++
+	}
+
+	// a holds the tab with a call that never ends; b's next call waits
+	// for it in etcd until a is killed.
+	a.call(40, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => { calls.push('long+'); return new Promise(() => {}) }"}`, pa))
+	waitQueue(t, etcd, 1, "evaluate_script")
+	b.call(41, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => calls.includes('long+') ? 'after a' : 'before a'"}`, pb))
+	waitQueue(t, etcd, 2, "evaluate_script")
+	killed := time.Now()
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ans := b.answer(41)
+	took := time.Since(killed)
+	if !strings.Contains(ans, "after a") {
+		t.Fatalf("b's call after a was killed: %s", ans)
+	}
+	t.Logf("b ran %s after the holder was killed (lease TTL 2 s)", took.Round(time.Millisecond))
+	if took > 2*time.Second+10*time.Second {
+		t.Errorf("b waited %s after the holder was killed, with a 2 s lease", took)
+	}
+}
+
+// waitQueue waits until a lock in etcd has n calls of tool (its holder and
+// n-1 waiters): that is, until those calls took their places.
+func waitQueue(t *testing.T, etcd *etcdtest.Cluster, n int, tool string) {
+	t.Helper()
+	locks := cluster.New(etcd.Client(t), cluster.Options{})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		qs, err := locks.Holders(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			if len(q.Entries) >= n && q.Entries[0].Holder.Tool == tool {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no lock in etcd with %d calls of %s in a minute: %+v", n, tool, qs)
+		}
+	}
+}

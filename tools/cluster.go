@@ -1,0 +1,163 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/cluster"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// This file shares a call's locks with the other pagemux processes that
+// drive the same browser, through etcd (cluster.Locks, issue 17). A call
+// first takes its place in this process's queues (pagelock keeps the wire
+// order), then, holding them, the same locks in etcd under names every
+// process spells alike: the browser's Identity with the CDP target id of the
+// page, or with "global" and the browser-wide resources. Its commands to
+// Chrome are fenced with the lease (browser.FencePage), the call is stopped
+// when the lease is lost, and a result made after the loss is void.
+
+// Cluster configures the locks a Server shares with other processes.
+type Cluster struct {
+	// Locks are the etcd locks of this process.
+	Locks *cluster.Locks
+	// FallbackLocal serves on this process's locks alone while etcd is
+	// unavailable, with a warning at each switch, instead of failing the
+	// calls. Unsafe when other processes drive the browser.
+	FallbackLocal bool
+}
+
+// clusterState is what the Server keeps of Cluster.
+type clusterState struct {
+	Cluster
+	local atomic.Bool // serving on local locks alone (FallbackLocal)
+}
+
+// clusterHold is a call's hold on its locks in etcd; nil when it has none.
+type clusterHold struct {
+	held    *cluster.Held
+	unfence func()
+	stop    func() bool // ends the watch of held.Lost
+}
+
+// holdInCluster takes, in etcd, the locks of a call that holds keys here,
+// within what is left of --lock-timeout. It returns ctx ended when the lease
+// is lost. A call with no keys, or a server without Cluster, holds nothing.
+func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, keys []pagelock.Key) (context.Context, *clusterHold, error) {
+	c := s.cluster
+	if c == nil || len(keys) == 0 {
+		return ctx, nil, nil
+	}
+	id, err := s.browser.Identity(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
+	names := s.clusterNames(id, page, keys)
+	h := cluster.Holder{Agent: lockAgent(ctx), Tool: t.def.Name}
+	if page != nil {
+		h.Page = strconv.Itoa(page.ID)
+	}
+	actx := ctx
+	if d := s.locks.Timeout(); d > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	held, err := c.Locks.Acquire(actx, names, h)
+	if err != nil {
+		if c.FallbackLocal && errors.Is(err, cluster.ErrUnavailable) {
+			if !c.local.Swap(true) {
+				s.log.Warn("etcd is unavailable: serving on this process's locks alone (--etcd-fallback=local); calls of other pagemux processes on the same tabs may now overlap", "error", err)
+			}
+			return ctx, nil, nil
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return ctx, nil, fmt.Errorf("timed out after %s waiting in etcd for %s (held by another pagemux process); try again later, or raise --lock-timeout: %w", s.locks.Timeout(), pagelock.Key(names[0]), err)
+		}
+		return ctx, nil, err
+	}
+	if c.local.Swap(false) {
+		s.log.Warn("etcd is back: locks are shared with the other pagemux processes again")
+	}
+	hold := &clusterHold{held: held, unfence: func() {}}
+	switch {
+	case s.locks.Mode() == pagelock.Global:
+		hold.unfence = s.browser.FenceAll(held.Check)
+	case page != nil:
+		unfence, err := s.browser.FencePage(ctx, page, held.Check)
+		if err != nil {
+			hold.release(s)
+			return ctx, nil, err
+		}
+		hold.unfence = unfence
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	lost := held.Lost()
+	hold.stop = context.AfterFunc(lostContext{lost}, func() { cancel(s.lockLost(held)) })
+	return lctx, hold, nil
+}
+
+// clusterNames are the etcd lock names of keys: one lock per browser in
+// global mode, else the page's target and the browser-wide resources.
+func (s *Server) clusterNames(id string, page *browser.Page, keys []pagelock.Key) []string {
+	if s.locks.Mode() == pagelock.Global {
+		return []string{id + "/global"}
+	}
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if page != nil && k == pagelock.PageKey(page.ID) {
+			names = append(names, id+"/target/"+string(page.TargetID))
+			continue
+		}
+		names = append(names, id+"/"+string(k))
+	}
+	return names
+}
+
+// release gives the locks back in etcd; nil-safe.
+func (h *clusterHold) release(s *Server) {
+	if h == nil {
+		return
+	}
+	if h.stop != nil {
+		h.stop()
+	}
+	h.unfence()
+	if err := h.held.Release(context.Background()); err != nil && !errors.Is(err, cluster.ErrLockLost) {
+		s.log.Warn("releasing locks in etcd", "locks", h.held.Names(), "error", err)
+	}
+}
+
+// void is the error that replaces the result of a call whose lock was lost
+// while it ran, nil if it held on; nil-safe.
+func (h *clusterHold) void(s *Server) error {
+	if h == nil || h.held.Check() == nil {
+		return nil
+	}
+	return s.lockLost(h.held)
+}
+
+// lockLost says what a lost lease means for the call.
+func (s *Server) lockLost(held *cluster.Held) error {
+	return fmt.Errorf("%w; this call's result is void, as another pagemux process may have used the page meanwhile; check etcd (this process could not reach it within --lease-ttl) and call again", held.Check())
+}
+
+// lostContext is a context that ends when lost closes, for AfterFunc.
+type lostContext struct{ lost <-chan struct{} }
+
+func (lostContext) Deadline() (deadline time.Time, ok bool) { return }
+func (c lostContext) Done() <-chan struct{}                   { return c.lost }
+func (c lostContext) Err() error {
+	select {
+	case <-c.lost:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+func (lostContext) Value(any) any { return nil }
