@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pagemux/pagemux/cluster"
+	"github.com/pagemux/pagemux/internal/cutproxy"
 	"github.com/pagemux/pagemux/internal/etcdtest"
 )
 
@@ -210,4 +211,101 @@ func waitQueue(t *testing.T, etcd *etcdtest.Cluster, n int, tool string) {
 			t.Fatalf("no lock in etcd with %d calls of %s in a minute: %+v", n, tool, qs)
 		}
 	}
+}
+
+// TestCutOffFromEtcd: a process cut off from etcd (a proxy that stops
+// forwarding) while its call waits in the page loses its lock within the
+// lease's TTL: the call ends with the lock-lost error, not a result, and
+// the other process then gets the tab. Once etcd is reachable again the
+// cut-off process serves again, on a new lease.
+func TestCutOffFromEtcd(t *testing.T) {
+	t.Parallel()
+	etcd := etcdtest.Start(t, 1)
+	proxy, err := cutproxy.New(strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	chrome := debuggableChrome(t)
+	site := logSite(t)
+	common := []string{"--browser-url=" + chrome, "--lease-ttl=2s", "--lock-mode=page", "--etcd-dial-timeout=1s", "--lock-timeout=1m"}
+	a := startServer(t, shortTmp(t), append(common, "--etcd="+proxy.URL())...)
+	b := startServer(t, shortTmp(t), append(common, "--etcd="+etcd.Endpoints()[0])...)
+	url := site.URL + "/cut"
+	a.call(2, "new_page", fmt.Sprintf(`{"url":%q}`, url))
+	a.answer(2)
+	pa, pb := a.pageOf(3, url), b.pageOf(3, url)
+
+	a.call(4, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"async () => { await new Promise(r => setTimeout(r, 30000)); return 'a finished' }"}`, pa))
+	waitQueue(t, etcd, 1, "evaluate_script")
+	b.call(5, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => 'b ran'"}`, pb))
+	waitQueue(t, etcd, 2, "evaluate_script")
+	proxy.Cut()
+	cut := time.Now()
+	ans := a.answer(4)
+	lost := time.Since(cut)
+	if !strings.Contains(ans, `"isError":true`) || !strings.Contains(ans, "lock lost") || !strings.Contains(ans, "the lock of page "+pa+" in etcd was lost while the call ran, so its result is void") {
+		t.Fatalf("the cut-off call's answer: %s", ans)
+	}
+	if ans := b.answer(5); !strings.Contains(ans, "b ran") {
+		t.Fatalf("the other process's call: %s", ans)
+	}
+	t.Logf("the cut-off call failed %s after the cut (lease TTL 2 s): %s", lost.Round(time.Millisecond), ans)
+
+	proxy.Resume()
+	a.call(6, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => 'a again'"}`, pa))
+	if ans := a.answer(6); !strings.Contains(ans, "a again") {
+		t.Fatalf("after the proxy resumed: %s", ans)
+	}
+}
+
+// TestEtcdUnavailable: with etcd out of reach, a call fails within
+// --lock-timeout with an error naming etcd and what to do; it works again
+// by itself once etcd is back. With --etcd-fallback=local the calls go on,
+// on this process's locks, with a warning at each switch.
+func TestEtcdUnavailable(t *testing.T) {
+	t.Parallel()
+	etcd := etcdtest.Start(t, 1)
+	proxy, err := cutproxy.New(strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	common := []string{"--lock-mode=page", "--lease-ttl=2s", "--etcd-dial-timeout=1s", "--lock-timeout=3s", "--etcd=" + proxy.URL()}
+	strict := startServer(t, shortTmp(t), common...)
+	loose := startServer(t, shortTmp(t), append(common, "--etcd-fallback=local")...)
+	const script = `{"function":"() => 'ran'"}`
+	for _, s := range []*server{strict, loose} {
+		s.call(2, "evaluate_script", script)
+		if ans := s.answer(2); !strings.Contains(ans, "ran") {
+			t.Fatalf("with etcd up: %s", ans)
+		}
+	}
+
+	proxy.Cut()
+	start := time.Now()
+	strict.call(3, "evaluate_script", script)
+	ans := strict.answer(3)
+	if took := time.Since(start); took > 3*time.Second+10*time.Second {
+		t.Errorf("the call failed %s after etcd was cut off, with --lock-timeout=3s", took)
+	}
+	for _, want := range []string{`"isError":true`, "etcd unavailable", proxy.URL(), "etcdctl"} {
+		if !strings.Contains(ans, want) {
+			t.Fatalf("the call with etcd out of reach: %s; want %q in it", ans, want)
+		}
+	}
+	loose.call(3, "evaluate_script", script)
+	if ans := loose.answer(3); !strings.Contains(ans, "ran") {
+		t.Fatalf("--etcd-fallback=local with etcd out of reach: %s", ans)
+	}
+	loose.waitLog("etcd is unavailable: serving on this process's locks alone")
+
+	proxy.Resume()
+	for _, s := range []*server{strict, loose} {
+		s.call(4, "evaluate_script", script)
+		if ans := s.answer(4); !strings.Contains(ans, "ran") {
+			t.Fatalf("once etcd is back: %s", ans)
+		}
+	}
+	loose.waitLog("etcd is back")
 }

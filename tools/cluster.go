@@ -41,6 +41,7 @@ type clusterState struct {
 // clusterHold is a call's hold on its locks in etcd; nil when it has none.
 type clusterHold struct {
 	held    *cluster.Held
+	what    string // "the lock of page 3", for errors
 	unfence func()
 	stop    func() bool // ends the watch of held.Lost
 }
@@ -59,8 +60,10 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 	}
 	names := s.clusterNames(id, page, keys)
 	h := cluster.Holder{Agent: lockAgent(ctx), Tool: t.def.Name}
+	what := "its lock"
 	if page != nil {
 		h.Page = strconv.Itoa(page.ID)
+		what = fmt.Sprintf("the lock of page %d", page.ID)
 	}
 	actx := ctx
 	if d := s.locks.Timeout(); d > 0 {
@@ -77,14 +80,14 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 			return ctx, nil, nil
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return ctx, nil, fmt.Errorf("timed out after %s waiting in etcd for %s (held by another pagemux process); try again later, or raise --lock-timeout: %w", s.locks.Timeout(), pagelock.Key(names[0]), err)
+			return ctx, nil, fmt.Errorf("timed out after %s waiting in etcd for %s, which another pagemux process holds; try again later, or raise --lock-timeout (%v)", s.locks.Timeout(), what, err)
 		}
 		return ctx, nil, err
 	}
 	if c.local.Swap(false) {
 		s.log.Warn("etcd is back: locks are shared with the other pagemux processes again")
 	}
-	hold := &clusterHold{held: held, unfence: func() {}}
+	hold := &clusterHold{held: held, unfence: func() {}, what: what}
 	switch {
 	case s.locks.Mode() == pagelock.Global:
 		hold.unfence = s.browser.FenceAll(held.Check)
@@ -98,7 +101,7 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
 	lost := held.Lost()
-	hold.stop = context.AfterFunc(lostContext{lost}, func() { cancel(s.lockLost(held)) })
+	hold.stop = context.AfterFunc(lostContext{lost}, func() { cancel(hold.lost()) })
 	return lctx, hold, nil
 }
 
@@ -139,12 +142,12 @@ func (h *clusterHold) void(s *Server) error {
 	if h == nil || h.held.Check() == nil {
 		return nil
 	}
-	return s.lockLost(h.held)
+	return h.lost()
 }
 
-// lockLost says what a lost lease means for the call.
-func (s *Server) lockLost(held *cluster.Held) error {
-	return fmt.Errorf("%w; this call's result is void, as another pagemux process may have used the page meanwhile; check etcd (this process could not reach it within --lease-ttl) and call again", held.Check())
+// lost says what a lost lease means for the call.
+func (h *clusterHold) lost() error {
+	return fmt.Errorf("%s in etcd was lost while the call ran, so its result is void: another pagemux process may have used the page meanwhile. Check that etcd is reachable from here, then call again (%w)", h.what, h.held.Check())
 }
 
 // lostContext is a context that ends when lost closes, for AfterFunc.

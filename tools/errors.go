@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/cluster"
 )
 
 // maxErrorText bounds an error's text: errors quote bad input, and a 10 MB
@@ -37,9 +38,11 @@ func capText(s string, n int) string {
 func errorText(err error) string {
 	var bound *boundError
 	switch {
-	case errors.Is(err, browser.ErrUnresponsive), errors.As(err, &bound):
-		// Before the cancellations: the calls that Chrome's freeze or the
-		// tool's bound ended wrap the context's errors too, and say more.
+	case errors.Is(err, browser.ErrUnresponsive), errors.As(err, &bound),
+		errors.Is(err, cluster.ErrUnavailable), errors.Is(err, cluster.ErrLockLost):
+		// Before the cancellations: the calls that Chrome's freeze, the
+		// tool's bound or etcd ended wrap the context's errors too, and
+		// say more.
 		return "Error: " + err.Error()
 	case errors.Is(err, context.Canceled):
 		return "Error: the call was cancelled"
