@@ -154,7 +154,7 @@ func (h *clusterHold) lost() error {
 type lostContext struct{ lost <-chan struct{} }
 
 func (lostContext) Deadline() (deadline time.Time, ok bool) { return }
-func (c lostContext) Done() <-chan struct{}                   { return c.lost }
+func (c lostContext) Done() <-chan struct{}                 { return c.lost }
 func (c lostContext) Err() error {
 	select {
 	case <-c.lost:
