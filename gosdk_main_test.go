@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pagemux/pagemux/lighthouse"
 )
 
 // These tests drive the real binary with the official Go MCP SDK, a client
@@ -128,5 +135,181 @@ func TestGoSDKStatelessCancel(t *testing.T) {
 	cancelLongCall(t, cs, base, "", page) // and once more: the client lives on
 	if t.Failed() {
 		t.Logf("server log:\n%s", stderr.String())
+	}
+}
+
+// wireLog is an http.RoundTripper that records, for each request the Go
+// SDK sends, the progress notifications that came back on that request's
+// own response stream, in the order they came.
+type wireLog struct {
+	mu      sync.Mutex
+	streams []*wireStream
+}
+
+// wireStream is one request: a GET stream, or a POST of a JSON-RPC method.
+type wireStream struct {
+	method   string // "GET", or the POST's JSON-RPC method
+	status   int
+	progress []wireProgress
+}
+
+type wireProgress struct {
+	token string
+	value float64
+}
+
+func (l *wireLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	s := &wireStream{method: r.Method}
+	if r.Body != nil && r.Method == http.MethodPost {
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		var env struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &env)
+		s.method = env.Method
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	s.status = resp.StatusCode
+	l.mu.Lock()
+	l.streams = append(l.streams, s)
+	l.mu.Unlock()
+	pr, pw := io.Pipe()
+	body := resp.Body
+	go func() { // the SDK reads the pipe; every line is seen before it is
+		sc := bufio.NewScanner(io.TeeReader(body, pw))
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			l.see(s, sc.Bytes())
+		}
+		pw.CloseWithError(cmpErr(sc.Err(), io.EOF))
+	}()
+	resp.Body = readCloser{Reader: pr, close: func() error { pr.Close(); return body.Close() }}
+	return resp, nil
+}
+
+func cmpErr(err, or error) error {
+	if err != nil {
+		return err
+	}
+	return or
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
+
+// see records a progress notification in an event's data line.
+func (l *wireLog) see(s *wireStream, line []byte) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		return
+	}
+	var n struct {
+		Method string `json:"method"`
+		Params struct {
+			Token    any     `json:"progressToken"`
+			Progress float64 `json:"progress"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &n) != nil || n.Method != "notifications/progress" {
+		return
+	}
+	l.mu.Lock()
+	s.progress = append(s.progress, wireProgress{token: fmt.Sprint(n.Params.Token), value: n.Params.Progress})
+	l.mu.Unlock()
+}
+
+// progressOf returns the progress values of token on each kind of stream.
+func (l *wireLog) progressOf(token string) map[string][]float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := map[string][]float64{}
+	for _, s := range l.streams {
+		for _, p := range s.progress {
+			if p.token == token {
+				got[s.method] = append(got[s.method], p.value)
+			}
+		}
+	}
+	return got
+}
+
+// TestGoSDKSessionProgress: over session HTTP (2025-11-25), with the GET
+// stream the Go SDK opens, every progress notification of a call comes on
+// the call's own POST stream, in order, before its answer, and none on the
+// GET stream; a few audits in a row, as the split was not every time.
+// Snapshot audits of one category, the cheapest that report progress (some
+// 80 notifications each).
+func TestGoSDKSessionProgress(t *testing.T) {
+	t.Parallel()
+	if _, err := lighthouse.Find(); err != nil {
+		t.Fatalf("this test needs Lighthouse: %v", err)
+	}
+	bin := buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--log-level=warn")
+	wire := &wireLog{}
+	var mu sync.Mutex
+	handled := map[string][]float64{}
+	cs := goSDK(t, base, &http.Client{Transport: wire}, "2025-11-25", &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			tok := fmt.Sprint(req.Params.ProgressToken)
+			handled[tok] = append(handled[tok], req.Params.Progress)
+		},
+	})
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("the Go SDK speaks %s, want 2025-11-25", v)
+	}
+	wire.mu.Lock()
+	get := slices.IndexFunc(wire.streams, func(s *wireStream) bool { return s.method == http.MethodGet && s.status == http.StatusOK })
+	wire.mu.Unlock()
+	if get < 0 {
+		t.Fatal("the Go SDK opened no GET stream: this test needs one")
+	}
+	page := selectedPage(t, sdkCall(t, t.Context(), cs, "new_page", map[string]any{"url": site.URL + "/lighthouse.html"}))
+	for i := range 3 {
+		token := fmt.Sprintf("audit-%d", i)
+		params := &sdk.CallToolParams{Name: "lighthouse_audit", Arguments: map[string]any{"pageId": page, "categories": []string{"accessibility"}, "device": "desktop", "mode": "snapshot"}}
+		params.SetProgressToken(token)
+		res, err := cs.CallTool(t.Context(), params)
+		if err != nil || res.IsError {
+			t.Fatalf("audit %d: %v %+v\n%s", i, err, res, stderr.String())
+		}
+		got := wire.progressOf(token)
+		onCall := got["tools/call"]
+		if len(onCall) < 3 {
+			t.Errorf("audit %d: %d progress notifications on its POST stream, want 3 at least; by stream: %v", i, len(onCall), got)
+		}
+		for j, v := range onCall {
+			if v != float64(j+1) {
+				t.Errorf("audit %d: progress on its stream came as %v, want 1, 2, 3 … in order", i, onCall)
+				break
+			}
+		}
+		if len(got) != 1 {
+			t.Errorf("audit %d: progress on streams other than its POST: %v", i, got)
+		}
+		// The SDK got them all, as they came, before the answer.
+		mu.Lock()
+		h := handled[token]
+		mu.Unlock()
+		if !slices.Equal(h, onCall) {
+			t.Errorf("audit %d: the SDK's progress handler got %v, the wire had %v", i, h, onCall)
+		}
 	}
 }

@@ -151,6 +151,7 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(h.log),
 		server.WithSessionIdManagerResolver(&h.sessions),
+		server.WithHTTPContextFunc(withCallSession(srv)), // callstream.go
 	}
 	if opts.IdleTTL > 0 {
 		hopts = append(hopts, server.WithSessionIdleTTL(opts.IdleTTL))
@@ -268,6 +269,12 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, w, swapped := h.ids.swap(session, msg, body, w) // httpid.go
 	defer swapped()
+	if _, isRequest := msg["id"]; isRequest && isMethod(msg, mcp.MethodToolsCall) {
+		stream := newCallStream(w, h.log.Debug) // callstream.go
+		defer stream.finish()
+		ctx = context.WithValue(ctx, callStreamKey{}, stream)
+		w = stream
+	}
 	if isMethod(msg, mcp.MethodToolsCall) {
 		if ticket == nil {
 			ticket = h.line(agent).TakeNumbered(0)
