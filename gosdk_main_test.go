@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -312,4 +313,38 @@ func TestGoSDKSessionProgress(t *testing.T) {
 			t.Errorf("audit %d: the SDK's progress handler got %v, the wire had %v", i, h, onCall)
 		}
 	}
+}
+
+// TestGoSDKJoinStateless: a Go SDK client speaking 2026-07-28 over stdio
+// to pagemux --join reaches the HTTP pagemux in that revision (server/discover
+// through the bridge, no fallback to initialize), calls tools, and cancels a
+// call, which the bridge carries by ending that call's HTTP request.
+func TestGoSDKJoinStateless(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
+	defer site.Close()
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "joiner=joiner-secret-1", "--lock-mode=page", "--log-level=warn")
+	c := sdk.NewClient(&sdk.Implementation{Name: t.Name(), Version: "1"}, nil)
+	bridge := exec.Command(bin, "--join", base+"/mcp", "--auth-token", "joiner-secret-1", "--log-level=warn")
+	bridgeLog := new(lockedBuffer)
+	bridge.Stderr = bridgeLog
+	cs, err := c.Connect(t.Context(), &sdk.CommandTransport{Command: bridge}, nil)
+	if err != nil {
+		t.Fatalf("the Go SDK through --join: %v\n%s", err, bridgeLog.String())
+	}
+	defer func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("bridge log:\n%s\nserver log:\n%s", bridgeLog.String(), stderr.String())
+		}
+	}()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("through --join the Go SDK speaks %s, want the stateless 2026-07-28", v)
+	}
+	page := selectedPage(t, sdkCall(t, t.Context(), cs, "new_page", map[string]any{"url": site.URL + "/form.html"}))
+	if got := sdkCall(t, t.Context(), cs, "evaluate_script", map[string]any{"pageId": page, "function": "() => location.pathname"}); !strings.Contains(got, "/form.html") {
+		t.Errorf("evaluate_script through --join: %s", got)
+	}
+	cancelLongCall(t, cs, base, "joiner-secret-1", page)
 }
