@@ -151,6 +151,7 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(h.log),
 		server.WithSessionIdManagerResolver(&h.sessions),
+		server.WithHTTPContextFunc(withCallSession(srv)), // callstream.go
 	}
 	if opts.IdleTTL > 0 {
 		hopts = append(hopts, server.WithSessionIdleTTL(opts.IdleTTL))
@@ -261,8 +262,19 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	var msg map[string]json.RawMessage // nil unless body is one JSON object
 	_ = json.Unmarshal(body, &msg)
+	if statelessNotification(r, msg) {
+		h.log.Debug("stateless notification accepted", "method", strings.Trim(string(msg["method"]), `"`))
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	body, w, swapped := h.ids.swap(session, msg, body, w) // httpid.go
 	defer swapped()
+	if _, isRequest := msg["id"]; isRequest && isMethod(msg, mcp.MethodToolsCall) {
+		stream := newCallStream(w, h.log.Debug) // callstream.go
+		defer stream.finish()
+		ctx = context.WithValue(ctx, callStreamKey{}, stream)
+		w = stream
+	}
 	if isMethod(msg, mcp.MethodToolsCall) {
 		if ticket == nil {
 			ticket = h.line(agent).TakeNumbered(0)
@@ -273,6 +285,31 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	r.Body = readCloser{bytes.NewReader(body)}
 	h.mcp.ServeHTTP(w, r)
+}
+
+// statelessNotification reports whether msg is a notification of the
+// stateless revision (2026-07-28 and later), by its MCP-Protocol-Version
+// header or its _meta. pagemux accepts every such notification itself:
+// mcp-go asks _meta of notifications as of requests, and refuses one
+// without it (400), which ends the Go SDK's client, while the revision asks
+// _meta of requests only. None has anything to act on, as there is no
+// session: a call is cancelled by closing its own stream, as the revision
+// says (the call's context ends with its connection), and handed on, a
+// notifications/cancelled naming a bare request id would cancel whichever
+// stateless client's call has that id, as mcp-go keys them all alike.
+func statelessNotification(r *http.Request, msg map[string]json.RawMessage) bool {
+	if _, isRequest := msg["id"]; isRequest || msg["method"] == nil {
+		return false
+	}
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return true
+	}
+	var params struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(msg["params"], &params)
+	v, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return mcp.IsModernProtocol(v)
 }
 
 // agent is the caller with a token name, an agent name and a session.

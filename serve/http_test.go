@@ -298,3 +298,67 @@ func TestHTTPSessionBoundToToken(t *testing.T) {
 		t.Errorf("/locks was asked as %+v", asked)
 	}
 }
+
+// statelessMeta is the _meta of a 2026-07-28 request.
+const statelessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"stateless","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// TestHTTPStatelessNotifications: a 2026-07-28 notification is accepted
+// (202) whatever its _meta: none, as the Go SDK sends notifications/cancelled,
+// or one the header does not match; and it cancels nothing, as a bare
+// request id names no one's call without a session, while the stateless
+// call whose own request ends is cancelled.
+func TestHTTPStatelessNotifications(t *testing.T) {
+	tsrv := newTestServer()
+	ts := httptest.NewServer(NewHTTP(tsrv.srv, HTTPOptions{}))
+	defer ts.Close()
+	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "notifications/cancelled"}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	call := make(chan struct{})
+	go func() {
+		defer close(call)
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{"name":"one"},` + statelessMeta + `}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "block"} {
+			req.Header.Set(k, v)
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-tsrv.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stateless call never started")
+	}
+	for _, tt := range []struct {
+		body    string
+		headers map[string]string
+	}{
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, stateless},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, stateless},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,` + statelessMeta + `}}`, nil},
+		{`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, stateless},
+	} {
+		if status, body, _ := post(t, ts.URL, tt.body, tt.headers); status != http.StatusAccepted {
+			t.Errorf("%s: %d %s, want 202", tt.body, status, body)
+		}
+	}
+	select {
+	case name := <-tsrv.cancelled:
+		t.Fatalf("a notifications/cancelled without a session cancelled call %s", name)
+	default:
+	}
+	cancel() // the client closes the call's request: that cancels it
+	select {
+	case <-tsrv.cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the stateless call's request did not cancel it")
+	}
+	<-call
+	if status, body, _ := post(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"say":"after"},`+statelessMeta+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}); status != http.StatusOK || !strings.Contains(body, "after") {
+		t.Errorf("a call after the notifications: %d %s", status, body)
+	}
+}

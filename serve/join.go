@@ -118,8 +118,12 @@ type joiner struct {
 
 	mu       sync.Mutex
 	session  string // Mcp-Session-Id, once initialize answered
-	protocol string // the protocol version initialize agreed on
+	protocol string // the protocol version initialize agreed on, or the last request's _meta named
 	sessOK   chan struct{}
+	// stateless are the requests in flight that named a stateless revision
+	// (2026-07-28 and later) in their _meta, by id: over HTTP such a call
+	// is cancelled by closing its request, not by a notification.
+	stateless map[string]context.CancelFunc
 
 	wmu sync.Mutex
 	out io.Writer
@@ -143,25 +147,54 @@ func (j *joiner) probe(ctx context.Context) error {
 	return nil
 }
 
+// envelope is what the bridge reads of a message.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
 // send POSTs one message; its answer is written when it comes.
 func (j *joiner) send(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
+	var env envelope
 	_ = json.Unmarshal(msg, &env)
+	if j.cancelStateless(env) {
+		return
+	}
 	isInit := env.Method == string(mcp.MethodInitialize)
 	call := uint64(0)
 	if env.Method == string(mcp.MethodToolsCall) {
 		call = j.calls.Add(1)
 	}
+	version := metaVersion(env.Params)
 	j.mu.Lock()
 	if isInit {
 		j.sessOK = make(chan struct{})
 	}
 	wait := j.sessOK
+	if version != "" {
+		j.protocol = version
+	} else {
+		version = j.protocol
+	}
+	postCtx, done := ctx, func() {}
+	if key := idKey(env.ID); key != "" && mcp.IsModernProtocol(version) {
+		var cancel context.CancelFunc
+		postCtx, cancel = context.WithCancel(ctx)
+		if j.stateless == nil {
+			j.stateless = map[string]context.CancelFunc{}
+		}
+		j.stateless[key] = cancel
+		done = func() {
+			j.mu.Lock()
+			delete(j.stateless, key)
+			j.mu.Unlock()
+			cancel()
+		}
+	}
 	j.mu.Unlock()
 	do := func() {
+		defer done()
 		if !isInit && wait != nil {
 			select { // requests after initialize need its session id
 			case <-wait:
@@ -169,7 +202,7 @@ func (j *joiner) send(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
 				return
 			}
 		}
-		j.post(ctx, msg, env.ID, call, isInit)
+		j.post(postCtx, msg, env, version, call, isInit)
 	}
 	if isInit {
 		do() // the session must exist before anything else is sent
@@ -178,8 +211,51 @@ func (j *joiner) send(ctx context.Context, wg *sync.WaitGroup, msg []byte) {
 	wg.Go(do)
 }
 
-// post sends msg and writes what comes back.
-func (j *joiner) post(ctx context.Context, msg []byte, id json.RawMessage, call uint64, isInit bool) {
+// cancelStateless ends the request of a stateless revision that a
+// notifications/cancelled names, and reports whether it did: over HTTP the
+// revision cancels a call by closing its stream (its POST here), and
+// expects no notification (the client sends one over stdio, as it must
+// there). Any other notification goes on as it is.
+func (j *joiner) cancelStateless(env envelope) bool {
+	if env.Method != string(mcp.MethodNotificationCancelled) {
+		return false
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	_ = json.Unmarshal(env.Params, &p)
+	j.mu.Lock()
+	cancel, ok := j.stateless[idKey(p.RequestID)]
+	j.mu.Unlock()
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// idKey is a request id as the bridge keys it, "" for none.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if len(id) == 0 || json.Compact(&b, id) != nil || b.String() == "null" {
+		return ""
+	}
+	return b.String()
+}
+
+// metaVersion is the protocol version a message's params name in their
+// _meta, as a request of a stateless revision does; "" if none.
+func metaVersion(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v
+}
+
+// post sends msg, of protocol version, and writes what comes back.
+func (j *joiner) post(ctx context.Context, msg []byte, env envelope, version string, call uint64, isInit bool) {
+	id := env.ID
 	defer func() {
 		if isInit {
 			j.mu.Lock()
@@ -195,6 +271,14 @@ func (j *joiner) post(ctx context.Context, msg []byte, id json.RawMessage, call 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	j.setHeaders(req)
+	if version != "" {
+		req.Header.Set(mcp.HeaderProtocolVersion, version)
+	}
+	// A stateless revision asks the method and the name a request acts on
+	// in headers too (Mcp-Method, Mcp-Name).
+	for k, v := range mcp.StandardHeaders(version, mcp.MCPMethod(env.Method), env.Params) {
+		req.Header.Set(k, v)
+	}
 	if call > 0 {
 		req.Header.Set(CallNumberHeader, strconv.FormatUint(call, 10))
 	}
@@ -297,8 +381,8 @@ func (j *joiner) write(b []byte) {
 	}
 }
 
-// setHeaders gives req the bridge's token, agent name, session and
-// protocol version.
+// setHeaders gives req the bridge's token, agent name, session and the
+// protocol version initialize agreed on (post sets each message's own).
 func (j *joiner) setHeaders(req *http.Request) {
 	if j.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+j.opts.Token)

@@ -196,3 +196,73 @@ func TestNumberedRefusal(t *testing.T) {
 		t.Errorf("call 2 waited %v for the refused call 1", took)
 	}
 }
+
+// TestJoinStateless: the bridge carries the stateless revision: a
+// server/discover and calls naming 2026-07-28 in their _meta reach the
+// server with the headers it asks (no -32020 for want of them), and a
+// notifications/cancelled from the stdio client ends the call it names by
+// ending that call's HTTP request, as the revision cancels over HTTP.
+func TestJoinStateless(t *testing.T) {
+	tsrv := newTestServer()
+	ts := httptest.NewServer(NewHTTP(tsrv.srv, HTTPOptions{Tokens: map[string]string{"sub": "sub-secret-1"}}))
+	defer ts.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Join(t.Context(), ts.URL+"/mcp", inR, outW, JoinOptions{Token: "sub-secret-1"})
+		outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	answer := func() map[string]json.RawMessage {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		return m
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + statelessMeta + `}}`)
+	if a := answer(); !strings.Contains(string(a["result"]), "2026-07-28") {
+		t.Fatalf("server/discover through the bridge: %s %s", a["result"], a["error"])
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"say":"stateless"},` + statelessMeta + `}}`)
+	if a := answer(); !strings.Contains(string(a["result"]), "stateless") {
+		t.Fatalf("a stateless call through the bridge: %s %s", a["result"], a["error"])
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{"name":"long"},` + statelessMeta + `}}`)
+	select {
+	case <-tsrv.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stateless call never started")
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
+	select {
+	case <-tsrv.cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stdio client's notifications/cancelled did not cancel its stateless call")
+	}
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"say":"after"},` + statelessMeta + `}}`)
+	if a := answer(); string(a["id"]) != "4" || !strings.Contains(string(a["result"]), "after") {
+		t.Fatalf("after the cancellation, want the answer of call 4 (none for 3): %v", a)
+	}
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Join did not end after stdin closed")
+	}
+}

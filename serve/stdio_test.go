@@ -25,8 +25,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testServer has a tool "echo" that answers its argument, and "block" that
-// waits until its call is cancelled, counting the cancellations.
+// testServer has a tool "echo" that answers its argument, "block" that
+// waits until its call is cancelled, counting the cancellations, and
+// "progress" that sends n progress notifications of its call's token.
 type testServer struct {
 	srv       *server.MCPServer
 	started   chan string
@@ -48,6 +49,16 @@ func newTestServer() *testServer {
 		<-ctx.Done()
 		ts.cancelled <- name
 		return mcp.NewToolResultError("cancelled: " + context.Cause(ctx).Error()), nil
+	})
+	ts.srv.AddTool(mcp.NewTool("progress", mcp.WithNumber("n")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.Meta == nil {
+			return mcp.NewToolResultError("no progress token"), nil
+		}
+		token := req.Params.Meta.ProgressToken
+		for i := range req.GetInt("n", 0) {
+			_ = ts.srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": token, "progress": i + 1})
+		}
+		return mcp.NewToolResultText("sent"), nil
 	})
 	ts.srv.AddTool(mcp.NewTool("ticket"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(fmt.Sprint(pagelock.TicketFrom(ctx) != nil)), nil
