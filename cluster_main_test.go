@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -273,7 +274,8 @@ func TestEtcdUnavailable(t *testing.T) {
 	t.Cleanup(func() { proxy.Close() })
 	common := []string{"--lock-mode=page", "--lease-ttl=2s", "--etcd-dial-timeout=1s", "--lock-timeout=3s", "--etcd=" + proxy.URL()}
 	strict := startServer(t, shortTmp(t), common...)
-	loose := startServer(t, shortTmp(t), append(common, "--etcd-fallback=local")...)
+	metricsAddr := freeAddr(t)
+	loose := startServer(t, shortTmp(t), append(common, "--etcd-fallback=local", "--metrics-addr="+metricsAddr)...)
 	const script = `{"function":"() => 'ran'"}`
 	for _, s := range []*server{strict, loose} {
 		s.call(2, "evaluate_script", script)
@@ -299,6 +301,7 @@ func TestEtcdUnavailable(t *testing.T) {
 		t.Fatalf("--etcd-fallback=local with etcd out of reach: %s", ans)
 	}
 	loose.waitLog("etcd is unavailable: serving on this process's locks alone")
+	metric(t, metricsAddr, "pagemux_etcd_fallback_local 1", `pagemux_etcd_lock_acquire_seconds_count{outcome="unavailable"} 1`, `pagemux_etcd_lock_acquire_seconds_count{outcome="ok"} 1`)
 
 	proxy.Resume()
 	for _, s := range []*server{strict, loose} {
@@ -308,4 +311,21 @@ func TestEtcdUnavailable(t *testing.T) {
 		}
 	}
 	loose.waitLog("etcd is back")
+	metric(t, metricsAddr, "pagemux_etcd_fallback_local 0", `pagemux_etcd_lock_acquire_seconds_count{outcome="ok"} 2`, "pagemux_etcd_leases_granted_total ")
+}
+
+// metric fails the test unless the metrics at addr have every line.
+func metric(t *testing.T, addr string, lines ...string) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range lines {
+		if !strings.Contains(string(b), l) {
+			t.Errorf("metrics lack %q", l)
+		}
+	}
 }

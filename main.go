@@ -363,9 +363,24 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		return err
 	}
 	defer closeShared()
+	if shared != nil {
+		shared.OnAcquire = m.EtcdAcquire
+		st := shared.Locks.Stats
+		m.Counter("etcd_leases_granted_total", "With --etcd, leases etcd granted this process (one more after each loss).", func() float64 { return float64(st().LeasesGranted) })
+		m.Counter("etcd_lease_losses_total", "With --etcd, leases lost while in use: the locks held under them were lost.", func() float64 { return float64(st().LeasesLost) })
+		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
+	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared})
 	defer srv.Close()
+	if shared != nil {
+		m.Gauge("etcd_fallback_local", "With --etcd and --etcd-fallback=local, 1 while calls are served on this process's locks alone because etcd is unavailable.", func() float64 {
+			if srv.ClusterFallback() {
+				return 1
+			}
+			return 0
+		})
+	}
 	if c.metricsAddr != "" {
 		go func() {
 			if err := serve.ListenMetrics(ctx, c.metricsAddr, m.Handler(), log); err != nil && !errors.Is(err, context.Canceled) {

@@ -61,6 +61,7 @@ func (l *Locks) grant(ctx context.Context, what string) (*lease, error) {
 	if err != nil {
 		return nil, l.unavailable(ctx, what+": grant a lease", start, err)
 	}
+	l.counts.grants.Add(1)
 	s := &lease{l: l, id: resp.ID, ttl: time.Duration(resp.TTL) * time.Second}
 	s.liveUntil.Store(asked + int64(s.ttl))
 	s.lastAnswer.Store(l.now())
@@ -99,6 +100,7 @@ func (s *lease) lose(err error) {
 		if s.l.ctx.Err() != nil {
 			return // Close revokes the lease itself
 		}
+		s.l.counts.leaseLosses.Add(1)
 		s.l.log.Warn("etcd lease lost; locks held under it are lost", "lease", fmt.Sprintf("%x", int64(s.id)), "err", err)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), s.ttl)
@@ -144,6 +146,7 @@ func (s *lease) keep() {
 			if s.ctx.Err() != nil {
 				return
 			}
+			s.l.counts.keepaliveFailures.Add(1)
 			if !s.failing.Swap(true) {
 				s.l.log.Warn("etcd keepalive failed; the lease stays live until its TTL runs out", "lease", fmt.Sprintf("%x", int64(s.id)), "err", err)
 			}

@@ -75,6 +75,8 @@ type Locks struct {
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 
+	counts struct{ grants, leaseLosses, keepaliveFailures atomic.Int64 }
+
 	mu       sync.Mutex
 	cur      *lease
 	granting chan struct{} // closed when a grant in flight ends
@@ -579,4 +581,20 @@ func (l *Locks) Holders(ctx context.Context) ([]Queue, error) {
 	}
 	slices.SortFunc(out, func(a, b Queue) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// Stats are counts since the Locks were made, for metrics.
+type Stats struct {
+	// LeasesGranted counts the leases etcd granted this process: one at
+	// the first Acquire, one more after each loss.
+	LeasesGranted int64
+	// LeasesLost counts the leases lost while in use (not by Close).
+	LeasesLost int64
+	// KeepaliveFailures counts keepalives etcd did not answer in time.
+	KeepaliveFailures int64
+}
+
+// Stats returns the counts so far. It makes no request.
+func (l *Locks) Stats() Stats {
+	return Stats{LeasesGranted: l.counts.grants.Load(), LeasesLost: l.counts.leaseLosses.Load(), KeepaliveFailures: l.counts.keepaliveFailures.Load()}
 }

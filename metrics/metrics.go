@@ -28,6 +28,7 @@ type Metrics struct {
 	hold     *prometheus.HistogramVec
 	failures *prometheus.CounterVec
 	calls    *prometheus.HistogramVec
+	etcd     *prometheus.HistogramVec
 }
 
 // New returns the metrics of a server whose locks run in mode, with Go's
@@ -46,7 +47,10 @@ func New(mode pagelock.Mode) *Metrics {
 	m.calls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "pagemux_tool_call_seconds", Help: "Tool call latency from arrival to answer, by tool and outcome (ok, error, cancelled).", Buckets: buckets,
 	}, []string{"tool", "outcome"})
-	m.reg.MustRegister(m.wait, m.hold, m.failures, m.calls,
+	m.etcd = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "pagemux_etcd_lock_acquire_seconds", Help: "With --etcd, how long calls took to get their locks in etcd (after their place in this process's queues), by outcome (ok, unavailable, timeout, cancelled, error).", Buckets: buckets,
+	}, []string{"outcome"})
+	m.reg.MustRegister(m.wait, m.hold, m.failures, m.calls, m.etcd,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -79,6 +83,11 @@ func (m *Metrics) Failed(k pagelock.Key, why string) {
 // ToolCall records one tool call.
 func (m *Metrics) ToolCall(tool, outcome string, took time.Duration) {
 	m.calls.WithLabelValues(tool, outcome).Observe(took.Seconds())
+}
+
+// EtcdAcquire records one call's acquire of its locks in etcd.
+func (m *Metrics) EtcdAcquire(took time.Duration, outcome string) {
+	m.etcd.WithLabelValues(outcome).Observe(took.Seconds())
 }
 
 // WatchLocks registers the gauges read from locks at each scrape: calls

@@ -30,6 +30,10 @@ type Cluster struct {
 	// unavailable, with a warning at each switch, instead of failing the
 	// calls. Unsafe when other processes drive the browser.
 	FallbackLocal bool
+	// OnAcquire, if set, is told how long each call took to get its locks
+	// in etcd, and how that went: ok, unavailable, timeout, cancelled or
+	// error. For metrics.
+	OnAcquire func(took time.Duration, outcome string)
 }
 
 // clusterState is what the Server keeps of Cluster.
@@ -71,7 +75,11 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 		actx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	start := time.Now()
 	held, err := c.Locks.Acquire(actx, names, h)
+	if c.OnAcquire != nil {
+		c.OnAcquire(time.Since(start), acquireOutcome(ctx, err))
+	}
 	if err != nil {
 		if c.FallbackLocal && errors.Is(err, cluster.ErrUnavailable) {
 			if !c.local.Swap(true) {
@@ -164,3 +172,24 @@ func (c lostContext) Err() error {
 	}
 }
 func (lostContext) Value(any) any { return nil }
+
+// acquireOutcome names how an Acquire went, for OnAcquire.
+func acquireOutcome(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, cluster.ErrUnavailable):
+		return "unavailable"
+	case ctx.Err() != nil:
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "error"
+}
+
+// ClusterFallback reports whether the server now serves on its own locks
+// alone because etcd is unavailable (Cluster.FallbackLocal).
+func (s *Server) ClusterFallback() bool {
+	return s.cluster != nil && s.cluster.local.Load()
+}
