@@ -178,6 +178,14 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 	waitQueue(t, etcd, 1, "evaluate_script")
 	b.call(41, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => calls.includes('long+') ? 'after a' : 'before a'"}`, pb))
 	waitQueue(t, etcd, 2, "evaluate_script")
+	// Both processes' calls show in either's pagemux://locks.
+	b.send(`{"jsonrpc":"2.0","id":42,"method":"resources/read","params":{"uri":"pagemux://locks"}}`)
+	locks := strings.ReplaceAll(b.answer(42), `\"`, `"`)
+	for _, want := range []string{`"lock": "page ` + pb + `"`, `"cluster": true`, `"holder": "evaluate_script on page ` + pa + ` of process `, `"waiting": [\n      "evaluate_script on page ` + pb + ` of process `} {
+		if !strings.Contains(locks, want) {
+			t.Errorf("pagemux://locks lacks %s:\n%s", want, locks)
+		}
+	}
 	killed := time.Now()
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

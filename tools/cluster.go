@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/cluster"
 	"github.com/pagemux/pagemux/pagelock"
@@ -192,4 +194,65 @@ func acquireOutcome(ctx context.Context, err error) string {
 // alone because etcd is unavailable (Cluster.FallbackLocal).
 func (s *Server) ClusterFallback() bool {
 	return s.cluster != nil && s.cluster.local.Load()
+}
+
+// clusterLocks lists the locks in etcd of the browser this process drives,
+// with their holders and queues across every process, as LocksFor shows
+// them to agent a (redact: as another agent than a).
+func (s *Server) clusterLocks(ctx context.Context, a agents.Agent, redact bool) []LockState {
+	if s.cluster == nil {
+		return nil
+	}
+	id, err := s.browser.Identity(ctx)
+	if err != nil {
+		return nil
+	}
+	qs, err := s.cluster.Locks.Holders(ctx)
+	if err != nil {
+		return []LockState{{Lock: "etcd", Holder: err.Error(), Waiting: []string{}, Cluster: true}}
+	}
+	byTarget := map[string]int{}
+	for _, p := range s.browser.Pages() {
+		byTarget[string(p.TargetID)] = p.ID
+	}
+	me := lockAgent(ctx)
+	var out []LockState
+	for _, q := range qs {
+		rest, ok := strings.CutPrefix(q.Name, id+"/")
+		if !ok || len(q.Entries) == 0 {
+			continue // another browser's
+		}
+		name := pagelock.Key(rest).String()
+		if tid, ok := strings.CutPrefix(rest, "target/"); ok {
+			if n, ok := byTarget[tid]; ok {
+				name = fmt.Sprintf("page %d", n)
+			} else {
+				name = "a tab not open here (target " + tid + ")"
+			}
+		}
+		if redact && !s.seesLock(a, name) {
+			continue
+		}
+		ls := LockState{Lock: name, Cluster: true, Waiting: []string{}}
+		for i, e := range q.Entries {
+			who := e.Holder.Tool
+			if e.Holder.Page != "" {
+				who += " on page " + e.Holder.Page + " of"
+			}
+			who += " process " + e.Holder.Process
+			switch {
+			case !redact && e.Holder.Agent != "":
+				who += " for agent " + e.Holder.Agent
+			case redact && e.Holder.Agent != me:
+				who = "another agent"
+			}
+			if i == 0 {
+				ls.Holder = who // since when, etcd does not say
+			} else {
+				ls.Waiting = append(ls.Waiting, who)
+			}
+		}
+		out = append(out, ls)
+	}
+	return out
 }

@@ -21,6 +21,10 @@ type LockState struct {
 	Timeouts  uint64   `json:"timeouts"`
 	Busy      uint64   `json:"busy"`
 	Cancelled uint64   `json:"cancelled"`
+	// Cluster marks a lock in etcd (--etcd), as every pagemux process
+	// sharing the browser sees it: Holder and Waiting then name each
+	// call's process, and the counts are this process's own.
+	Cluster bool `json:"cluster,omitempty"`
 }
 
 // Locks reports who holds what now and who waits, lock by lock, all of it.
@@ -54,7 +58,7 @@ func (s *Server) LocksFor(ctx context.Context) []LockState {
 		}
 		out = append(out, ls)
 	}
-	return out
+	return append(out, s.clusterLocks(ctx, a, redact)...)
 }
 
 // seesLock reports whether a may see the lock named name: a page's only
