@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // NavigationError is a navigation that Chrome refused or that failed to load,
@@ -243,32 +245,6 @@ func (p *Page) callFunction(ctx context.Context, fn string, objectID runtime.Rem
 	return callOn(ctx, fn, objectID, callArgs)
 }
 
-// Snapshot takes the accessibility tree of the main frame and formats it with
-// uids that later calls can name.
-func (p *Page) Snapshot(ctx context.Context, verbose bool) (*Snapshot, error) {
-	if err := p.Ready(ctx); err != nil {
-		return nil, err
-	}
-	var snap *Snapshot
-	err := p.await(ctx, func(ctx context.Context) error {
-		for range 3 {
-			gen := p.Generation()
-			doc, err := p.fullAXTree(ctx) // axstream.go
-			if err != nil {
-				return err
-			}
-			// A tree of a document that went away meanwhile would hand out
-			// uids of the old document as if they were current.
-			if p.Generation() == gen {
-				snap = p.UIDs.SnapshotFrames(&AXFrame{raw: doc}, verbose)
-				return nil
-			}
-		}
-		return errors.New("the page kept navigating while the snapshot was taken; wait for it to load and take it again")
-	})
-	return snap, err
-}
-
 // element is a node an agent named by uid, resolved in the current document.
 type element struct {
 	uid     string
@@ -284,7 +260,7 @@ func (p *Page) resolve(ctx context.Context, uid string) (*element, error) {
 	}
 	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
 	if err != nil || res.Object == nil {
-		return nil, fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", ErrUnknownUID, uid)
+		return nil, fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
 	}
 	return &element{uid: uid, backend: id, object: res.Object.ObjectID}, nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // This file answers get_css_styles: the rules that style one element, in
@@ -137,7 +139,7 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*CSSStyles, error) {
 			return err
 		}
 		name := func(n *cdp.Node) CSSNodeRef {
-			return CSSNodeRef{Selector: simpleSelector(n), UID: p.UIDs.uidOf(frame, n.BackendNodeID)}
+			return CSSNodeRef{Selector: simpleSelector(n), UID: p.UIDs.UID(frame, n.BackendNodeID)}
 		}
 		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, name)
 		if err != nil {
@@ -181,7 +183,7 @@ func elementChain(ctx context.Context, uid string, backend cdp.BackendNodeID) ([
 	defer chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
 	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: backend, ObjectGroup: group})
 	if err != nil || res.Object == nil {
-		return nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", ErrUnknownUID, uid)
+		return nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
 	}
 	arr, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: chainScript, ObjectID: res.Object.ObjectID, ObjectGroup: group,
@@ -405,7 +407,7 @@ func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.Backend
 	}
 	pushed, err := chromedp.Call(ctx, dom.PushNodesByBackendIDsToFrontend, dom.PushNodesByBackendIDsToFrontendParams{BackendNodeIDs: []cdp.BackendNodeID{backend}})
 	if err != nil || len(pushed.NodeIDs) == 0 || pushed.NodeIDs[0] == 0 {
-		return nil, nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", ErrUnknownUID, uid)
+		return nil, nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
 	}
 	node := pushed.NodeIDs[0]
 	sess.mu.Lock()
@@ -439,18 +441,6 @@ func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.Backend
 	sess.smu.Lock()
 	defer sess.smu.Unlock()
 	return &res, maps.Clone(sess.sheets), nil
-}
-
-// uidOf returns the uid of the node of backend in frame's document, or ""
-// when no snapshot of the current document showed it.
-func (u *UIDs) uidOf(frame cdp.FrameID, backend cdp.BackendNodeID) string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	e := u.byNode[axRef{frame: frame, backend: backend}]
-	if e == nil {
-		return ""
-	}
-	return string(e.uid.append(nil))
 }
 
 // The payload of CSS.getMatchedStylesForNode, decoded into types of this

@@ -1,4 +1,16 @@
-package browser
+// Package snapshot makes the text of take_snapshot from the accessibility
+// tree that Chrome's Accessibility.getFullAXTree returns: it decodes the
+// answer (as a stream, from an io.Reader, or from cdproto's decoded nodes),
+// picks the nodes chrome-devtools-mcp shows, writes them one a line, and
+// keeps a page's uids, the registry that hands them out and resolves them
+// back to DOM nodes.
+//
+// It makes no Chrome calls and knows no page: browser/ fetches the tree
+// (from Chrome's pipe, a websocket of its own, or chromedp), calls Reset
+// when the page navigates, and resolves a uid's DOM node in the page. The
+// tests run on recorded getFullAXTree answers in testdata, without a
+// browser.
+package snapshot
 
 import (
 	"cmp"
@@ -16,16 +28,19 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 )
 
-// This file turns the accessibility tree that Chrome returns into the text of
-// take_snapshot, and keeps the uids of one page. It makes no Chrome calls.
-//
 // The text matches chrome-devtools-mcp 1.11, which formats the tree that
 // puppeteer's Accessibility.snapshot returns: which nodes appear ("interesting"
 // nodes, with the children of uninteresting ones promoted), which properties
 // print and in which order, and how uids are numbered all follow it. Where it
 // has bugs we do better, and say so next to the code.
 
-// The uid errors; Error is declared in errors.go.
+// Error is the type of the sentinel errors of this package.
+type Error string
+
+// Error satisfies the error interface.
+func (e Error) Error() string { return string(e) }
+
+// The uid errors.
 const (
 	// ErrUnknownUID is wrapped by Lookup for a uid that was never handed out
 	// for the current document, or that is not a uid at all.
@@ -142,26 +157,27 @@ type Snapshot struct {
 	Text string
 }
 
-// AXFrame is the accessibility tree of one frame's document together with the
+// Frame is the accessibility tree of one frame's document together with the
 // trees of the frames inside it, for SnapshotFrames.
-type AXFrame struct {
+type Frame struct {
 	// Nodes is Accessibility.getFullAXTree for the frame: root first,
 	// linked by ChildIDs.
 	Nodes []*accessibility.Node
 	// Frames holds the documents of child frames, keyed by the
 	// BackendDOMNodeID of the Iframe node in Nodes that owns each.
-	Frames map[cdp.BackendNodeID]*AXFrame
+	Frames map[cdp.BackendNodeID]*Frame
 
-	// raw, when set, is the tree as read from Chrome's answer (axstream.go),
+	// Doc, when set, is the tree as read from Chrome's answer (decode.go),
 	// which then stands in for Nodes.
-	raw *axRawDoc
+	Doc *Doc
 }
 
-// axRawDoc is one document's tree as the snapshot needs it, before it is
+// Doc is one document's tree as the snapshot needs it, before it is
 // linked: of each node only what the text or a uid can show. Chrome's nodes
 // carry much more (the sources of every name, ignored reasons, Chrome's own
-// role), which for a big page is most of the answer.
-type axRawDoc struct {
+// role), which for a big page is most of the answer. ReadReply and
+// GetFullAXTree decode one from Chrome's answer; it holds no Chrome state.
+type Doc struct {
 	frame cdp.FrameID // the frame of the document, from its root node
 	nodes []axSrc
 	ids   []int64 // the NodeID of each node, as axIDs numbers it
@@ -198,7 +214,7 @@ other:
 	return n
 }
 
-// axSrc is one node of an axRawDoc. The values are the raw JSON of the
+// axSrc is one node of a Doc. The values are the raw JSON of the
 // "value" member of an AXValue: nil when the AXValue is missing, empty when
 // it is there without a value.
 type axSrc struct {
@@ -231,8 +247,8 @@ func axRawValue(v *accessibility.Value) []byte {
 
 // rawDoc turns decoded nodes into the form the tree is built from; the
 // values are shared, not copied.
-func rawDoc(nodes []*accessibility.Node) *axRawDoc {
-	d := &axRawDoc{nodes: make([]axSrc, len(nodes)), ids: make([]int64, len(nodes)), nkids: make([]int32, len(nodes))}
+func rawDoc(nodes []*accessibility.Node) *Doc {
+	d := &Doc{nodes: make([]axSrc, len(nodes)), ids: make([]int64, len(nodes)), nkids: make([]int32, len(nodes))}
 	if len(nodes) > 0 && nodes[0] != nil {
 		d.frame = nodes[0].FrameID
 	}
@@ -270,13 +286,13 @@ func rawDoc(nodes []*accessibility.Node) *axRawDoc {
 // nodes chrome-devtools-mcp calls interesting are shown. Snapshot doesn't
 // look into iframes: see SnapshotFrames.
 func (u *UIDs) Snapshot(nodes []*accessibility.Node, verbose bool) *Snapshot {
-	return u.SnapshotFrames(&AXFrame{Nodes: nodes}, verbose)
+	return u.SnapshotFrames(&Frame{Nodes: nodes}, verbose)
 }
 
 // SnapshotFrames is Snapshot for a page with iframes: each child frame's tree
 // is shown under its Iframe node, after that node's own children, as
 // chrome-devtools-mcp does.
-func (u *UIDs) SnapshotFrames(root *AXFrame, verbose bool) *Snapshot {
+func (u *UIDs) SnapshotFrames(root *Frame, verbose bool) *Snapshot {
 	t := buildAXTree(root, verbose)
 	seq, uids := u.assign(t)
 	return &Snapshot{Seq: seq, Text: t.format(uids, verbose)}
@@ -321,6 +337,26 @@ func (u *UIDs) LookupFrame(uid string) (cdp.FrameID, cdp.BackendNodeID, error) {
 		return "", 0, &uidError{uid, ErrStaleUID}
 	}
 	return "", 0, &uidError{uid, ErrUnknownUID}
+}
+
+// UID returns the uid of the node of backend in frame's document, or ""
+// when no snapshot of the current document showed it. It hands out no uid.
+func (u *UIDs) UID(frame cdp.FrameID, backend cdp.BackendNodeID) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	e := u.byNode[axRef{frame: frame, backend: backend}]
+	if e == nil {
+		return ""
+	}
+	return string(e.uid.append(nil))
+}
+
+// Len is the number of nodes the registry remembers a uid of: those of the
+// current document that a snapshot showed, up to a bound.
+func (u *UIDs) Len() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.byNode)
 }
 
 // assign hands out the uids of one snapshot, in the order of t.out.
@@ -436,9 +472,9 @@ func (t *axTree) ref(i int32) axRef {
 }
 
 // buildAXTree parses every document and lists the nodes to show.
-func buildAXTree(root *AXFrame, verbose bool) *axTree {
+func buildAXTree(root *Frame, verbose bool) *axTree {
 	t := &axTree{}
-	r := t.addDoc(root, map[*AXFrame]bool{})
+	r := t.addDoc(root, map[*Frame]bool{})
 	if r < 0 {
 		return t
 	}
@@ -455,11 +491,11 @@ func buildAXTree(root *AXFrame, verbose bool) *axTree {
 
 // addDoc parses one document and, recursively, its child frames; it returns
 // the index of the document's root, or -1 for an empty one.
-func (t *axTree) addDoc(f *AXFrame, seen map[*AXFrame]bool) int32 {
+func (t *axTree) addDoc(f *Frame, seen map[*Frame]bool) int32 {
 	if f == nil || seen[f] {
 		return -1
 	}
-	d := f.raw
+	d := f.Doc
 	if d == nil {
 		d = rawDoc(f.Nodes)
 	}
