@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // NavigationError is a navigation that Chrome refused or that failed to load,
@@ -243,32 +244,6 @@ func (p *Page) callFunction(ctx context.Context, fn string, objectID runtime.Rem
 	return callOn(ctx, fn, objectID, callArgs)
 }
 
-// Snapshot takes the accessibility tree of the main frame and formats it with
-// uids that later calls can name.
-func (p *Page) Snapshot(ctx context.Context, verbose bool) (*Snapshot, error) {
-	if err := p.Ready(ctx); err != nil {
-		return nil, err
-	}
-	var snap *Snapshot
-	err := p.await(ctx, func(ctx context.Context) error {
-		for range 3 {
-			gen := p.Generation()
-			doc, err := p.fullAXTree(ctx) // axstream.go
-			if err != nil {
-				return err
-			}
-			// A tree of a document that went away meanwhile would hand out
-			// uids of the old document as if they were current.
-			if p.Generation() == gen {
-				snap = p.UIDs.SnapshotFrames(&AXFrame{raw: doc}, verbose)
-				return nil
-			}
-		}
-		return errors.New("the page kept navigating while the snapshot was taken; wait for it to load and take it again")
-	})
-	return snap, err
-}
-
 // element is a node an agent named by uid, resolved in the current document.
 type element struct {
 	uid     string
@@ -284,7 +259,7 @@ func (p *Page) resolve(ctx context.Context, uid string) (*element, error) {
 	}
 	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
 	if err != nil || res.Object == nil {
-		return nil, fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", ErrUnknownUID, uid)
+		return nil, fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
 	}
 	return &element{uid: uid, backend: id, object: res.Object.ObjectID}, nil
 }
@@ -484,85 +459,6 @@ func (p *Page) HoldFront(ctx context.Context) (release func(), err error) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { p.b.front.Release(1) }) }, nil
-}
-
-// ScreenshotOptions say what to capture and how to encode it.
-type ScreenshotOptions struct {
-	Format   string // png (default), jpeg or webp
-	Quality  int    // 0-100, jpeg and webp only; 0 means the encoder's default
-	FullPage bool
-	UID      string // capture only this element
-}
-
-// Screenshot captures the viewport, the whole page or one element.
-func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
-	if err := p.Ready(ctx); err != nil {
-		return nil, err
-	}
-	release, err := p.HoldFront(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	var out []byte
-	err = p.await(ctx, func(ctx context.Context) error {
-		params := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(o.Format), OptimizeForSpeed: new(true)}
-		if o.Format == "" {
-			params.Format = page.CaptureScreenshotFormatPng
-		}
-		if o.Quality > 0 && params.Format != page.CaptureScreenshotFormatPng {
-			params.Quality = new(int64(o.Quality))
-		}
-		switch {
-		case o.UID != "":
-			el, err := p.resolve(ctx, o.UID)
-			if err != nil {
-				return err
-			}
-			if _, _, err := el.center(ctx); err != nil {
-				return err
-			}
-			clip, err := el.clip(ctx)
-			if err != nil {
-				return err
-			}
-			params.Clip = clip
-			params.CaptureBeyondViewport = new(true)
-		case o.FullPage:
-			m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
-			if err != nil {
-				return err
-			}
-			if m.CSSContentSize != nil {
-				params.Clip = &page.Viewport{Width: m.CSSContentSize.Width, Height: m.CSSContentSize.Height, Scale: 1}
-				params.CaptureBeyondViewport = new(true)
-			}
-		}
-		res, err := chromedp.Call(ctx, page.CaptureScreenshot, params)
-		out = res.Data
-		return err
-	})
-	return out, err
-}
-
-// clip returns the element's border box in page coordinates.
-func (e *element) clip(ctx context.Context) (*page.Viewport, error) {
-	res, err := chromedp.Call(ctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: e.backend})
-	if err != nil || res.Model == nil || len(res.Model.Border) < 8 {
-		return nil, fmt.Errorf("the element with uid %s has no box to capture", e.uid)
-	}
-	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
-	if err != nil {
-		return nil, err
-	}
-	b := res.Model.Border
-	minX, minY := math.Min(math.Min(b[0], b[2]), math.Min(b[4], b[6])), math.Min(math.Min(b[1], b[3]), math.Min(b[5], b[7]))
-	maxX, maxY := math.Max(math.Max(b[0], b[2]), math.Max(b[4], b[6])), math.Max(math.Max(b[1], b[3]), math.Max(b[5], b[7]))
-	var sx, sy float64
-	if m.CSSVisualViewport != nil {
-		sx, sy = m.CSSVisualViewport.PageX, m.CSSVisualViewport.PageY
-	}
-	return &page.Viewport{X: minX + sx, Y: minY + sy, Width: maxX - minX, Height: maxY - minY, Scale: 1}, nil
 }
 
 // HandleDialog accepts or dismisses the open dialog, typing promptText into a

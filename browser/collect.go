@@ -9,6 +9,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 )
 
+// The collectors of a page: its console messages (collect_console.go), with
+// the DevTools issues among them (collect_issues.go), and its network
+// requests (collect_network.go). This file feeds them the page's events and
+// keeps their records by document.
+
 // What the collectors keep of a page: the records of its current document
 // and of the documents before it, each bounded.
 const (

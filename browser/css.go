@@ -14,95 +14,15 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
+	"github.com/pagemux/pagemux/styles"
 )
 
-// This file answers get_css_styles: the rules that style one element, in
-// cascade order, each declaration marked with whether it wins, as the
-// DevTools Styles pane computes it (chrome-devtools-mcp 1.11 runs that same
-// front-end model, so its answers are the reference). Chrome gives the
-// matched rules (CSS.getMatchedStylesForNode); which declaration wins is
-// computed here, from that payload alone, the way the front end does:
-// user-agent rules of one selector merged, shorthands expanded, !important,
-// inheritance and custom properties. It does not model shadow-tree cascade
-// contexts nor animated styles, which chrome-devtools-mcp leaves out too.
-
-// CSSStyles is what applies to one element, highest precedence first.
-type CSSStyles struct {
-	// Element is the element's simple selector, as DevTools writes it:
-	// button#target, div.card.wide, input[type="text"].
-	Element string
-	// Rules are the element's own styles, then the inherited ones, then
-	// those of its pseudo-elements and the at-rules that affect it.
-	Rules []*CSSRule
-}
-
-// CSSRuleKind says what a CSSRule is.
-type CSSRuleKind int
-
-const (
-	CSSMatched      CSSRuleKind = iota // a style rule that matches the element
-	CSSInline                          // the style attribute: element.style
-	CSSAttributes                      // presentational attributes (width=, bgcolor=)
-	CSSInherited                       // a style of an ancestor the element inherits from
-	CSSPseudo                          // a rule of one of the element's pseudo-elements
-	CSSKeyframes                       // an @keyframes rule its animations use
-	CSSAtRule                          // another at-rule, such as @font-palette-values
-	CSSPositionTry                     // an @position-try rule
-	CSSPropertyRule                    // an @property rule or a CSS.registerProperty call
-)
-
-// CSSRule is one block of the answer.
-type CSSRule struct {
-	Kind CSSRuleKind
-	// Selector heads the block: ".card", "element.style", "@keyframes spin".
-	Selector string
-	// Source is where the rule is written: "site.css:12", "index:40",
-	// "user agent stylesheet"; empty for element.style.
-	Source string
-	// Ancestors are the rules the rule is nested in, outermost first.
-	Ancestors []CSSAncestor
-	// From is the ancestor element an inherited style belongs to, or the
-	// element whose pseudo-element an inherited pseudo rule styles.
-	From *CSSNodeRef
-	// Pseudo is the pseudo-element of a CSSPseudo rule: "::before".
-	Pseudo string
-	// Inactive marks an @position-try rule that is not the one in use.
-	Inactive     bool
-	Declarations []CSSDeclaration
-	// Keyframes are the steps of a CSSKeyframes rule.
-	Keyframes []CSSKeyframe
-}
-
-// CSSAncestor is an enclosing rule: "@media print", "@layer base".
-type CSSAncestor struct {
-	Header string
-	// Comment is a note on the header, such as the container element of
-	// an @container query.
-	Comment string
-}
-
-// CSSNodeRef names an element: its simple selector and, when the page's
-// latest snapshot has it, its uid.
-type CSSNodeRef struct {
-	Selector string
-	UID      string
-}
-
-// CSSKeyframe is one step of an @keyframes rule.
-type CSSKeyframe struct {
-	Key          string
-	Declarations []CSSDeclaration
-}
-
-// CSSDeclaration is one property of a rule.
-type CSSDeclaration struct {
-	Name, Value string
-	Important   bool
-	// Status is "" for a declaration that applies, else "overloaded" (it
-	// loses the cascade), "invalid" (Chrome could not parse it) or
-	// "disabled" (commented out).
-	Status string
-}
+// This file asks Chrome what get_css_styles needs: the element's ancestors,
+// its matched styles (CSS.getMatchedStylesForNode), the style sheets'
+// headers and the containers of container queries. Package styles computes
+// the cascade from them.
 
 // ErrNotElement is wrapped by CSSStyles for a uid whose node is neither an
 // element nor inside one.
@@ -122,7 +42,7 @@ func (e *notElementError) Unwrap() error { return ErrNotElement }
 // and off again after it, so that no DOM event reaches the tab's event loop
 // between calls (see disableDOMEvents); the CSS domain stays on until the
 // page has been idle for cssIdle. It changes nothing in the page.
-func (p *Page) CSSStyles(ctx context.Context, uid string) (*CSSStyles, error) {
+func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
@@ -130,33 +50,18 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*CSSStyles, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out *CSSStyles
+	var out *styles.Styles
 	err = p.await(ctx, func(ctx context.Context) error {
 		chain, err := elementChain(ctx, uid, backend)
 		if err != nil {
 			return err
 		}
-		name := func(n *cdp.Node) CSSNodeRef {
-			return CSSNodeRef{Selector: simpleSelector(n), UID: p.UIDs.uidOf(frame, n.BackendNodeID)}
-		}
-		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, name)
+		uidOf := func(n *cdp.Node) string { return p.UIDs.UID(frame, n.BackendNodeID) }
+		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, uidOf)
 		if err != nil {
 			return err
 		}
-		refs := make([]CSSNodeRef, len(chain))
-		tags := make([]string, len(chain))
-		for i, n := range chain {
-			refs[i] = name(n)
-			tags[i] = n.LocalName
-			if len(n.LocalName) != len(n.NodeName) {
-				tags[i] = n.NodeName
-			}
-		}
-		pseudos := map[string]bool{}
-		for _, pe := range chain[0].PseudoElements {
-			pseudos[string(pe.PseudoType)] = true
-		}
-		out = buildCSSStyles(payload, sheets, refs, tags, pseudos)
+		out = styles.Compute(payload, sheets, chain, uidOf)
 		return nil
 	})
 	return out, err
@@ -181,7 +86,7 @@ func elementChain(ctx context.Context, uid string, backend cdp.BackendNodeID) ([
 	defer chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
 	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: backend, ObjectGroup: group})
 	if err != nil || res.Object == nil {
-		return nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", ErrUnknownUID, uid)
+		return nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
 	}
 	arr, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: chainScript, ObjectID: res.Object.ObjectID, ObjectGroup: group,
@@ -375,17 +280,17 @@ func (s *cssSession) enable(ctx context.Context, again bool) error {
 }
 
 // missing reports whether a rule of res names a sheet not announced.
-func (s *cssSession) missing(res *mStyles) bool {
+func (s *cssSession) missing(res *styles.MatchedStyles) bool {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	return slices.ContainsFunc(res.sheetIDs(), func(id string) bool { return s.sheets[id] == nil })
+	return slices.ContainsFunc(res.SheetIDs(), func(id string) bool { return s.sheets[id] == nil })
 }
 
 // matchedStyles turns the DOM domain on for the call, and the CSS domain
 // unless it is on, asks for the matched styles of the element, and turns
 // the DOM domain off again. It returns the headers of the page's style
 // sheets, which CSS.enable announces.
-func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.BackendNodeID, name func(*cdp.Node) CSSNodeRef) (*mStyles, map[string]*css.StyleSheetHeader, error) {
+func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.BackendNodeID, uidOf func(*cdp.Node) string) (*styles.MatchedStyles, map[string]*css.StyleSheetHeader, error) {
 	sess, err := cssSessionOf(p)
 	if err != nil {
 		return nil, nil, err
@@ -405,7 +310,7 @@ func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.Backend
 	}
 	pushed, err := chromedp.Call(ctx, dom.PushNodesByBackendIDsToFrontend, dom.PushNodesByBackendIDsToFrontendParams{BackendNodeIDs: []cdp.BackendNodeID{backend}})
 	if err != nil || len(pushed.NodeIDs) == 0 || pushed.NodeIDs[0] == 0 {
-		return nil, nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", ErrUnknownUID, uid)
+		return nil, nil, fmt.Errorf("%w: the element with uid %s was detached or no longer exists on the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
 	}
 	node := pushed.NodeIDs[0]
 	sess.mu.Lock()
@@ -414,7 +319,7 @@ func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.Backend
 	if err := sess.enable(ctx, false); err != nil {
 		return nil, nil, err
 	}
-	getMatched := cdp.Command[css.GetMatchedStylesForNodeParams, mStyles]{Method: css.CommandGetMatchedStylesForNode}
+	getMatched := cdp.Command[css.GetMatchedStylesForNodeParams, styles.MatchedStyles]{Method: css.CommandGetMatchedStylesForNode}
 	res, err := chromedp.Call(ctx, getMatched, css.GetMatchedStylesForNodeParams{NodeID: node})
 	if err != nil && ctx.Err() == nil {
 		// The domain may have gone off without pagemux asking (a renderer
@@ -427,7 +332,7 @@ func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.Backend
 	if err != nil {
 		return nil, nil, fmt.Errorf("could not retrieve matched styles for the element with uid %s: %w", uid, err)
 	}
-	res.findContainers(ctx, node, name)
+	findContainers(ctx, &res, node, uidOf)
 	// The first CSS.enable of a document may announce no style sheet at
 	// all (seen with Chromium 156): turning the domain off and on again
 	// announces every sheet.
@@ -441,196 +346,22 @@ func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.Backend
 	return &res, maps.Clone(sess.sheets), nil
 }
 
-// uidOf returns the uid of the node of backend in frame's document, or ""
-// when no snapshot of the current document showed it.
-func (u *UIDs) uidOf(frame cdp.FrameID, backend cdp.BackendNodeID) string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	e := u.byNode[axRef{frame: frame, backend: backend}]
-	if e == nil {
-		return ""
-	}
-	return string(e.uid.append(nil))
-}
-
-// The payload of CSS.getMatchedStylesForNode, decoded into types of this
-// file where cdproto's lose what the front end reads: parsedOk, which
-// Chrome sends only when false, and the text of a container query.
-type (
-	mStyles struct {
-		InlineStyle              *mStyle                     `json:"inlineStyle"`
-		AttributesStyle          *mStyle                     `json:"attributesStyle"`
-		MatchedCSSRules          []*mRuleMatch               `json:"matchedCSSRules"`
-		PseudoElements           []*mPseudoMatches           `json:"pseudoElements"`
-		Inherited                []*mInherited               `json:"inherited"`
-		InheritedPseudoElements  []*mInheritedPseudo         `json:"inheritedPseudoElements"`
-		CSSKeyframesRules        []*mKeyframes               `json:"cssKeyframesRules"`
-		CSSPositionTryRules      []*mNamedRule               `json:"cssPositionTryRules"`
-		CSSPropertyRules         []*mPropertyRule            `json:"cssPropertyRules"`
-		CSSPropertyRegistrations []*css.PropertyRegistration `json:"cssPropertyRegistrations"`
-		CSSAtRules               []*mAtRule                  `json:"cssAtRules"`
-	}
-	mStyle struct {
-		StyleSheetID     string                `json:"styleSheetId"`
-		CSSProperties    []*mProperty          `json:"cssProperties"`
-		ShorthandEntries []*css.ShorthandEntry `json:"shorthandEntries"`
-		CSSText          string                `json:"cssText"`
-		Range            *css.SourceRange      `json:"range"`
-	}
-	mProperty struct {
-		Name      string           `json:"name"`
-		Value     string           `json:"value"`
-		Important bool             `json:"important"`
-		ParsedOk  *bool            `json:"parsedOk"`
-		Disabled  bool             `json:"disabled"`
-		Range     *css.SourceRange `json:"range"`
-		Longhands []*mProperty     `json:"longhandProperties"`
-	}
-	mRuleMatch struct {
-		Rule              *mRule  `json:"rule"`
-		MatchingSelectors []int64 `json:"matchingSelectors"`
-	}
-	mRule struct {
-		StyleSheetID     string               `json:"styleSheetId"`
-		SelectorList     *css.SelectorList    `json:"selectorList"`
-		NestingSelectors []string             `json:"nestingSelectors"`
-		Origin           css.StyleSheetOrigin `json:"origin"`
-		Style            *mStyle              `json:"style"`
-		Media            []*mMedia            `json:"media"`
-		ContainerQueries []*mContainer        `json:"containerQueries"`
-		Supports         []*mText             `json:"supports"`
-		Layers           []*mText             `json:"layers"`
-		Scopes           []*mText             `json:"scopes"`
-		RuleTypes        []css.RuleType       `json:"ruleTypes"`
-		Navigations      []*mText             `json:"navigations"`
-	}
-	// mText is a conditional rule: @supports, @layer, @scope, @container.
-	mText struct {
-		Text   string `json:"text"`
-		Name   string `json:"name"`
-		Active *bool  `json:"active"`
-	}
-	mContainer struct {
-		Text               string           `json:"text"`
-		Name               string           `json:"name"`
-		PhysicalAxes       dom.PhysicalAxes `json:"physicalAxes"`
-		LogicalAxes        dom.LogicalAxes  `json:"logicalAxes"`
-		QueriesScrollState bool             `json:"queriesScrollState"`
-		QueriesAnchored    bool             `json:"queriesAnchored"`
-		// container is the element the query is evaluated against, found
-		// for the element whose styles are asked for.
-		container *CSSNodeRef
-	}
-	mMedia struct {
-		Text      string `json:"text"`
-		MediaList []struct {
-			Active bool `json:"active"`
-		} `json:"mediaList"`
-	}
-	mInherited struct {
-		InlineStyle     *mStyle       `json:"inlineStyle"`
-		MatchedCSSRules []*mRuleMatch `json:"matchedCSSRules"`
-	}
-	mPseudoMatches struct {
-		PseudoType string        `json:"pseudoType"`
-		Matches    []*mRuleMatch `json:"matches"`
-	}
-	mInheritedPseudo struct {
-		PseudoElements []*mPseudoMatches `json:"pseudoElements"`
-	}
-	mKeyframes struct {
-		AnimationName *css.Value `json:"animationName"`
-		Keyframes     []*struct {
-			StyleSheetID string               `json:"styleSheetId"`
-			Origin       css.StyleSheetOrigin `json:"origin"`
-			KeyText      *css.Value           `json:"keyText"`
-			Style        *mStyle              `json:"style"`
-		} `json:"keyframes"`
-	}
-	mNamedRule struct {
-		StyleSheetID string               `json:"styleSheetId"`
-		Origin       css.StyleSheetOrigin `json:"origin"`
-		Name         *css.Value           `json:"name"`
-		Style        *mStyle              `json:"style"`
-		Active       bool                 `json:"active"`
-	}
-	mPropertyRule struct {
-		StyleSheetID string               `json:"styleSheetId"`
-		Origin       css.StyleSheetOrigin `json:"origin"`
-		PropertyName *css.Value           `json:"propertyName"`
-		Style        *mStyle              `json:"style"`
-	}
-	mAtRule struct {
-		Type         string               `json:"type"`
-		Subsection   string               `json:"subsection"`
-		Name         *css.Value           `json:"name"`
-		StyleSheetID string               `json:"styleSheetId"`
-		Origin       css.StyleSheetOrigin `json:"origin"`
-		Style        *mStyle              `json:"style"`
-	}
-)
-
 // findContainers finds the container element of each container query of
 // the element's rules, for the comments above @container: the DOM domain
 // must be on.
-func (m *mStyles) findContainers(ctx context.Context, node cdp.NodeID, name func(*cdp.Node) CSSNodeRef) {
-	seen := map[*mContainer]bool{}
-	each := func(rules []*mRuleMatch) {
-		for _, rm := range rules {
-			if rm.Rule == nil {
-				continue
-			}
-			for _, q := range rm.Rule.ContainerQueries {
-				if seen[q] {
-					continue
-				}
-				seen[q] = true
-				res, err := chromedp.Call(ctx, dom.GetContainerForNode, dom.GetContainerForNodeParams{
-					NodeID: node, ContainerName: q.Name, PhysicalAxes: q.PhysicalAxes, LogicalAxes: q.LogicalAxes,
-					QueriesScrollState: new(q.QueriesScrollState), QueriesAnchored: new(q.QueriesAnchored),
-				})
-				if err != nil || res.NodeID == 0 {
-					continue
-				}
-				d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{NodeID: res.NodeID, Depth: new(int64(0))})
-				if err != nil || d.Node == nil {
-					continue
-				}
-				ref := name(d.Node)
-				q.container = &ref
-			}
+func findContainers(ctx context.Context, m *styles.MatchedStyles, node cdp.NodeID, uidOf func(*cdp.Node) string) {
+	for _, q := range m.ContainerQueries() {
+		res, err := chromedp.Call(ctx, dom.GetContainerForNode, dom.GetContainerForNodeParams{
+			NodeID: node, ContainerName: q.Name, PhysicalAxes: q.PhysicalAxes, LogicalAxes: q.LogicalAxes,
+			QueriesScrollState: new(q.QueriesScrollState), QueriesAnchored: new(q.QueriesAnchored),
+		})
+		if err != nil || res.NodeID == 0 {
+			continue
 		}
-	}
-	each(m.MatchedCSSRules)
-	for _, e := range m.Inherited {
-		each(e.MatchedCSSRules)
-	}
-	for _, p := range m.PseudoElements {
-		each(p.Matches)
-	}
-}
-
-// sheetIDs lists the style sheets the payload's rules come from.
-func (m *mStyles) sheetIDs() []string {
-	var ids []string
-	addRules := func(rules []*mRuleMatch) {
-		for _, rm := range rules {
-			if rm.Rule != nil && rm.Rule.StyleSheetID != "" && !slices.Contains(ids, rm.Rule.StyleSheetID) {
-				ids = append(ids, rm.Rule.StyleSheetID)
-			}
+		d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{NodeID: res.NodeID, Depth: new(int64(0))})
+		if err != nil || d.Node == nil {
+			continue
 		}
+		q.Container = &styles.NodeRef{Selector: styles.SimpleSelector(d.Node), UID: uidOf(d.Node)}
 	}
-	addRules(m.MatchedCSSRules)
-	for _, e := range m.Inherited {
-		addRules(e.MatchedCSSRules)
-	}
-	for _, p := range m.PseudoElements {
-		addRules(p.Matches)
-	}
-	for _, e := range m.InheritedPseudoElements {
-		for _, p := range e.PseudoElements {
-			addRules(p.Matches)
-		}
-	}
-	return ids
 }

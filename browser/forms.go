@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // This file holds the actions on several elements or on files: fill_form,
@@ -79,7 +81,7 @@ func fieldError(fields []FormField, i int, err error) error {
 	default:
 		done = "; the elements before it were filled, the ones after it were not"
 	}
-	if errors.Is(err, ErrUnknownUID) || errors.Is(err, ErrStaleUID) {
+	if errors.Is(err, snapshot.ErrUnknownUID) || errors.Is(err, snapshot.ErrStaleUID) {
 		return fmt.Errorf("%w%s", err, done)
 	}
 	return fmt.Errorf("filling the element with uid %s failed: %w%s", fields[i].UID, err, done)

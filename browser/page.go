@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // Page is one tab. Its ID is small, given in order of discovery and never
@@ -26,7 +28,7 @@ import (
 type Page struct {
 	ID       int
 	TargetID target.ID
-	UIDs     *UIDs
+	UIDs     *snapshot.UIDs
 	// Opener is the id of the page that opened this one (window.open, a
 	// link with target=_blank), 0 if none did. It does not change.
 	Opener int
@@ -82,7 +84,7 @@ type navState struct {
 
 func newPage(b *Browser, l *launch, id int, tid target.ID, url string) *Page {
 	return &Page{
-		ID: id, TargetID: tid, UIDs: NewUIDs(),
+		ID: id, TargetID: tid, UIDs: snapshot.NewUIDs(),
 		b: b, launch: l, url: url,
 		closed: make(chan struct{}), attached: make(chan struct{}), changed: make(chan struct{}),
 	}

@@ -2,10 +2,8 @@ package tools
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
-	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/styles"
 )
 
 func (s *Server) cssTools() []tool { return []tool{s.getCSSStyles()} }
@@ -36,15 +34,15 @@ Results are paginated (10 rules per page by default); use pageIdx to page throug
 			if err := checkPaging(&size, &idx); err != nil {
 				return err
 			}
-			styles, err := c.page.CSSStyles(ctx, a.UID)
+			st, err := c.page.CSSStyles(ctx, a.UID)
 			if err != nil {
 				return err
 			}
-			rules, paging := pageCSSRules(styles.Rules, size, idx)
+			rules, paging := pageCSSRules(st.Rules, size, idx)
 			for _, l := range paging {
 				c.resp.say("%s", l)
 			}
-			c.resp.say("%s", formatCSSStyles(styles.Element, a.UID, rules))
+			c.resp.say("%s", styles.Format(st.Element, a.UID, rules))
 			return nil
 		})
 	// zod's 2^53-1 maximum is left out, as for the other tools
@@ -58,7 +56,7 @@ Results are paginated (10 rules per page by default); use pageIdx to page throug
 
 // pageCSSRules cuts the rules to one page, with the lines that say which,
 // as chrome-devtools-mcp pages them (always: its defaults are set).
-func pageCSSRules(rules []*browser.CSSRule, size, idx int) ([]*browser.CSSRule, []string) {
+func pageCSSRules(rules []*styles.Rule, size, idx int) ([]*styles.Rule, []string) {
 	if len(rules) == 0 {
 		var lines []string
 		if idx != 0 {
@@ -68,108 +66,3 @@ func pageCSSRules(rules []*browser.CSSRule, size, idx int) ([]*browser.CSSRule, 
 	}
 	return paginate(rules, &size, &idx)
 }
-
-// formatCSSStyles writes the rules as chrome-devtools-mcp does: a heading,
-// then each rule after an empty line, two spaces of indent per level.
-func formatCSSStyles(element, uid string, rules []*browser.CSSRule) string {
-	var w cssWriter
-	w.line(0, fmt.Sprintf("Styles for %s (uid: %q):", element, uid))
-	if len(rules) == 0 {
-		w.blank()
-		w.line(1, "(no styles)")
-		return w.String()
-	}
-	for _, r := range rules {
-		w.blank()
-		switch r.Kind {
-		case browser.CSSInherited:
-			w.line(1, "Inherited from "+nodeRef(r.From)+":")
-			w.rule(2, r)
-		case browser.CSSPseudo:
-			from := ""
-			if r.From != nil {
-				from = " (inherited from " + r.From.Selector
-				if r.From.UID != "" {
-					from += fmt.Sprintf(", uid: %q", r.From.UID)
-				}
-				from += ")"
-			}
-			w.line(1, "/* Pseudo "+r.Pseudo+" element"+from+" */")
-			w.rule(1, r)
-		case browser.CSSKeyframes:
-			w.line(1, ruleHeader(r)+" {")
-			for _, k := range r.Keyframes {
-				w.line(2, k.Key+" {")
-				w.declarations(3, k.Declarations)
-				w.line(2, "}")
-			}
-			w.line(1, "}")
-		default:
-			w.rule(1, r)
-		}
-	}
-	return w.String()
-}
-
-func nodeRef(n *browser.CSSNodeRef) string {
-	if n == nil {
-		return ""
-	}
-	if n.UID == "" {
-		return n.Selector
-	}
-	return fmt.Sprintf("%s (uid: %q)", n.Selector, n.UID)
-}
-
-// ruleHeader is a rule's selector and, when known, its source.
-func ruleHeader(r *browser.CSSRule) string {
-	sel := r.Selector
-	if r.Kind == browser.CSSPositionTry && r.Inactive {
-		sel = "[inactive] " + sel
-	}
-	if r.Source == "" {
-		return sel
-	}
-	return sel + " (" + r.Source + ")"
-}
-
-type cssWriter struct{ lines []string }
-
-func (w *cssWriter) line(level int, s string) {
-	w.lines = append(w.lines, strings.Repeat("  ", level)+s)
-}
-
-func (w *cssWriter) blank() { w.lines = append(w.lines, "") }
-
-// rule writes a rule inside its enclosing rules.
-func (w *cssWriter) rule(level int, r *browser.CSSRule) {
-	for _, a := range r.Ancestors {
-		if a.Comment != "" {
-			w.line(level, "/* "+a.Comment+" */")
-		}
-		w.line(level, a.Header+" {")
-		level++
-	}
-	w.line(level, ruleHeader(r)+" {")
-	w.declarations(level+1, r.Declarations)
-	w.line(level, "}")
-	for range r.Ancestors {
-		level--
-		w.line(level, "}")
-	}
-}
-
-func (w *cssWriter) declarations(level int, decls []browser.CSSDeclaration) {
-	for _, d := range decls {
-		s := d.Name + ": " + d.Value
-		if d.Important {
-			s += " !important"
-		}
-		if d.Status != "" {
-			s = "[" + d.Status + "] " + s
-		}
-		w.line(level, s+";")
-	}
-}
-
-func (w *cssWriter) String() string { return strings.Join(w.lines, "\n") }

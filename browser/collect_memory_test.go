@@ -110,11 +110,9 @@ func TestClosedPagesFreeTheirRecords(t *testing.T) {
 	// after.
 	for _, p := range open {
 		released := func() bool {
-			p.UIDs.mu.Lock()
-			defer p.UIDs.mu.Unlock()
 			p.network.mu.Lock()
 			defer p.network.mu.Unlock()
-			return len(p.UIDs.byNode) == 0 && len(p.network.flights) == 0
+			return p.UIDs.Len() == 0 && len(p.network.flights) == 0
 		}
 		for deadline := time.Now().Add(10 * time.Second); !released(); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {

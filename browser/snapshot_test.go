@@ -7,6 +7,8 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // TestSnapshotStream: on real pages, the tree streamed from Chrome's pipe
@@ -31,7 +33,7 @@ func TestSnapshotStream(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: streaming through the mux: %v", path, err)
 		}
-		viaChromedp, err := chromedp.Call(cctx, getFullAXTreeStream, accessibility.GetFullAXTreeParams{})
+		viaChromedp, err := chromedp.Call(cctx, snapshot.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,11 +43,11 @@ func TestSnapshotStream(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, verbose := range []bool{false, true} {
-			want := NewUIDs().Snapshot(decoded.Nodes, verbose).Text
-			if got := NewUIDs().SnapshotFrames(&AXFrame{raw: streamed}, verbose).Text; got != want {
+			want := snapshot.NewUIDs().Snapshot(decoded.Nodes, verbose).Text
+			if got := snapshot.NewUIDs().SnapshotFrames(&snapshot.Frame{Doc: streamed}, verbose).Text; got != want {
 				t.Errorf("%s verbose=%v: the streamed tree gives\n%s\nwant\n%s", path, verbose, got, want)
 			}
-			if got := NewUIDs().SnapshotFrames(&AXFrame{raw: viaChromedp.doc}, verbose).Text; got != want {
+			if got := snapshot.NewUIDs().SnapshotFrames(&snapshot.Frame{Doc: viaChromedp.Doc}, verbose).Text; got != want {
 				t.Errorf("%s verbose=%v: the tree streamed from chromedp gives\n%s\nwant\n%s", path, verbose, got, want)
 			}
 		}

@@ -1,4 +1,4 @@
-package browser
+package styles
 
 // The CSS property metadata get_css_styles needs to tell inherited
 // properties, shorthands and aliases apart, as the DevTools front end does:

@@ -1,4 +1,4 @@
-package browser
+package styles
 
 import (
 	"fmt"
@@ -432,14 +432,14 @@ func mergeStyles(to, from *mStyle) *mStyle {
 // cssBuild turns a payload into the answer.
 type cssBuild struct {
 	sheets map[string]*css.StyleSheetHeader
-	nodes  []CSSNodeRef
+	nodes  []NodeRef
 	tags   []string        // the local names of nodes
 	reg    map[string]bool // registered custom properties: inherits
 	state  map[*cStyle]*domCascade
-	out    []*CSSRule
+	out    []*Rule
 }
 
-func buildCSSStyles(m *mStyles, sheets map[string]*css.StyleSheetHeader, nodes []CSSNodeRef, tags []string, pseudos map[string]bool) *CSSStyles {
+func build(m *MatchedStyles, sheets map[string]*css.StyleSheetHeader, nodes []NodeRef, tags []string, pseudos map[string]bool) *Styles {
 	b := &cssBuild{sheets: sheets, nodes: nodes, tags: tags, reg: map[string]bool{}, state: map[*cStyle]*domCascade{}}
 	for _, r := range m.CSSPropertyRules {
 		if r.PropertyName != nil && r.Style != nil {
@@ -456,7 +456,7 @@ func buildCSSStyles(m *mStyles, sheets map[string]*css.StyleSheetHeader, nodes [
 	b.atRules(m)
 	b.positionTry(m)
 	b.registered(m)
-	return &CSSStyles{Element: nodes[0].Selector, Rules: b.out}
+	return &Styles{Element: nodes[0].Selector, Rules: b.out}
 }
 
 func propertyRuleInherits(s *mStyle) bool {
@@ -500,7 +500,7 @@ func ruleApplies(r *mRule) bool {
 }
 
 // mainCascade is the element's styles and what it inherits.
-func (b *cssBuild) mainCascade(m *mStyles) *domCascade {
+func (b *cssBuild) mainCascade(m *MatchedStyles) *domCascade {
 	var own []*cStyle
 	attributes := func() {
 		if m.AttributesStyle != nil {
@@ -577,20 +577,20 @@ func (b *cssBuild) nodeRules(d *domCascade) {
 				if len(props) == 0 {
 					continue
 				}
-				r := &CSSRule{Kind: CSSInherited, Selector: b.styleSelector(s), From: b.nodeRef(s.node)}
+				r := &Rule{Kind: Inherited, Selector: b.styleSelector(s), From: b.nodeRef(s.node)}
 				b.describe(r, s)
 				r.Declarations = b.declarations(props)
 				b.out = append(b.out, r)
 				continue
 			}
-			r := &CSSRule{Selector: b.styleSelector(s)}
+			r := &Rule{Selector: b.styleSelector(s)}
 			switch s.typ {
 			case styleInline:
-				r.Kind = CSSInline
+				r.Kind = Inline
 			case styleAttributes:
-				r.Kind = CSSAttributes
+				r.Kind = Attributes
 			default:
-				r.Kind = CSSMatched
+				r.Kind = Matched
 				b.describe(r, s)
 			}
 			r.Declarations = b.declarations(props)
@@ -599,7 +599,7 @@ func (b *cssBuild) nodeRules(d *domCascade) {
 	}
 }
 
-func (b *cssBuild) nodeRef(i int) *CSSNodeRef {
+func (b *cssBuild) nodeRef(i int) *NodeRef {
 	if i < 0 || i >= len(b.nodes) {
 		return nil
 	}
@@ -653,7 +653,7 @@ func (b *cssBuild) inheritable(props []*cProp, highlight bool) []*cProp {
 }
 
 // describe sets a rule's source and enclosing rules from its style's rule.
-func (b *cssBuild) describe(r *CSSRule, s *cStyle) {
+func (b *cssBuild) describe(r *Rule, s *cStyle) {
 	if s.rule == nil {
 		return
 	}
@@ -719,8 +719,8 @@ func fileOfURL(raw string) string {
 }
 
 // ancestors lists the rules a rule is nested in, outermost first.
-func ancestors(r *mRule) []CSSAncestor {
-	var out []CSSAncestor
+func ancestors(r *mRule) []Ancestor {
+	var out []Ancestor
 	var media, container, layer, scope, supports, nesting, navigation int
 	next := func(list []*mText, i *int) *mText {
 		if *i >= len(list) {
@@ -735,7 +735,7 @@ func ancestors(r *mRule) []CSSAncestor {
 		switch t {
 		case css.RuleTypeMediaRule:
 			if media < len(r.Media) && r.Media[media].Text != "" {
-				out = append(out, CSSAncestor{Header: "@media " + r.Media[media].Text})
+				out = append(out, Ancestor{Header: "@media " + r.Media[media].Text})
 			}
 			media++
 		case css.RuleTypeContainerRule:
@@ -745,8 +745,8 @@ func ancestors(r *mRule) []CSSAncestor {
 				if q.Name != "" && !strings.HasPrefix(q.Text, q.Name) {
 					name = q.Name + " "
 				}
-				a := CSSAncestor{Header: "@container " + name + q.Text}
-				if c := q.container; c != nil {
+				a := Ancestor{Header: "@container " + name + q.Text}
+				if c := q.Container; c != nil {
 					a.Comment = "container: " + c.Selector
 					if c.UID != "" {
 						a.Comment += fmt.Sprintf(" (uid: %q)", c.UID)
@@ -762,27 +762,27 @@ func ancestors(r *mRule) []CSSAncestor {
 			// { @layer b { … } } as b in a; pagemux does not copy that.
 			if layer < len(r.Layers) {
 				l := r.Layers[len(r.Layers)-1-layer]
-				out = append(out, CSSAncestor{Header: strings.TrimSpace("@layer " + l.Text)})
+				out = append(out, Ancestor{Header: strings.TrimSpace("@layer " + l.Text)})
 			}
 			layer++
 		case css.RuleTypeScopeRule:
 			if s := next(r.Scopes, &scope); s != nil {
-				out = append(out, CSSAncestor{Header: strings.TrimSpace("@scope " + strings.TrimSpace(s.Text))})
+				out = append(out, Ancestor{Header: strings.TrimSpace("@scope " + strings.TrimSpace(s.Text))})
 			}
 		case css.RuleTypeSupportsRule:
 			if s := next(r.Supports, &supports); s != nil && s.Text != "" {
-				out = append(out, CSSAncestor{Header: "@supports " + s.Text})
+				out = append(out, Ancestor{Header: "@supports " + s.Text})
 			}
 		case css.RuleTypeStartingStyleRule:
-			out = append(out, CSSAncestor{Header: "@starting-style"})
+			out = append(out, Ancestor{Header: "@starting-style"})
 		case css.RuleTypeStyleRule:
 			if nesting < len(r.NestingSelectors) && r.NestingSelectors[nesting] != "" {
-				out = append(out, CSSAncestor{Header: r.NestingSelectors[nesting]})
+				out = append(out, Ancestor{Header: r.NestingSelectors[nesting]})
 			}
 			nesting++
 		case css.RuleTypeNavigationRule:
 			if n := next(r.Navigations, &navigation); n != nil && n.Text != "" {
-				out = append(out, CSSAncestor{Header: "@navigation " + n.Text})
+				out = append(out, Ancestor{Header: "@navigation " + n.Text})
 			}
 		}
 	}
@@ -791,10 +791,10 @@ func ancestors(r *mRule) []CSSAncestor {
 }
 
 // declarations writes the properties with their cascade status.
-func (b *cssBuild) declarations(props []*cProp) []CSSDeclaration {
-	out := make([]CSSDeclaration, 0, len(props))
+func (b *cssBuild) declarations(props []*cProp) []Declaration {
+	out := make([]Declaration, 0, len(props))
 	for _, p := range props {
-		d := CSSDeclaration{Name: p.name, Value: p.value, Important: p.important}
+		d := Declaration{Name: p.name, Value: p.value, Important: p.important}
 		switch {
 		case !p.parsed:
 			d.Status = "invalid"
@@ -821,7 +821,7 @@ var highlightName = regexp.MustCompile(`::highlight\((.*)\)`)
 
 // pseudoRules adds the blocks of the element's pseudo-elements: custom
 // highlights first, then the others in Chrome's order.
-func (b *cssBuild) pseudoRules(m *mStyles, exists map[string]bool) {
+func (b *cssBuild) pseudoRules(m *MatchedStyles, exists map[string]bool) {
 	type pseudoCascade struct {
 		name   string
 		nodes  []*nodeCascade
@@ -915,7 +915,7 @@ func (b *cssBuild) pseudoRules(m *mStyles, exists map[string]bool) {
 				if len(props) == 0 {
 					continue
 				}
-				r := &CSSRule{Kind: CSSPseudo, Pseudo: header}
+				r := &Rule{Kind: Pseudo, Pseudo: header}
 				if s.inherited {
 					r.From = b.nodeRef(s.node)
 					props = b.inheritable(props, c.isHigh)
@@ -954,9 +954,9 @@ func isHighlightPseudo(t string) bool {
 }
 
 // keyframes adds the @keyframes rules of the element's animations.
-func (b *cssBuild) keyframes(m *mStyles) {
+func (b *cssBuild) keyframes(m *MatchedStyles) {
 	for _, k := range m.CSSKeyframesRules {
-		r := &CSSRule{Kind: CSSKeyframes, Selector: "@keyframes " + valueText(k.AnimationName)}
+		r := &Rule{Kind: Keyframes, Selector: "@keyframes " + valueText(k.AnimationName)}
 		for _, f := range k.Keyframes {
 			if f.Style == nil {
 				continue
@@ -968,7 +968,7 @@ func (b *cssBuild) keyframes(m *mStyles) {
 			if r.Source == "" {
 				r.Source = b.styleSource(f.Origin, f.StyleSheetID, f.Style)
 			}
-			r.Keyframes = append(r.Keyframes, CSSKeyframe{Key: valueText(f.KeyText), Declarations: b.declarations(s.leading)})
+			r.Keyframes = append(r.Keyframes, Keyframe{Key: valueText(f.KeyText), Declarations: b.declarations(s.leading)})
 		}
 		if len(r.Keyframes) > 0 {
 			b.out = append(b.out, r)
@@ -1005,7 +1005,7 @@ func (b *cssBuild) styleSource(origin css.StyleSheetOrigin, sheetID string, s *m
 }
 
 // atRules adds other at-rules that affect the element.
-func (b *cssBuild) atRules(m *mStyles) {
+func (b *cssBuild) atRules(m *MatchedStyles) {
 	for _, a := range m.CSSAtRules {
 		if a.Style == nil {
 			continue
@@ -1015,11 +1015,11 @@ func (b *cssBuild) atRules(m *mStyles) {
 			continue
 		}
 		name := valueText(a.Name)
-		r := &CSSRule{Kind: CSSAtRule, Source: b.styleSource(a.Origin, a.StyleSheetID, a.Style)}
+		r := &Rule{Kind: AtRule, Source: b.styleSource(a.Origin, a.StyleSheetID, a.Style)}
 		switch {
 		case a.Subsection != "":
 			r.Selector = "@" + a.Subsection
-			r.Ancestors = []CSSAncestor{{Header: strings.TrimSpace("@" + a.Type + " " + name)}}
+			r.Ancestors = []Ancestor{{Header: strings.TrimSpace("@" + a.Type + " " + name)}}
 		case name != "":
 			r.Selector = "@" + a.Type + " " + name
 		default:
@@ -1031,7 +1031,7 @@ func (b *cssBuild) atRules(m *mStyles) {
 }
 
 // positionTry adds the @position-try rules of the element.
-func (b *cssBuild) positionTry(m *mStyles) {
+func (b *cssBuild) positionTry(m *MatchedStyles) {
 	for _, p := range m.CSSPositionTryRules {
 		if p.Style == nil {
 			continue
@@ -1040,14 +1040,14 @@ func (b *cssBuild) positionTry(m *mStyles) {
 		if len(s.leading) == 0 {
 			continue
 		}
-		b.out = append(b.out, &CSSRule{Kind: CSSPositionTry, Selector: "@position-try " + valueText(p.Name), Inactive: !p.Active,
+		b.out = append(b.out, &Rule{Kind: PositionTry, Selector: "@position-try " + valueText(p.Name), Inactive: !p.Active,
 			Source: b.styleSource(p.Origin, p.StyleSheetID, p.Style), Declarations: b.declarations(s.leading)})
 	}
 }
 
 // registered adds the @property rules and CSS.registerProperty
 // registrations of the custom properties the element uses.
-func (b *cssBuild) registered(m *mStyles) {
+func (b *cssBuild) registered(m *MatchedStyles) {
 	for _, p := range m.CSSPropertyRules {
 		if p.Style == nil || p.PropertyName == nil {
 			continue
@@ -1056,21 +1056,21 @@ func (b *cssBuild) registered(m *mStyles) {
 		if len(s.leading) == 0 {
 			continue
 		}
-		b.out = append(b.out, &CSSRule{Kind: CSSPropertyRule, Selector: "@property " + p.PropertyName.Text,
+		b.out = append(b.out, &Rule{Kind: PropertyRule, Selector: "@property " + p.PropertyName.Text,
 			Source: b.styleSource(p.Origin, p.StyleSheetID, p.Style), Declarations: b.declarations(s.leading)})
 	}
 	for _, p := range m.CSSPropertyRegistrations {
-		decl := []CSSDeclaration{{Name: "inherits", Value: strconv.FormatBool(p.Inherits)}, {Name: "syntax", Value: `"` + p.Syntax + `"`}}
+		decl := []Declaration{{Name: "inherits", Value: strconv.FormatBool(p.Inherits)}, {Name: "syntax", Value: `"` + p.Syntax + `"`}}
 		if p.InitialValue != nil {
-			decl = append(decl, CSSDeclaration{Name: "initial-value", Value: p.InitialValue.Text})
+			decl = append(decl, Declaration{Name: "initial-value", Value: p.InitialValue.Text})
 		}
-		b.out = append(b.out, &CSSRule{Kind: CSSPropertyRule, Selector: "@property " + p.PropertyName, Source: "CSS.registerProperty", Declarations: decl})
+		b.out = append(b.out, &Rule{Kind: PropertyRule, Selector: "@property " + p.PropertyName, Source: "CSS.registerProperty", Declarations: decl})
 	}
 }
 
-// simpleSelector names an element as DevTools does: tag#id, tag.class,
+// SimpleSelector names an element as DevTools does: tag#id, tag.class,
 // input[type="x"].
-func simpleSelector(n *cdp.Node) string {
+func SimpleSelector(n *cdp.Node) string {
 	name := n.LocalName
 	if name == "" {
 		name = strings.ToLower(n.NodeName)
@@ -1131,7 +1131,7 @@ func cssEscape(s string) string {
 	return b.String()
 }
 
-// The metadata, parsed once from css_metadata.go.
+// The metadata, parsed once from metadata.go.
 
 type cssMetadata struct {
 	known      map[string]bool

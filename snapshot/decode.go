@@ -1,39 +1,35 @@
-package browser
+package snapshot
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"slices"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/chromedp/chromedp"
 )
 
 // A big page's accessibility tree is a big answer: 200,000 DOM nodes make
 // about 100 MB of JSON. chromedp reads an answer whole, copies it twice on
 // the way and then decodes it into a Node per node, so such a snapshot held
-// the tree five times over (1 GB). Here the answer is read as a stream,
-// past chromedp, and each node is kept only
-// as far as the snapshot needs it (axRawDoc), so memory grows with what the
-// snapshot shows, not with what Chrome says. For a Chrome pagemux launched
-// the answer is read in process from its pipe, through cdpMux, in the tab's
-// own session, before chromedp could see it; for an attached one over a
-// DevTools connection of its own to the page. Where neither can be had, the
-// answer comes through chromedp, still decoded as a stream from its copy.
+// the tree five times over (1 GB). Here the answer is read as a stream, and
+// each node is kept only as far as the snapshot needs it (Doc), so memory
+// grows with what the snapshot shows, not with what Chrome says. Where the
+// stream comes from (Chrome's pipe, a websocket of its own, chromedp's copy
+// of the answer) is browser/'s business (browser/snapshot.go).
+
+// decodeOptions are the options chromedp decodes Chrome's messages with.
+var decodeOptions = jsonv2.JoinOptions(jsonv2.DefaultOptionsV2(), jsonv2.AllowInvalidUTF8(true))
 
 // axArenaChunk is the size of the blocks the values of a tree are copied
 // into: one allocation for thousands of small values.
 const axArenaChunk = 64 << 10
 
-// axDecoder reads Accessibility.getFullAXTree's result into an axRawDoc.
+// axDecoder reads Accessibility.getFullAXTree's result into a Doc.
 type axDecoder struct {
-	doc   *axRawDoc
+	doc   *Doc
 	arena []byte
 	names map[string]string // property names, shared
 }
@@ -98,24 +94,25 @@ func push[T any](s []T, v T) []T {
 	return append(s, v)
 }
 
-// axTreeResult is the result of getFullAXTree decoded as a stream, for a
-// call through chromedp.
-type axTreeResult struct{ doc *axRawDoc }
+// Result is the result of getFullAXTree decoded as a stream, for a call
+// through chromedp (GetFullAXTree).
+type Result struct{ Doc *Doc }
 
 // UnmarshalJSONFrom decodes {"nodes": [...]}.
-func (r *axTreeResult) UnmarshalJSONFrom(d *jsonv2.Decoder) error {
+func (r *Result) UnmarshalJSONFrom(d *jsonv2.Decoder) error {
 	doc, err := decodeAXResult(d)
-	r.doc = doc
+	r.Doc = doc
 	return err
 }
 
-// getFullAXTreeStream is Accessibility.getFullAXTree with a result that
-// decodes itself into an axRawDoc.
-var getFullAXTreeStream = cdp.Command[accessibility.GetFullAXTreeParams, axTreeResult]{Method: accessibility.CommandGetFullAXTree}
+// GetFullAXTree is Accessibility.getFullAXTree with a result that decodes
+// itself into a Doc as chromedp reads it. It is only the command: the caller
+// sends it.
+var GetFullAXTree = cdp.Command[accessibility.GetFullAXTreeParams, Result]{Method: accessibility.CommandGetFullAXTree}
 
 // decodeAXResult reads the result object of getFullAXTree.
-func decodeAXResult(d *jsonv2.Decoder) (*axRawDoc, error) {
-	a := &axDecoder{doc: &axRawDoc{}}
+func decodeAXResult(d *jsonv2.Decoder) (*Doc, error) {
+	a := &axDecoder{doc: &Doc{}}
 	if err := expect(d, '{'); err != nil {
 		return nil, err
 	}
@@ -348,123 +345,18 @@ func (a *axDecoder) childIDs(d *jsonv2.Decoder) (int32, error) {
 	return count, err
 }
 
-// fullAXTree fetches the main frame's accessibility tree: streamed, where
-// the browser gives a second way to the page (streamedAXTree), else through
-// chromedp. ctx is a call context of the tab.
-func (p *Page) fullAXTree(ctx context.Context) (*axRawDoc, error) {
-	doc, err := p.streamedAXTree(ctx)
-	if !errors.Is(err, errNoConn) {
-		return doc, err
-	}
-	p.b.log.Debug("snapshot: no second DevTools connection; reading the tree through chromedp", "page", p.ID, "error", err)
-	res, err := chromedp.Call(ctx, getFullAXTreeStream, accessibility.GetFullAXTreeParams{})
-	return res.doc, err
-}
-
-// streamedAXTree asks for the tree past chromedp and decodes the answer as
-// it arrives: for a launched Chrome through its cdpMux, in the tab's own
-// session, in process; for an attached one over a websocket of its own to
-// the page's endpoint. Errors of getting there wrap errNoConn.
-func (p *Page) streamedAXTree(ctx context.Context) (*axRawDoc, error) {
-	if !p.b.cfg.Attaches() {
-		mux := p.launch.mux
-		c := chromedp.FromContext(ctx)
-		if mux == nil || c == nil || c.Target == nil || c.Target.SessionID == "" {
-			return nil, fmt.Errorf("%w: no devtools pipe to share, or no session of the tab", errNoConn)
-		}
-		return muxAXTree(ctx, mux, string(c.Target.SessionID))
-	}
-	u, err := p.pageEndpoint(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoConn, err)
-	}
-	return streamAXTree(ctx, u)
-}
-
-// muxAXTree asks Chrome for the tree in session sid through mux; chromedp
-// never sees the answer.
-func muxAXTree(ctx context.Context, mux *cdpMux, sid string) (*axRawDoc, error) {
-	var doc *axRawDoc
-	err := mux.streamCall(ctx, sid, accessibility.CommandGetFullAXTree, nil, func(r io.Reader) error {
-		var d jsonv2.Decoder
-		d.Reset(r, chromedp.DefaultUnmarshalOptions)
-		var done bool
-		var err error
-		doc, done, err = decodeReplyMessage(&d)
-		if err == nil && !done {
-			err = errors.New("snapshot: the answer had no result")
-		}
-		return err
-	})
-	if errors.Is(err, errMuxClosed) {
-		return nil, fmt.Errorf("snapshot: %w", err)
-	}
-	return doc, err
-}
-
-// pageEndpoint is the websocket address of an attached browser's page's
-// own DevTools endpoint, ws://HOST:PORT/devtools/page/TARGET.
-func (p *Page) pageEndpoint(ctx context.Context) (string, error) {
-	base, err := p.b.DevToolsURL(ctx)
-	if err != nil {
-		return "", err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", err
-	}
-	switch u.Scheme {
-	case "ws", "http":
-		u.Scheme = "ws"
-	default: // wss and https would need TLS: chromedp's connection does
-		return "", fmt.Errorf("devtools endpoint %s: not plain ws or http", base)
-	}
-	u.Path, u.RawQuery = "/devtools/page/"+string(p.TargetID), ""
-	return u.String(), nil
-}
-
-// streamAXTree asks the page at the websocket address u for its tree and
-// decodes the answer as it arrives. Errors of the connection itself wrap
-// errNoConn.
-func streamAXTree(ctx context.Context, u string) (*axRawDoc, error) {
-	c, err := dialWS(ctx, u)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoConn, err)
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	const cmd = `{"id":1,"method":"` + accessibility.CommandGetFullAXTree + `","params":{}}`
-	if err := c.WriteText([]byte(cmd)); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoConn, err)
-	}
+// ReadReply reads one protocol message from r, the answer to a
+// getFullAXTree sent past chromedp, as it arrives. done says it was the
+// answer (an error answer gives a *cdproto.Error); an event gives done
+// false, and may be left partly unread. It sends nothing.
+func ReadReply(r io.Reader) (doc *Doc, done bool, err error) {
 	var d jsonv2.Decoder
-	for {
-		msg, err := c.NextMessage()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("snapshot connection: %w", err)
-		}
-		d.Reset(msg, chromedp.DefaultUnmarshalOptions)
-		doc, done, err := decodeReplyMessage(&d)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if done || err != nil {
-			return doc, err
-		}
-		// An event: read the rest of it away.
-		if _, err := io.Copy(io.Discard, msg); err != nil {
-			return nil, err
-		}
-	}
+	d.Reset(r, decodeOptions)
+	return decodeReply(&d)
 }
 
-// decodeReplyMessage reads one protocol message. done says it was the
-// answer; an event gives done false.
-func decodeReplyMessage(d *jsonv2.Decoder) (doc *axRawDoc, done bool, err error) {
+// decodeReply reads one protocol message.
+func decodeReply(d *jsonv2.Decoder) (doc *Doc, done bool, err error) {
 	if err := expect(d, '{'); err != nil {
 		return nil, false, err
 	}

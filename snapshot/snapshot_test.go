@@ -1,4 +1,4 @@
-package browser
+package snapshot
 
 import (
 	"bytes"
@@ -14,10 +14,9 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/chromedp/chromedp"
 )
 
-// The fixtures in testdata/ax are raw Accessibility.getFullAXTree answers of
+// The fixtures in testdata are raw Accessibility.getFullAXTree answers of
 // Chromium 156 for small pages (value sources stripped), and what
 // chrome-devtools-mcp 1.11 printed for the same pages (*.cdm.txt). Set
 // UPDATE_GOLDEN=1 to rewrite our own expected output (*.golden.txt).
@@ -91,7 +90,7 @@ func flatten(t testing.TB, root axt) []*accessibility.Node {
 
 func loadAX(t testing.TB, name string) []*accessibility.Node {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "ax", name+".json"))
+	b, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +103,7 @@ func loadAX(t testing.TB, name string) []*accessibility.Node {
 
 func readAX(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "ax", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +112,7 @@ func readAX(t *testing.T, name string) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "ax", name)
+	path := filepath.Join("testdata", name)
 	if os.Getenv("UPDATE_GOLDEN") != "" {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -127,10 +126,10 @@ func golden(t *testing.T, name, got string) {
 
 // fixture loads a page's tree with its frames: the widgets page has a srcdoc
 // iframe whose element has backend node id 442.
-func fixture(t *testing.T, name string) *AXFrame {
-	f := &AXFrame{Nodes: loadAX(t, name)}
+func fixture(t *testing.T, name string) *Frame {
+	f := &Frame{Nodes: loadAX(t, name)}
 	if name == "widgets" {
-		f.Frames = map[cdp.BackendNodeID]*AXFrame{442: {Nodes: loadAX(t, "widgets.frame.442")}}
+		f.Frames = map[cdp.BackendNodeID]*Frame{442: {Nodes: loadAX(t, "widgets.frame.442")}}
 	}
 	return f
 }
@@ -478,7 +477,7 @@ func TestAXNodesWithoutDOMNode(t *testing.T) {
 	}
 }
 
-func TestAXFrames(t *testing.T) {
+func TestFrames(t *testing.T) {
 	t.Parallel()
 	main := flatten(t, axt{id: 1, role: "RootWebArea", name: "Top", frame: "MAIN", kids: []axt{
 		{id: 2, role: "Iframe", name: "Inner", kids: []axt{{id: 4, role: "StaticText", name: "fallback"}}},
@@ -490,7 +489,7 @@ func TestAXFrames(t *testing.T) {
 		{id: 3, role: "button", name: "Inside"},
 	}})
 	u := NewUIDs()
-	s := u.SnapshotFrames(&AXFrame{Nodes: main, Frames: map[cdp.BackendNodeID]*AXFrame{2: {Nodes: child}}}, false)
+	s := u.SnapshotFrames(&Frame{Nodes: main, Frames: map[cdp.BackendNodeID]*Frame{2: {Nodes: child}}}, false)
 	want := `uid=1_0 RootWebArea "Top"
   uid=1_1 Iframe "Inner"
     uid=1_2 "fallback"
@@ -719,14 +718,14 @@ func TestAXDecode(t *testing.T) {
 }
 
 // decodeRaw decodes a fixture as the streaming reader does.
-func decodeRaw(t testing.TB, name string) *axRawDoc {
+func decodeRaw(t testing.TB, name string) *Doc {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "ax", name+".json"))
+	b, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var d jsonv2.Decoder
-	d.Reset(strings.NewReader(`{"other":[1,{"a":2}],"nodes":`+string(b)+`}`), chromedp.DefaultUnmarshalOptions)
+	d.Reset(strings.NewReader(`{"other":[1,{"a":2}],"nodes":`+string(b)+`}`), decodeOptions)
 	doc, err := decodeAXResult(&d)
 	if err != nil {
 		t.Fatal(err)
@@ -741,7 +740,7 @@ func TestAXStreamDecode(t *testing.T) {
 	for _, name := range []string{"form", "widgets", "widgets.frame.442", "dyn.1", "dyn.2", "dyn.3", "dyn.4"} {
 		for _, verbose := range []bool{false, true} {
 			want := NewUIDs().Snapshot(loadAX(t, name), verbose).Text
-			got := NewUIDs().SnapshotFrames(&AXFrame{raw: decodeRaw(t, name)}, verbose).Text
+			got := NewUIDs().SnapshotFrames(&Frame{Doc: decodeRaw(t, name)}, verbose).Text
 			if got != want {
 				t.Errorf("%s verbose=%v: streamed tree differs\ngot:\n%s\nwant:\n%s", name, verbose, got, want)
 			}
@@ -758,14 +757,14 @@ func TestAXStreamDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var d jsonv2.Decoder
-	d.Reset(strings.NewReader(string(raw)), chromedp.DefaultUnmarshalOptions)
+	d.Reset(strings.NewReader(string(raw)), decodeOptions)
 	doc, err := decodeAXResult(&d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, verbose := range []bool{false, true} {
 		want := NewUIDs().Snapshot(nodes, verbose).Text
-		if got := NewUIDs().SnapshotFrames(&AXFrame{raw: doc}, verbose).Text; got != want {
+		if got := NewUIDs().SnapshotFrames(&Frame{Doc: doc}, verbose).Text; got != want {
 			t.Errorf("synthetic verbose=%v: streamed tree differs", verbose)
 		}
 	}
@@ -792,11 +791,11 @@ func BenchmarkAXSnapshotStream(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var d jsonv2.Decoder
-		d.Reset(bytes.NewReader(raw), chromedp.DefaultUnmarshalOptions)
+		d.Reset(bytes.NewReader(raw), decodeOptions)
 		doc, err := decodeAXResult(&d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		NewUIDs().SnapshotFrames(&AXFrame{raw: doc}, false)
+		NewUIDs().SnapshotFrames(&Frame{Doc: doc}, false)
 	}
 }

@@ -1,0 +1,94 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// The captures of a page: a screenshot (this file), a screencast, a trace
+// and a heap snapshot (capture_*.go).
+
+// ScreenshotOptions say what to capture and how to encode it.
+type ScreenshotOptions struct {
+	Format   string // png (default), jpeg or webp
+	Quality  int    // 0-100, jpeg and webp only; 0 means the encoder's default
+	FullPage bool
+	UID      string // capture only this element
+}
+
+// Screenshot captures the viewport, the whole page or one element.
+func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
+	release, err := p.HoldFront(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var out []byte
+	err = p.await(ctx, func(ctx context.Context) error {
+		params := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(o.Format), OptimizeForSpeed: new(true)}
+		if o.Format == "" {
+			params.Format = page.CaptureScreenshotFormatPng
+		}
+		if o.Quality > 0 && params.Format != page.CaptureScreenshotFormatPng {
+			params.Quality = new(int64(o.Quality))
+		}
+		switch {
+		case o.UID != "":
+			el, err := p.resolve(ctx, o.UID)
+			if err != nil {
+				return err
+			}
+			if _, _, err := el.center(ctx); err != nil {
+				return err
+			}
+			clip, err := el.clip(ctx)
+			if err != nil {
+				return err
+			}
+			params.Clip = clip
+			params.CaptureBeyondViewport = new(true)
+		case o.FullPage:
+			m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+			if err != nil {
+				return err
+			}
+			if m.CSSContentSize != nil {
+				params.Clip = &page.Viewport{Width: m.CSSContentSize.Width, Height: m.CSSContentSize.Height, Scale: 1}
+				params.CaptureBeyondViewport = new(true)
+			}
+		}
+		res, err := chromedp.Call(ctx, page.CaptureScreenshot, params)
+		out = res.Data
+		return err
+	})
+	return out, err
+}
+
+// clip returns the element's border box in page coordinates.
+func (e *element) clip(ctx context.Context) (*page.Viewport, error) {
+	res, err := chromedp.Call(ctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: e.backend})
+	if err != nil || res.Model == nil || len(res.Model.Border) < 8 {
+		return nil, fmt.Errorf("the element with uid %s has no box to capture", e.uid)
+	}
+	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return nil, err
+	}
+	b := res.Model.Border
+	minX, minY := math.Min(math.Min(b[0], b[2]), math.Min(b[4], b[6])), math.Min(math.Min(b[1], b[3]), math.Min(b[5], b[7]))
+	maxX, maxY := math.Max(math.Max(b[0], b[2]), math.Max(b[4], b[6])), math.Max(math.Max(b[1], b[3]), math.Max(b[5], b[7]))
+	var sx, sy float64
+	if m.CSSVisualViewport != nil {
+		sx, sy = m.CSSVisualViewport.PageX, m.CSSVisualViewport.PageY
+	}
+	return &page.Viewport{X: minX + sx, Y: minY + sy, Width: maxX - minX, Height: maxY - minY, Scale: 1}, nil
+}
