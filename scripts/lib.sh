@@ -86,3 +86,34 @@ apt_install() {
 	log "apt-get install -y $*"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" </dev/null >&2
 }
+
+# ensure_etcd builds etcd 3.7.3 into bin/etcd unless it is there.
+#
+# The cluster tests run a real etcd. scripts/etcd is a module of its own, a
+# three-line main on etcd's server, so that pagemux's module never depends on
+# the server, and because `go install` refuses the server module for its
+# replace directives. It is built with -race, like the tests: grpc, protobuf,
+# x/net and etcd's client are then compiled once for both (scripts/etcd/go.mod
+# pins them at pagemux's versions), as long as the build comes after theirs
+# (scripts/test builds it after go vet: two go commands compiling a package
+# at once both do the work). On an empty build cache that costs about
+# 65 CPU-s after the tests' compile instead of 125 CPU-s for a plain build
+# (-trimpath -ldflags=-s -w saves nothing); a race etcd spends about twice the
+# CPU of a plain one at run time, 2-3 CPU-s over the cluster tests. Benchmarks
+# of etcd's latency want a plain build: PAGEMUX_ETCD=path names another etcd.
+ensure_etcd() {
+	local etcd_version=3.7.3 etcd_bin etcd_have
+	etcd_bin="$PAGEMUX_ROOT/bin/etcd"
+	etcd_have="$("$etcd_bin" --version 2>/dev/null | sed -n 's/^etcd Version: //p' || true)"
+	if [[ "$etcd_have" == "$etcd_version" ]]; then
+		[[ -n "${quiet:-}" ]] || log "etcd: $etcd_bin ($etcd_version)"
+	else
+		log "etcd: building $etcd_version into $etcd_bin (was: ${etcd_have:-missing}); from scripts/etcd with -race, a minute or two on a cold build cache"
+		mkdir -p "$PAGEMUX_ROOT/bin"
+		(cd "$PAGEMUX_ROOT/scripts/etcd" && go build -race -o "$etcd_bin.tmp" .)
+		mv "$etcd_bin.tmp" "$etcd_bin"
+		etcd_have="$("$etcd_bin" --version | sed -n 's/^etcd Version: //p')"
+		[[ "$etcd_have" == "$etcd_version" ]] || die "built $etcd_bin, but it says version ${etcd_have:-unknown}, not $etcd_version; check scripts/etcd/go.mod"
+		log "etcd: $etcd_bin ($etcd_version)"
+	fi
+}
