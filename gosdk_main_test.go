@@ -18,6 +18,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pagemux/pagemux/internal/soak"
 	"github.com/pagemux/pagemux/lighthouse"
 )
 
@@ -250,9 +251,9 @@ func (l *wireLog) progressOf(token string) map[string][]float64 {
 // TestGoSDKSessionProgress: over session HTTP (2025-11-25), with the GET
 // stream the Go SDK opens, every progress notification of a call comes on
 // the call's own POST stream, in order, before its answer, and none on the
-// GET stream; a few audits in a row, as the split was not every time.
-// Snapshot audits of one category, the cheapest that report progress (some
-// 80 notifications each).
+// GET stream. One audit (three with PAGEMUX_SOAK=1: the split was not every
+// time); a snapshot audit of one category, the cheapest call that reports
+// progress (some 80 notifications).
 func TestGoSDKSessionProgress(t *testing.T) {
 	t.Parallel()
 	if _, err := lighthouse.Find(); err != nil {
@@ -283,7 +284,7 @@ func TestGoSDKSessionProgress(t *testing.T) {
 		t.Fatal("the Go SDK opened no GET stream: this test needs one")
 	}
 	page := selectedPage(t, sdkCall(t, t.Context(), cs, "new_page", map[string]any{"url": site.URL + "/lighthouse.html"}))
-	for i := range 3 {
+	for i := range soak.N(1, 3) {
 		token := fmt.Sprintf("audit-%d", i)
 		params := &sdk.CallToolParams{Name: "lighthouse_audit", Arguments: map[string]any{"pageId": page, "categories": []string{"accessibility"}, "device": "desktop", "mode": "snapshot"}}
 		params.SetProgressToken(token)
