@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/pagemux/pagemux/cluster"
 	"github.com/pagemux/pagemux/internal/cutproxy"
 	"github.com/pagemux/pagemux/internal/etcdtest"
+	"github.com/pagemux/pagemux/internal/mcptest"
 )
 
 // debuggableChrome starts a headless Chrome with a DevTools port on
@@ -108,12 +111,12 @@ func (s *server) pageOf(id int, url string) string {
 	return m[1]
 }
 
-// TestSharedChromeOverEtcd: two pagemux processes attached to one Chrome
-// with --etcd take turns on one tab. Bursts of calls written at once by
-// both, each logging its enter and leave in the page, never overlap there,
-// and each process's own calls run in the order it read them. A process
-// SIGKILLed while it holds the tab frees it for the other within the
-// lease's TTL.
+// TestSharedChromeOverEtcd: three pagemux processes attached to one
+// Chrome with --etcd, two on stdio and one over HTTP, take turns on one tab.
+// Bursts of calls sent at once by all three, each logging its enter and
+// leave in the page, never overlap there, and each stdio process's calls
+// run in the order it read them. A process SIGKILLed while it holds the tab
+// frees it for another within the lease's TTL.
 func TestSharedChromeOverEtcd(t *testing.T) {
 	t.Parallel()
 	etcd := etcdtest.Start(t, 1)
@@ -128,10 +131,27 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 		t.Fatalf("new_page: %s", ans)
 	}
 	pa, pb := a.pageOf(3, url), b.pageOf(3, url)
+	base, _ := startHTTPServer(t, buildBinary(t), append(flags, "--pages=shared")...)
+	c := mcptest.HTTPClient(t, base+"/mcp", nil, "")
+	list, _ := callTool(t, c, "list_pages", nil)
+	mc := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(url)).FindStringSubmatch(list)
+	if mc == nil {
+		t.Fatalf("the HTTP replica lists no page on %s: %s", url, list)
+	}
+	pc, _ := strconv.Atoi(mc[1])
 
 	const n = 8
 	call := func(who string, i int) string {
 		return fmt.Sprintf(`{"pageId":%%s,"function":"async () => { calls.push('%s%d+'); await new Promise(r => setTimeout(r, 20)); calls.push('%s%d-'); return '%s%d' }"}`, who, i, who, i, who, i)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			fn := fmt.Sprintf("async () => { calls.push('c%d+'); await new Promise(r => setTimeout(r, 20)); calls.push('c%d-'); return 'c%d' }", i, i, i)
+			if text, isErr := callTool(t, c, "evaluate_script", map[string]any{"pageId": pc, "function": fn}); isErr {
+				t.Errorf("the HTTP replica's call %d: %s", i, text)
+			}
+		})
 	}
 	idsA, idsB := map[int]bool{}, map[int]bool{}
 	for i := range n {
@@ -150,14 +170,15 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 			}
 		}
 	}
+	wg.Wait()
 	a.call(30, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => calls.join(' ')"}`, pa))
-	m := regexp.MustCompile(`"((?:[ab]\d+[+-] ?)+)"`).FindStringSubmatch(strings.ReplaceAll(a.answer(30), `\"`, `"`))
+	m := regexp.MustCompile(`"((?:[abc]\d+[+-] ?)+)"`).FindStringSubmatch(strings.ReplaceAll(a.answer(30), `\"`, `"`))
 	if m == nil {
 		t.Fatal("no call log in the page")
 	}
 	log := strings.Fields(m[1])
-	if len(log) != 4*n {
-		t.Fatalf("the page logged %d enters and leaves, want %d: %v", len(log), 4*n, log)
+	if len(log) != 6*n {
+		t.Fatalf("the page logged %d enters and leaves, want %d: %v", len(log), 6*n, log)
 	}
 	next := map[byte]int{}
 	for i := 0; i < len(log); i += 2 {
@@ -166,6 +187,9 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 			t.Fatalf("calls overlapped on the shared tab at %d: %v", i, log)
 		}
 		who := enter[0]
+		if who == 'c' {
+			continue // concurrent HTTP requests have no order of their own
+		}
 		if want := fmt.Sprintf("%c%d+", who, next[who]); enter != want {
 			t.Fatalf("process %c's calls ran out of their order: %s where %s was next: %v", who, enter, want, log)
 		}
