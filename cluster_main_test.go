@@ -253,12 +253,7 @@ func waitQueue(t *testing.T, etcd *etcdtest.Cluster, n int, tool string) {
 // cut-off process serves again, on a new lease.
 func TestCutOffFromEtcd(t *testing.T) {
 	t.Parallel()
-	etcd := etcdtest.Start(t, 1)
-	proxy, err := cutproxy.New(strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
+	etcd, proxy := etcdBehindProxy(t)
 	chrome := debuggableChrome(t)
 	site := logSite(t)
 	common := []string{"--browser-url=" + chrome, "--lease-ttl=2s", "--lock-mode=page", "--etcd-dial-timeout=1s", "--lock-timeout=1m"}
@@ -298,12 +293,7 @@ func TestCutOffFromEtcd(t *testing.T) {
 // on this process's locks, with a warning at each switch.
 func TestEtcdUnavailable(t *testing.T) {
 	t.Parallel()
-	etcd := etcdtest.Start(t, 1)
-	proxy, err := cutproxy.New(strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
+	etcd, proxy := etcdBehindProxy(t)
 	common := []string{"--lock-mode=page", "--lease-ttl=2s", "--etcd-dial-timeout=1s", "--lock-timeout=3s", "--etcd=" + proxy.URL()}
 	strict := startServer(t, shortTmp(t), common...)
 	metricsAddr := freeAddr(t)
@@ -360,4 +350,17 @@ func metric(t *testing.T, addr string, lines ...string) {
 			t.Errorf("metrics lack %q", l)
 		}
 	}
+}
+
+// etcdBehindProxy starts a 1-member etcd and a proxy to it that a test cuts
+// to play a partition.
+func etcdBehindProxy(t *testing.T) (*etcdtest.Cluster, *cutproxy.Proxy) {
+	t.Helper()
+	etcd := etcdtest.Start(t, 1)
+	proxy, err := cutproxy.New(strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	return etcd, proxy
 }
