@@ -293,7 +293,7 @@ func TestCutOffFromEtcd(t *testing.T) {
 // on this process's locks, with a warning at each switch.
 func TestEtcdUnavailable(t *testing.T) {
 	t.Parallel()
-	etcd, proxy := etcdBehindProxy(t)
+	_, proxy := etcdBehindProxy(t)
 	common := []string{"--lock-mode=page", "--lease-ttl=2s", "--etcd-dial-timeout=1s", "--lock-timeout=3s", "--etcd=" + proxy.URL()}
 	strict := startServer(t, shortTmp(t), common...)
 	metricsAddr := freeAddr(t)
