@@ -50,11 +50,12 @@ type clusterHold struct {
 	what    string // "the lock of page 3", for errors
 	unfence func()
 	stop    func() bool // ends the watch of held.Lost
+	cancel  context.CancelCauseFunc
 }
 
 // holdInCluster takes, in etcd, the locks of a call that holds keys here,
-// within what is left of --lock-timeout. It returns ctx ended when the lease
-// is lost. A call with no keys, or a server without Cluster, holds nothing.
+// waiting at most --lock-timeout. It returns ctx ended when the lease is
+// lost, until release. A call with no keys, or a server without Cluster, holds nothing.
 func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, keys []pagelock.Key) (context.Context, *clusterHold, error) {
 	c := s.cluster
 	if c == nil || len(keys) == 0 {
@@ -110,8 +111,8 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 		hold.unfence = unfence
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
-	lost := held.Lost()
-	hold.stop = context.AfterFunc(lostContext{lost}, func() { cancel(hold.lost()) })
+	hold.cancel = cancel
+	hold.stop = context.AfterFunc(lostContext{held.Lost()}, func() { cancel(hold.lost()) })
 	return lctx, hold, nil
 }
 
@@ -139,11 +140,18 @@ func (h *clusterHold) release(s *Server) {
 	}
 	if h.stop != nil {
 		h.stop()
+		h.cancel(context.Canceled)
 	}
 	h.unfence()
-	if err := h.held.Release(context.Background()); err != nil && !errors.Is(err, cluster.ErrLockLost) {
-		s.log.Warn("releasing locks in etcd", "locks", h.held.Names(), "error", err)
-	}
+	// In the background: the answer need not wait for etcd, and the next
+	// call here that wants the lock waits for the key's deletion in etcd
+	// as any other process does. Keys etcd does not delete now go with the
+	// lease (cluster retries them meanwhile).
+	go func() {
+		if err := h.held.Release(context.Background()); err != nil && !errors.Is(err, cluster.ErrLockLost) {
+			s.log.Warn("releasing locks in etcd", "locks", h.held.Names(), "error", err)
+		}
+	}()
 }
 
 // void is the error that replaces the result of a call whose lock was lost
