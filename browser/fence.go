@@ -126,9 +126,9 @@ func (s *fenceSet) check(sid string) error {
 // FencePage fences the commands pagemux sends to page p until release is
 // called: each one first asks f, and one that f refuses fails at once with
 // f's error in its text, without reaching Chrome. It applies to an attached
-// Chrome only (see the comment at the top of fence.go); for a launched one,
-// and for a page that is not attached, it does nothing but return a release.
-// It attaches to the page if needed.
+// Chrome only (see the comment at the top of fence.go); for a launched one
+// it does nothing but return a release. It attaches to the page if needed,
+// and fails for a closed page.
 func (b *Browser) FencePage(ctx context.Context, p *Page, f Fence) (release func(), err error) {
 	if !b.cfg.Attaches() {
 		return func() {}, nil
