@@ -67,6 +67,9 @@ type Browser struct {
 	downloads downloadRules
 	// fences check the commands to an attached Chrome (fence.go).
 	fences fenceSet
+	// headerRules add headers to the requests of origins (headers.go); set
+	// before the first Start.
+	headerRules []OriginHeaders
 	// opening has a unit for each tab being made (openTab).
 	opening *semaphore.Weighted
 	// front is held by the one capture that needs its tab at the front of

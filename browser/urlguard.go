@@ -230,7 +230,8 @@ func (p *Page) explainBlocked(err error) error {
 // the document requests of every tab, also of those pagemux has not
 // attached to, such as a popup that starts loading at once.
 func (b *Browser) guardBrowser(l *launch) error {
-	if b.urlPolicy == nil || !b.urlPolicy.Intercepts() {
+	intercepts := b.urlPolicy != nil && b.urlPolicy.Intercepts()
+	if !intercepts && len(b.headerRules) == 0 {
 		return nil
 	}
 	if err := chromedp.ListenBrowser(l.rootCtx, func(ev any) {
@@ -240,8 +241,13 @@ func (b *Browser) guardBrowser(l *launch) error {
 	}); err != nil {
 		return err
 	}
-	patterns := []*fetch.RequestPattern{{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageRequest}}
-	if ep, ok := b.urlPolicy.(interface{ EndpointPatterns() []string }); ok {
+	var patterns []*fetch.RequestPattern
+	if intercepts {
+		patterns = append(patterns, &fetch.RequestPattern{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageRequest})
+	}
+	// Every request to an origin that gets headers (headers.go).
+	patterns = append(patterns, b.headerPatterns()...)
+	if ep, ok := b.urlPolicy.(interface{ EndpointPatterns() []string }); ok && intercepts {
 		// Every kind of request to pagemux's and Chrome's own endpoints,
 		// such as a script's fetch of /json/close/ID, pauses too.
 		for _, u := range ep.EndpointPatterns() {
@@ -250,19 +256,26 @@ func (b *Browser) guardBrowser(l *launch) error {
 	}
 	_, err := chromedp.CallBrowser(l.rootCtx, fetch.Enable, fetch.EnableParams{Patterns: patterns})
 	if err != nil {
-		return errors.New("turn on request interception for the URL policy: " + err.Error())
+		return errors.New("turn on request interception (for the URL policy, or the headers of an origin): " + err.Error())
 	}
 	return nil
 }
 
-// decide continues or fails one paused document request.
+// decide continues or fails one paused request: a document (the URL
+// policy's), a request to an endpoint of pagemux or Chrome, or one to an
+// origin that gets headers, which go on with them. The policy does not judge
+// the subresources it never paused for.
 func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 	ctx, cancel := context.WithTimeout(l.rootCtx, guardTimeout)
 	defer cancel()
 	url := ev.Request.URL + ev.Request.URLFragment
-	err := b.urlPolicy.Check(url)
+	headers := b.headersFor(ev.Request.URL, ev.Request.Headers)
+	var err error
+	if b.urlPolicy != nil && b.urlPolicy.Intercepts() && (headers == nil || ev.ResourceType == network.ResourceTypeDocument) {
+		err = b.urlPolicy.Check(url)
+	}
 	if err == nil {
-		if _, err := chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil {
+		if _, err := chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: headers}); err != nil {
 			b.log.Debug("continue a request", "url", url, "error", err)
 		}
 		return
