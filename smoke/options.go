@@ -10,9 +10,11 @@ package smoke
 
 import (
 	"bufio"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -83,6 +85,9 @@ type Options struct {
 	// Live forces the live progress display on (true) or off (false);
 	// nil means on when stderr is a terminal.
 	Live *bool
+	// Headers go with every request to the origins of the pages checked
+	// (--header, --basic-auth), and to no other origin; never printed.
+	Headers http.Header
 }
 
 // flagValues holds the flags as typed, before Finish checks them.
@@ -94,6 +99,8 @@ type flagValues struct {
 	failOn        string
 	baseURL       string
 	texts, sels   listFlag
+	headers       listFlag
+	basicAuth     string
 	sitemaps      listFlag
 }
 
@@ -129,6 +136,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&o.JSONPath, "json", "", "write the full report as JSON to `FILE`")
 	fs.StringVar(&o.JUnitPath, "junit", "", "write a JUnit XML report to `FILE`: one testcase per page and check")
 	fs.StringVar(&o.ScreenshotDir, "screenshots", "", "save a full-page screenshot of every failing page in `DIR`")
+	fs.Var(&v.headers, "header", "send `'NAME: VALUE'` with every request to the checked pages' origins (never to another origin), such as a preview deployment's token; $VAR or ${VAR} in VALUE is read from the environment, so that the secret stays off the command line; never printed; repeatable")
+	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
 	fs.StringVar(&o.LogFile, "log-file", "", "append pagemux's logs to `FILE` (default: none)")
 	return &Flags{v: v}
 }
@@ -178,6 +187,9 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		}
 	}
 	o.ExpectText, o.ExpectSelector = v.texts, v.sels
+	if o.Headers, err = v.requestHeaders(); err != nil {
+		return nil, err
+	}
 	urls := slices.Clone(args)
 	if o.URLsFile != "" {
 		more, err := readURLs(o.URLsFile)
@@ -318,4 +330,56 @@ func checkURL(raw string) (string, error) {
 		return "", fmt.Errorf("%q is not a URL to check: want http(s)://host/path or file:///path", raw)
 	}
 	return u.String(), nil
+}
+
+// requestHeaders reads --header and --basic-auth. An error names the flag
+// and the name of what is wrong, never a value.
+func (v *flagValues) requestHeaders() (http.Header, error) {
+	var h http.Header
+	for _, raw := range v.headers {
+		name, value, ok := strings.Cut(raw, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
+			return nil, fmt.Errorf("--header %q: want 'NAME: VALUE', such as 'Authorization: Bearer $TOKEN'", strings.SplitN(raw, ":", 2)[0])
+		}
+		value, err := fromEnv("--header "+name, strings.TrimSpace(value))
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Add(name, value)
+	}
+	if v.basicAuth != "" {
+		cred, err := fromEnv("--basic-auth", v.basicAuth)
+		if err != nil {
+			return nil, err
+		}
+		if user, _, ok := strings.Cut(cred, ":"); !ok || user == "" {
+			return nil, errors.New("--basic-auth: want USER:PASSWORD (a $VAR for the password keeps it off the command line)")
+		}
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+	}
+	return h, nil
+}
+
+// fromEnv expands $VAR and ${VAR} in value from the environment; a VAR
+// that is not set is an error naming it.
+func fromEnv(flagName, value string) (string, error) {
+	var missing []string
+	out := os.Expand(value, func(name string) string {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, "$"+name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s: %s is not set in the environment", flagName, strings.Join(missing, ", "))
+	}
+	return out, nil
 }

@@ -130,6 +130,11 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 			return false, 0
 		case strings.Contains(te.Text, "navigation timed out"):
 			timedOut = true
+		case strings.Contains(te.Text, "ERR_INVALID_AUTH_CREDENTIALS"):
+			// Headless Chrome shows no login prompt: a 401 with a
+			// WWW-Authenticate challenge fails the navigation itself.
+			c.add(Error, "could not load: the site asks for HTTP authentication (401) and Chrome had no credentials it took: give --basic-auth USER:$PASSWORD, or the header it wants with --header ('Authorization: Bearer $TOKEN') (%s)", oneLine(strings.TrimPrefix(te.Text, "Error: ")))
+			return false, 0
 		default:
 			c.add(Error, "could not load: %s", oneLine(strings.TrimPrefix(te.Text, "Error: ")))
 			return false, 0

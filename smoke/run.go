@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +44,7 @@ func Run(ctx context.Context, o *Options, bc browser.Config, stdout, stderr io.W
 		live = *o.Live
 	}
 	if len(o.Sitemaps) > 0 {
-		pages, err := readSitemaps(ctx, o.Sitemaps, o.SitemapBase, o.Timeout)
+		pages, err := readSitemaps(ctx, o.Sitemaps, o.SitemapBase, o.Timeout, o.Headers)
 		if err != nil {
 			fmt.Fprintf(stderr, "pagemux smoke: %v\nGive a sitemap that answers with <urlset> or <sitemapindex> XML, or the pages themselves as URLs.\n", err)
 			return ExitUsage
@@ -153,6 +155,11 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	prog.status("starting Chrome")
 	b := browser.New(bc)
 	defer b.Close()
+	if len(o.Headers) > 0 {
+		if err := b.SetOriginHeaders(originHeaders(o)); err != nil {
+			return nil, &UsageError{err.Error()}
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, startLimit)
 	err = b.Start(sctx)
 	cancel()
@@ -306,4 +313,33 @@ func logger(file string) (*slog.Logger, func(), error) {
 		return nil, nil, &UsageError{fmt.Sprintf("--log-file: %v", err)}
 	}
 	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+}
+
+// originHeaders gives o.Headers to the origins of the pages checked: the
+// URLs', the sitemaps' and --base-url's (where sitemap pages are checked).
+func originHeaders(o *Options) []browser.OriginHeaders {
+	var origins []string
+	add := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return
+		}
+		if origin := u.Scheme + "://" + u.Host; !slices.Contains(origins, origin) {
+			origins = append(origins, origin)
+		}
+	}
+	for _, u := range o.URLs {
+		add(u)
+	}
+	for _, u := range o.Sitemaps {
+		add(u)
+	}
+	if o.SitemapBase != nil {
+		add(o.SitemapBase.String())
+	}
+	rules := make([]browser.OriginHeaders, 0, len(origins))
+	for _, origin := range origins {
+		rules = append(rules, browser.OriginHeaders{Origin: origin, Headers: o.Headers})
+	}
+	return rules
 }

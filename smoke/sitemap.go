@@ -35,9 +35,22 @@ type sitemapDoc struct {
 // their page URLs in order, each once. With base set, each page, and each
 // sitemap an index names, is on base's scheme and host, its path and query
 // kept: a preview deployment's sitemap usually names the production site.
-// Errors say which sitemap.
-func readSitemaps(ctx context.Context, sitemaps []string, base *url.URL, timeout time.Duration) ([]string, error) {
+// Errors say which sitemap. header goes with the requests to the origins
+// of sitemaps (and base), as the pages' requests get it (--header).
+func readSitemaps(ctx context.Context, sitemaps []string, base *url.URL, timeout time.Duration, header http.Header) ([]string, error) {
 	client := &http.Client{Timeout: timeout}
+	if len(header) > 0 {
+		ht := &headerTransport{header: header, origins: map[string]bool{}}
+		for _, sm := range sitemaps {
+			if u, err := url.Parse(sm); err == nil {
+				ht.origins[u.Scheme+"://"+u.Host] = true
+			}
+		}
+		if base != nil {
+			ht.origins[base.Scheme+"://"+base.Host] = true
+		}
+		client.Transport = ht
+	}
 	var pages []string
 	seen := map[string]bool{}
 	fetched := 0
@@ -136,4 +149,20 @@ func resolveLoc(sitemap, loc string, base *url.URL) string {
 		u.Scheme, u.Host, u.User = base.Scheme, base.Host, base.User
 	}
 	return u.String()
+}
+
+// headerTransport adds header to the requests for origins, and to no other.
+type headerTransport struct {
+	header  http.Header
+	origins map[string]bool
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.origins[req.URL.Scheme+"://"+req.URL.Host] {
+		req = req.Clone(req.Context())
+		for name, vs := range t.header {
+			req.Header[name] = vs
+		}
+	}
+	return http.DefaultTransport.RoundTrip(req)
 }

@@ -67,12 +67,12 @@ func TestReadSitemaps(t *testing.T) {
 	srv := sitemapServer(t, "")
 	prod := sitemapServer(t, "https://www.production.test")
 	ctx := t.Context()
-	got, err := readSitemaps(ctx, []string{srv.URL + "/index.xml", srv.URL + "/sitemap.xml"}, nil, 5*time.Second)
+	got, err := readSitemaps(ctx, []string{srv.URL + "/index.xml", srv.URL + "/sitemap.xml"}, nil, 5*time.Second, nil)
 	if want := []string{srv.URL + "/clean.html", srv.URL + "/lighthouse-good.html", srv.URL + "/missing.html"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("index and sitemap: %q, %v; want %q", got, err, want)
 	}
 	base, _ := url.Parse(srv.URL + "/ignored/path")
-	got, err = readSitemaps(ctx, []string{prod.URL + "/sitemap.xml", prod.URL + "/index.xml"}, base, 5*time.Second)
+	got, err = readSitemaps(ctx, []string{prod.URL + "/sitemap.xml", prod.URL + "/index.xml"}, base, 5*time.Second, nil)
 	if want := []string{srv.URL + "/clean.html", srv.URL + "/missing.html", srv.URL + "/lighthouse-good.html"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("production sitemaps on the base: %q, %v; want %q", got, err, want)
 	}
@@ -84,13 +84,13 @@ func TestReadSitemaps(t *testing.T) {
 		"/empty.xml":  "no page in the sitemap",
 		"/blank.xml":  "empty: want a <urlset>",
 	} {
-		if _, err := readSitemaps(ctx, []string{srv.URL + path}, nil, 5*time.Second); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := readSitemaps(ctx, []string{srv.URL + path}, nil, 5*time.Second, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", path, err, want)
 		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := readSitemaps(cctx, []string{srv.URL + "/sitemap.xml"}, nil, 5*time.Second); err == nil {
+	if _, err := readSitemaps(cctx, []string{srv.URL + "/sitemap.xml"}, nil, 5*time.Second, nil); err == nil {
 		t.Error("a cancelled read returned no error")
 	}
 }
