@@ -128,7 +128,7 @@ Flags:
 		printFlags(fs, stderr)
 	}
 	args = translateNodeFlags(args, func(name string) bool { return fs.Lookup(name) != nil }, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, stderr); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -259,10 +259,11 @@ func runSmoke(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	var urls []string
 	for {
-		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		if err := parseArgs(fs, args, stderr); errors.Is(err, flag.ErrHelp) {
 			return smoke.ExitPass
 		} else if err != nil {
-			return smoke.ExitUsage // the flag package said what is wrong
+			fmt.Fprintf(stderr, "pagemux smoke: %v\n", err)
+			return smoke.ExitUsage
 		}
 		if fs.NArg() == 0 {
 			break

@@ -46,6 +46,8 @@ func TestParseFlags(t *testing.T) {
 		}},
 		{[]string{"--viewport=wide"}, "want WIDTHxHEIGHT", nil},
 		{[]string{"--browser-url=http://127.0.0.1:9222", "--ws-endpoint=ws://x"}, "not both", nil},
+		{[]string{"--lock-mod=page"}, "unknown flag --lock-mod: did you mean --lock-mode?", nil},
+		{[]string{"--lock-timeout", "soon"}, `--lock-timeout: invalid value "soon"`, nil},
 		{[]string{"--max-queue=-1"}, "--max-queue", nil},
 		{[]string{"stray"}, "unexpected argument", nil},
 		{[]string{"--join", "http://127.0.0.1:8931/mcp"}, "", func(c *config) string {

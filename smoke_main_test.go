@@ -114,7 +114,10 @@ func TestSmokeBinary(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"unknown flag", []string{"--paralel", "2", site.URL}, []string{"flag provided but not defined: -paralel", "Usage: pagemux smoke"}},
+		{"unknown flag", []string{"--paralel", "2", site.URL}, []string{"pagemux smoke: unknown flag --paralel: did you mean --parallel?\n"}},
+		{"unknown flag, one dash", []string{"-lighthose", "seo=1", site.URL}, []string{"unknown flag -lighthose: did you mean --lighthouse?"}},
+		{"nothing near", []string{"--frobnicate", site.URL}, []string{"unknown flag --frobnicate; see --help"}},
+		{"flag without its value", []string{site.URL, "--timeout"}, []string{"--timeout needs a value"}},
 		{"bad flag value", []string{"--parallel", "0", site.URL}, []string{"--parallel 0: want 1 to 64", "pagemux smoke --help"}},
 		{"bad URL", []string{"ftp://example.com/"}, []string{"is not a URL to check"}},
 		{"path without --base-url", []string{"/pricing"}, []string{`"/pricing" is a path: give --base-url`}},
@@ -130,6 +133,9 @@ func TestSmokeBinary(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
+			}
+			if strings.Contains(stderr, "Usage: pagemux smoke") {
+				t.Errorf("a usage error printed the whole help:\n%s", stderr)
 			}
 		})
 	}

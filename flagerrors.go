@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// parseArgs is fs.Parse with its errors in the user's own spelling and one
+// line long: "unknown flag --paralel: did you mean --parallel?", where the
+// flag package would print "flag provided but not defined: -paralel" and
+// the whole usage after it. --help still prints the usage (flag.ErrHelp).
+func parseArgs(fs *flag.FlagSet, args []string, usageOut io.Writer) error {
+	// The flag package prints the usage on any error, through fs.Usage.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(usageOut)
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) {
+		if usage != nil {
+			usage()
+		} else {
+			fs.PrintDefaults()
+		}
+		return err
+	}
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		typed := spelled(args, name)
+		if near := nearestFlag(fs, name); near != "" {
+			return fmt.Errorf("unknown flag %s: did you mean --%s?", typed, near)
+		}
+		return fmt.Errorf("unknown flag %s; see --help for the flags", typed)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("%s needs a value, such as %s=VALUE", spelled(args, name), spelled(args, name))
+	}
+	// invalid value "x" for flag -name: parse error
+	if i := strings.Index(msg, " for flag -"); i >= 0 && strings.HasPrefix(msg, "invalid ") {
+		rest := msg[i+len(" for flag -"):]
+		name, why, _ := strings.Cut(rest, ": ")
+		return fmt.Errorf("%s: %s (%s)", spelled(args, name), msg[:i], why)
+	}
+	return err
+}
+
+// spelled is how the user wrote flag name among args: --name or -name.
+func spelled(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		bare := strings.TrimLeft(a, "-")
+		bare, _, _ = strings.Cut(bare, "=")
+		if bare == name && strings.HasPrefix(a, "-") {
+			dashes := a[:len(a)-len(strings.TrimLeft(a, "-"))]
+			return dashes + name
+		}
+	}
+	return "--" + name
+}
+
+// nearestFlag is the defined flag closest to name, "" when none is close
+// enough to be what was meant (an edit distance of a third of its length,
+// at least 2).
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", 0
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(strings.ToLower(name), f.Name)
+		if best == "" || d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if bestD > max(2, len(name)/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is Levenshtein's distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
