@@ -87,3 +87,16 @@ func TestSmokeProtectedPreview(t *testing.T) {
 		t.Errorf("an unset $VAR: %v", err)
 	}
 }
+
+// A run whose every page could not be reached says so, and what to check,
+// rather than to ignore console noise.
+func TestSmokeUnreachable(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	url := down.URL
+	down.Close() // nothing listens there now
+	code, stdout, _ := run(t, options(t, url+"/", url+"/pricing"), browser.Config{})
+	if code != ExitFail || !strings.Contains(stdout, "FAIL: no page could be reached (net::ERR_CONNECTION_REFUSED): is the site up") || strings.Contains(stdout, "--ignore-console") {
+		t.Errorf("exit %d, want a failure that says no page could be reached\n%s", code, stdout)
+	}
+}

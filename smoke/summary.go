@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -90,10 +91,39 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 		fmt.Fprintln(w, "This was pagemux's demo site, with one page broken on purpose. Check your own pages:\n"+
 			"  pagemux smoke https://example.com/ https://example.com/pricing   (or --urls FILE, one URL a line)\n"+
 			"  add --junit report.xml for CI, --lighthouse accessibility=0.9 for scores; pagemux smoke --help lists the checks.")
+	case failed > 0 && failed == len(r.Pages) && unreachable(r) != "":
+		fmt.Fprintf(w, "FAIL: no page could be reached (%s): is the site up, at the address given? Start it before pagemux smoke, or check the URLs (--base-url).\n", unreachable(r))
 	case failed > 0:
 		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with --ignore-console REGEX / --ignore-request REGEX.\n",
 			plural(failed, "page"), r.FailOn)
 	default:
 		fmt.Fprintf(w, "PASS: every page passed.\n")
 	}
+}
+
+// connectErrors are Chrome's errors for a site it could not reach at all.
+var connectErrors = []string{"ERR_CONNECTION_REFUSED", "ERR_NAME_NOT_RESOLVED", "ERR_CONNECTION_TIMED_OUT",
+	"ERR_ADDRESS_UNREACHABLE", "ERR_CONNECTION_RESET", "ERR_CONNECTION_CLOSED", "ERR_INTERNET_DISCONNECTED", "ERR_EMPTY_RESPONSE"}
+
+// unreachable returns the connection errors every page's load failed with
+// ("net::ERR_CONNECTION_REFUSED"), "" unless each one failed so.
+func unreachable(r *Report) string {
+	var kinds []string
+	for _, p := range r.Pages {
+		found := ""
+		for _, pr := range p.check(checkLoad).Problems {
+			for _, e := range connectErrors {
+				if strings.Contains(pr.Message, e) {
+					found = "net::" + e
+				}
+			}
+		}
+		if found == "" {
+			return ""
+		}
+		if !slices.Contains(kinds, found) {
+			kinds = append(kinds, found)
+		}
+	}
+	return strings.Join(kinds, ", ")
 }
