@@ -88,6 +88,9 @@ type Options struct {
 	// Headers go with every request to the origins of the pages checked
 	// (--header, --basic-auth), and to no other origin; never printed.
 	Headers http.Header
+	// Cookies (--cookie, NAME=VALUE) are set for the hosts of the pages
+	// checked before the first loads; never printed.
+	Cookies [][2]string
 }
 
 // flagValues holds the flags as typed, before Finish checks them.
@@ -100,6 +103,7 @@ type flagValues struct {
 	baseURL       string
 	texts, sels   listFlag
 	headers       listFlag
+	cookies       listFlag
 	basicAuth     string
 	sitemaps      listFlag
 }
@@ -137,6 +141,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&o.JUnitPath, "junit", "", "write a JUnit XML report to `FILE`: one testcase per page and check")
 	fs.StringVar(&o.ScreenshotDir, "screenshots", "", "save a full-page screenshot of every failing page in `DIR`")
 	fs.Var(&v.headers, "header", "send `'NAME: VALUE'` with every request to the checked pages' origins (never to another origin), such as a preview deployment's token; $VAR or ${VAR} in VALUE is read from the environment, so that the secret stays off the command line; never printed; repeatable")
+	fs.Var(&v.cookies, "cookie", "set the cookie `NAME=VALUE` for the checked pages' hosts before the first page loads, such as a logged-in session ($VAR read from the environment, as --header's); never printed; repeatable")
 	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
 	fs.StringVar(&o.LogFile, "log-file", "", "append pagemux's logs to `FILE` (default: none)")
 	return &Flags{v: v}
@@ -189,6 +194,17 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 	o.ExpectText, o.ExpectSelector = v.texts, v.sels
 	if o.Headers, err = v.requestHeaders(); err != nil {
 		return nil, err
+	}
+	for _, raw := range v.cookies {
+		name, value, ok := strings.Cut(raw, "=")
+		if name = strings.TrimSpace(name); !ok || name == "" || strings.ContainsAny(name, " ;,\t") {
+			return nil, fmt.Errorf("--cookie %q: want NAME=VALUE, such as 'session=$SESSION'", name)
+		}
+		value, err := fromEnv("--cookie "+name, value)
+		if err != nil {
+			return nil, err
+		}
+		o.Cookies = append(o.Cookies, [2]string{name, value})
 	}
 	urls := slices.Clone(args)
 	if o.URLsFile != "" {

@@ -14,9 +14,9 @@ import (
 	"github.com/pagemux/pagemux/browser"
 )
 
-// TestSmokeProtectedPreview: a preview behind basic auth and a token header
-// passes with --basic-auth and --header, their secrets read from the
-// environment; a third-party origin the page loads from gets neither; no
+// TestSmokeProtectedPreview: a preview behind basic auth, a token header
+// and a session cookie passes with --basic-auth, --header and --cookie,
+// their secrets read from the environment; a third-party origin the page loads from gets neither; no
 // output shows a secret; without them the page fails with its 401; a $VAR
 // that is not set is a usage error naming it. Not parallel: it sets
 // environment variables.
@@ -35,7 +35,8 @@ func TestSmokeProtectedPreview(t *testing.T) {
 	t.Cleanup(third.Close)
 	preview := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, ok := r.BasicAuth()
-		if !ok || user != "ci" || pass != "pa55-word" || r.Header.Get("X-Preview-Token") != "t0ken-value" {
+		c, _ := r.Cookie("session")
+		if !ok || user != "ci" || pass != "pa55-word" || r.Header.Get("X-Preview-Token") != "t0ken-value" || c == nil || c.Value != "c00kie" {
 			w.Header().Set("WWW-Authenticate", `Basic realm="preview"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -49,6 +50,7 @@ func TestSmokeProtectedPreview(t *testing.T) {
 	t.Cleanup(preview.Close)
 	t.Setenv("PREVIEW_PASSWORD", "pa55-word")
 	t.Setenv("PREVIEW_TOKEN", "t0ken-value")
+	t.Setenv("PREVIEW_SESSION", "c00kie")
 
 	code, stdout, _ := run(t, options(t, preview.URL+"/"), browser.Config{})
 	if code != ExitFail || !strings.Contains(stdout, "asks for HTTP authentication (401)") || !strings.Contains(stdout, "--basic-auth") {
@@ -58,7 +60,7 @@ func TestSmokeProtectedPreview(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
 	o := options(t, "--basic-auth", "ci:$PREVIEW_PASSWORD", "--header", "X-Preview-Token: ${PREVIEW_TOKEN}",
-		"--expect-text", "Preview", "--json", jsonPath, "--junit", junitPath, preview.URL+"/")
+		"--cookie", "session=$PREVIEW_SESSION", "--expect-text", "Preview", "--json", jsonPath, "--junit", junitPath, preview.URL+"/")
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitPass {
 		t.Fatalf("with --basic-auth and --header: exit %d\n%s\n%s", code, stdout, stderr)
@@ -71,7 +73,7 @@ func TestSmokeProtectedPreview(t *testing.T) {
 	report, _ := os.ReadFile(jsonPath)
 	junit, _ := os.ReadFile(junitPath)
 	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr, "the JSON report": string(report), "JUnit": string(junit)} {
-		for _, secret := range []string{"pa55-word", "t0ken-value", "Y2k6cGE1NS13b3Jk"} {
+		for _, secret := range []string{"pa55-word", "t0ken-value", "Y2k6cGE1NS13b3Jk", "c00kie"} {
 			if strings.Contains(out, secret) {
 				t.Errorf("%s shows a secret", name)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chromedp/cdproto/network"
 	"io"
 	"log/slog"
 	"net/url"
@@ -167,6 +168,17 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	prog.status("")
 	if err != nil {
 		return nil, &UsageError{startAdvice(err, bc)}
+	}
+	if len(o.Cookies) > 0 {
+		var cookies []*network.CookieParam
+		for _, rule := range originHeaders(o) {
+			for _, c := range o.Cookies {
+				cookies = append(cookies, &network.CookieParam{Name: c[0], Value: c[1], URL: rule.Origin + "/"})
+			}
+		}
+		if err := b.SetCookies(ctx, cookies); err != nil {
+			return nil, fmt.Errorf("--cookie: %w", err)
+		}
 	}
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: lockWait})
 	// A load may take --timeout, past the tools' default bound.
