@@ -27,6 +27,10 @@ import (
 type Snapshot struct {
 	// Seq is the snapshot's number, the prefix of the uids it handed out.
 	Seq int
+	// Document numbers the document the snapshot is of, within its UIDs:
+	// it goes up with every Reset, so two snapshots of one document (whose
+	// uids are comparable, see Diff) have the same Document.
+	Document int
 	// Text is one node a line, each line ending in "\n", without the
 	// "## Latest page snapshot" heading.
 	Text string
@@ -63,6 +67,6 @@ func (u *UIDs) Snapshot(nodes []*accessibility.Node, verbose bool) *Snapshot {
 // chrome-devtools-mcp does.
 func (u *UIDs) SnapshotFrames(root *Frame, verbose bool) *Snapshot {
 	t := buildAXTree(root, verbose)
-	seq, uids := u.assign(t)
-	return &Snapshot{Seq: seq, Text: t.format(uids, verbose)}
+	seq, doc, uids := u.assign(t)
+	return &Snapshot{Seq: seq, Document: doc, Text: t.format(uids, verbose)}
 }
