@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -453,4 +455,47 @@ func appendMarked(b []byte, mark byte, depth int32) []byte {
 		b = append(b, ' ', ' ')
 	}
 	return b
+}
+
+// foldLine is a folded run of Changes.Text, after its mark and indent.
+var foldLine = regexp.MustCompile(`^… (\d+) lines unchanged \(uid=(\S+) to uid=(\S+)\)$`)
+
+// Apply is what an agent does with an incremental answer: from prev, the
+// text of its earlier snapshot, and changes, a Changes.Text made against
+// it, it writes the text of the new snapshot. Removed lines go, folded runs
+// become the lines of prev they name, and the other lines are the new
+// tree's. The error says which line it could not read.
+func Apply(prev, changes string) (string, error) {
+	t := ParseTree(prev)
+	var b strings.Builder
+	for line := range strings.Lines(changes) {
+		line = strings.TrimSuffix(line, "\n")
+		if len(line) < 2 || line[1] != ' ' || !strings.ContainsRune("+-~> ", rune(line[0])) {
+			return "", fmt.Errorf("line without a mark: %q", line)
+		}
+		rest := line[2:]
+		body := strings.TrimLeft(rest, " ")
+		depth := (len(rest) - len(body)) / 2
+		if line[0] == '-' {
+			continue
+		}
+		m := foldLine.FindStringSubmatch(body)
+		if m == nil {
+			if !strings.HasPrefix(body, "uid=") {
+				return "", fmt.Errorf("line without a uid: %q", line)
+			}
+			b.WriteString(strings.Repeat("  ", depth) + body + "\n")
+			continue
+		}
+		i, ok1 := t.index[m[2]]
+		j, ok2 := t.index[m[3]]
+		if !ok1 || !ok2 || fmt.Sprint(j-i+1) != m[1] {
+			return "", errors.New("fold " + body + " does not name lines of the earlier snapshot")
+		}
+		base := int(t.lines[i].depth)
+		for _, l := range t.lines[i : j+1] {
+			b.WriteString(strings.Repeat("  ", depth+int(l.depth)-base) + l.text + "\n")
+		}
+	}
+	return b.String(), nil
 }

@@ -3,48 +3,18 @@ package snapshot
 import (
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// applyChanges is what an agent does with an incremental answer: it takes
-// its earlier snapshot and the marked lines and writes the new tree. Removed
-// lines go, folded runs are the earlier snapshot's lines, the rest are the
-// new lines. It fails the test on a fold that does not name a block of prev.
 func applyChanges(t *testing.T, prevText, changes string) string {
 	t.Helper()
-	prev := ParseTree(prevText)
-	fold := regexp.MustCompile(`^… (\d+) lines unchanged \(uid=(\S+) to uid=(\S+)\)$`)
-	var b strings.Builder
-	for line := range strings.Lines(changes) {
-		line = strings.TrimSuffix(line, "\n")
-		if len(line) < 2 || line[1] != ' ' || !strings.ContainsRune("+-~> ", rune(line[0])) {
-			t.Fatalf("line without a mark: %q", line)
-		}
-		rest := line[2:]
-		body := strings.TrimLeft(rest, " ")
-		depth := (len(rest) - len(body)) / 2
-		if line[0] == '-' {
-			continue
-		}
-		m := fold.FindStringSubmatch(body)
-		if m == nil {
-			b.WriteString(strings.Repeat("  ", depth) + body + "\n")
-			continue
-		}
-		i, ok1 := prev.index[m[2]]
-		j, ok2 := prev.index[m[3]]
-		if !ok1 || !ok2 || fmt.Sprint(j-i+1) != m[1] {
-			t.Fatalf("fold %q does not name %s lines of the earlier snapshot (%d to %d)", body, m[1], i, j)
-		}
-		base := int(prev.lines[i].depth)
-		for _, l := range prev.lines[i : j+1] {
-			b.WriteString(strings.Repeat("  ", depth+int(l.depth)-base) + l.text + "\n")
-		}
+	got, err := Apply(prevText, changes)
+	if err != nil {
+		t.Fatalf("%v; changes:\n%s", err, changes)
 	}
-	return b.String()
+	return got
 }
 
 // removedUIDs lists the uids that the marked lines say are gone: the "-"
