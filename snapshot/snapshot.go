@@ -3,7 +3,8 @@
 // answer (as a stream, from an io.Reader, or from cdproto's decoded nodes),
 // picks the nodes chrome-devtools-mcp shows, writes them one a line, and
 // keeps a page's uids, the registry that hands them out and resolves them
-// back to DOM nodes.
+// back to DOM nodes. Diff compares two snapshots of one document for
+// incremental snapshots (diff.go).
 //
 // It makes no Chrome calls and knows no page: browser/ fetches the tree
 // (from Chrome's pipe, a websocket of its own, or chromedp), calls Reset

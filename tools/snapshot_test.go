@@ -1,7 +1,14 @@
 package tools
 
 import (
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/pagemux/pagemux/agents"
 	"testing"
 	"time"
 
@@ -197,5 +204,90 @@ func TestScopedSnapshot(t *testing.T) {
 	// next one compares with the full one.
 	if _, _, ok := changesOf(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id})); ok {
 		t.Errorf("expected no change after a scoped snapshot")
+	}
+}
+
+// TestIncrementalPerAgent: over HTTP, with pages shared, each agent's
+// incremental snapshot compares with its own last one: an agent that never
+// snapshotted the page gets it full, and a change one agent made reaches
+// the other as a change, however many snapshots the first took meanwhile.
+func TestIncrementalPerAgent(t *testing.T) {
+	t.Parallel()
+	e := newAgentEnvWith(t, Options{Agents: agents.New(agents.Shared), SnapshotMode: SnapshotIncremental})
+	lead, sub := e.agent(t), e.agent(t)
+	id := newPageAs(t, lead, "/form.html")
+	snap := func(c *client.Client) string {
+		text, failed := use(t, c, "take_snapshot", map[string]any{"pageId": id})
+		if failed {
+			t.Fatal(text)
+		}
+		return text
+	}
+	first := snap(lead)
+	mustContain(t, first, "Full snapshot (your first snapshot of this page)")
+	mustContain(t, snap(sub), "Full snapshot (your first snapshot of this page)")
+
+	agree := uidIn(t, first, `checkbox "Agree"`)
+	if text, failed := use(t, lead, "click", map[string]any{"pageId": id, "uid": agree, "includeSnapshot": true}); failed || !strings.Contains(text, "~ ") {
+		t.Fatalf("lead's click:\n%s", text)
+	}
+	mustContain(t, snap(lead), "(no change since your last one)")
+	_, lines, ok := changesOf(t, snap(sub))
+	if !ok || !strings.Contains(lines, "uid="+agree+` checkbox "Agree" checked`) {
+		t.Errorf("sub was not told of lead's change:\n%s", lines)
+	}
+}
+
+// TestIncrementalSizes measures what a click that changes one element
+// costs an agent: the click's answer with includeSnapshot, full and
+// incremental, on testdata pages and the real pages of testdata/real (a
+// click on a same-document link focuses it: one line changes). The figures
+// are logged (go test -v) and, with PAGEMUX_SNAPSHOT_SIZES=DIR, the
+// answers are written there for a tokenizer (the README's figures).
+func TestIncrementalSizes(t *testing.T) {
+	t.Parallel()
+	e := incrementalEnv(t)
+	dir := os.Getenv("PAGEMUX_SNAPSHOT_SIZES")
+	// go_mem.html has no control that stays on the page: a toggle button
+	// goes after its first heading, as pages have them.
+	const toggle = `() => { const b = document.createElement('button'); b.textContent = 'Toggle';
+		b.setAttribute('aria-pressed', 'false'); b.onclick = () => b.setAttribute('aria-pressed', 'true');
+		document.querySelector('h2').after(b); return 1 }`
+	for _, tt := range []struct{ path, setup, target string }{
+		{"/form.html", "", `checkbox "Agree"`},
+		{"/real/go_mem.html", toggle, `button "Toggle"`},
+		{"/real/go_spec.html", "", `link "Go 1.xx"`},
+	} {
+		id := e.openPage(t, tt.path)
+		if tt.setup != "" {
+			e.eval(t, id, tt.setup)
+		}
+		first := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+		clicked := e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, first, tt.target), "includeSnapshot": true})
+		summary, lines, ok := changesOf(t, clicked)
+		if !ok {
+			t.Fatalf("%s: the click's answer is not incremental:\n%.2000s", tt.path, clicked)
+		}
+		full := "Successfully clicked on the element\n" + e.ok(t, "take_snapshot", map[string]any{"pageId": id, "mode": "full"})
+		if applied, err := snapshot.Apply(fullOf(t, first), lines); err != nil || applied != fullOf(t, full) {
+			t.Errorf("%s: applying the changes does not give the full snapshot (%v)", tt.path, err)
+		}
+		if !strings.HasPrefix(summary, "1 changed; ") {
+			t.Errorf("%s: %s\n%s", tt.path, summary, lines)
+		}
+		if strings.HasPrefix(tt.path, "/real/") && len(clicked)*10 > len(full) {
+			t.Errorf("%s: the incremental answer is %d characters, the full one %d", tt.path, len(clicked), len(full))
+		}
+		t.Logf("%s: full %d characters (%d lines), incremental %d characters (%.1f%%): %s", tt.path,
+			utf8.RuneCountInString(full), strings.Count(full, "\n"), utf8.RuneCountInString(clicked),
+			100*float64(utf8.RuneCountInString(clicked))/float64(utf8.RuneCountInString(full)), summary[:strings.Index(summary, ".")])
+		if dir != "" {
+			name := strings.TrimSuffix(path.Base(tt.path), ".html")
+			for kind, text := range map[string]string{"full": full, "incremental": clicked} {
+				if err := os.WriteFile(filepath.Join(dir, name+"."+kind+".txt"), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 }
