@@ -43,10 +43,12 @@ type config struct {
 	toolTimeout time.Duration
 	// maxOutput caps the characters of a tool result's text.
 	maxOutput int
-	maxQueue  int
-	logLevel  string
-	logFile   string
-	version   bool
+	// snapshotMode is how snapshots answer: full or incremental.
+	snapshotMode string
+	maxQueue     int
+	logLevel     string
+	logFile      string
+	version      bool
 	// workspaces are the directories file paths given to tools must lie in.
 	workspaces []string
 	// httpAddr serves Streamable HTTP there instead of stdio.
@@ -90,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")
+	fs.StringVar(&c.snapshotMode, "snapshot-mode", tools.SnapshotFull, "`MODE` of snapshots (take_snapshot, wait_for, includeSnapshot): full (the whole tree, as chrome-devtools-mcp answers) or incremental (after an agent's first snapshot of a document, what changed since its last one); take_snapshot's mode overrides it per call")
 	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks ("+tools.OwnBounds()+" at least); past it the call fails, its locks are released, a script it runs is terminated and Chrome is checked at once")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls one agent may have waiting per lock (with --http an agent is its token); past it that agent's next call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
@@ -324,6 +327,10 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return fmt.Errorf("--lock-mode: %w", err)
 	}
+	snapshotMode, err := tools.ParseSnapshotMode(c.snapshotMode)
+	if err != nil {
+		return fmt.Errorf("--snapshot-mode: %w", err)
+	}
 	if c.join != "" {
 		log.Info("bridging stdio to a shared pagemux", "url", c.join)
 		return serve.Join(ctx, c.join, stdin, stdout, serve.JoinOptions{Log: log, Token: c.joinToken, Agent: c.joinAgent})
@@ -372,7 +379,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
-		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared})
+		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode})
 	defer srv.Close()
 	if shared != nil {
 		m.Gauge("etcd_fallback_local", "With --etcd and --etcd-fallback=local, 1 while calls are served on this process's locks alone because etcd is unavailable.", func() float64 {

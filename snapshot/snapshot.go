@@ -3,7 +3,8 @@
 // answer (as a stream, from an io.Reader, or from cdproto's decoded nodes),
 // picks the nodes chrome-devtools-mcp shows, writes them one a line, and
 // keeps a page's uids, the registry that hands them out and resolves them
-// back to DOM nodes.
+// back to DOM nodes. Diff compares two snapshots of one document for
+// incremental snapshots (diff.go).
 //
 // It makes no Chrome calls and knows no page: browser/ fetches the tree
 // (from Chrome's pipe, a websocket of its own, or chromedp), calls Reset
@@ -27,6 +28,10 @@ import (
 type Snapshot struct {
 	// Seq is the snapshot's number, the prefix of the uids it handed out.
 	Seq int
+	// Document numbers the document the snapshot is of, within its UIDs:
+	// it goes up with every Reset, so two snapshots of one document (whose
+	// uids are comparable, see Diff) have the same Document.
+	Document int
 	// Text is one node a line, each line ending in "\n", without the
 	// "## Latest page snapshot" heading.
 	Text string
@@ -63,6 +68,6 @@ func (u *UIDs) Snapshot(nodes []*accessibility.Node, verbose bool) *Snapshot {
 // chrome-devtools-mcp does.
 func (u *UIDs) SnapshotFrames(root *Frame, verbose bool) *Snapshot {
 	t := buildAXTree(root, verbose)
-	seq, uids := u.assign(t)
-	return &Snapshot{Seq: seq, Text: t.format(uids, verbose)}
+	seq, doc, uids := u.assign(t)
+	return &Snapshot{Seq: seq, Document: doc, Text: t.format(uids, verbose)}
 }

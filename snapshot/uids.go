@@ -117,6 +117,7 @@ type UIDs struct {
 	mu       sync.Mutex
 	seq      int   // sequence number of the latest snapshot
 	resetSeq int   // latest seq taken before the last Reset
+	resets   int   // how many times Reset was called: the document's number
 	minted   []int // minted[seq-1]: how many uids that snapshot handed out
 	byNode   map[axRef]*uidEntry
 	byUID    map[uidKey]axRef
@@ -134,6 +135,7 @@ func (u *UIDs) Reset() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.resetSeq = u.seq
+	u.resets++
 	u.byNode = map[axRef]*uidEntry{}
 	u.byUID = map[uidKey]axRef{}
 }
@@ -188,8 +190,9 @@ func (u *UIDs) Len() int {
 	return len(u.byNode)
 }
 
-// assign hands out the uids of one snapshot, in the order of t.out.
-func (u *UIDs) assign(t *axTree) (int, []uidKey) {
+// assign hands out the uids of one snapshot, in the order of t.out; it
+// returns the snapshot's number and its document's.
+func (u *UIDs) assign(t *axTree) (int, int, []uidKey) {
 	uids := make([]uidKey, len(t.out))
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -210,7 +213,7 @@ func (u *UIDs) assign(t *axTree) (int, []uidKey) {
 	}
 	u.minted = append(u.minted, n)
 	u.prune()
-	return seq, uids
+	return seq, u.resets, uids
 }
 
 // prune drops the nodes unseen for longest once the registry outgrows

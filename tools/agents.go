@@ -319,6 +319,7 @@ func (s *Server) fenced(ctx context.Context) error {
 // finish.
 func (s *Server) agentGone(session string) {
 	a, pages := s.agents.Leave(session)
+	s.seen.forget(func(k seenKey) bool { return strings.HasPrefix(k.viewer, a.ID+"#") })
 	if s.keepPages || len(pages) == 0 {
 		return
 	}

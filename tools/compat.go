@@ -21,6 +21,7 @@ var schemaExtras = map[string]map[string]map[string]any{
 	},
 	"handle_dialog":   {"action": {"enum": []string{"accept", "dismiss"}}},
 	"evaluate_script": {"format": {"enum": []string{"function", "script"}}},
+	"take_snapshot":   {"mode": {"enum": []string{SnapshotFull, SnapshotIncremental}}},
 	"list_console_messages": {
 		"pageSize":                 {"exclusiveMinimum": 0},
 		"pageIdx":                  {"minimum": 0},

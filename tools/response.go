@@ -20,6 +20,11 @@ type response struct {
 	withPages    bool
 	withSnapshot bool
 	verbose      bool
+	// snapshotMode is the call's own mode for the snapshot ("" for the
+	// server's); scoped, when set, is the section a take_snapshot with uid
+	// made, shown instead of a snapshot of the whole page.
+	snapshotMode string
+	scoped       string
 	images       []mcp.Content
 	// reportNavigation adds "Page navigated to URL." when the page moved
 	// during an action that was not itself a navigation.
@@ -145,12 +150,14 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 	if c.page != nil && !c.page.Closed() {
 		if dlg := c.page.Dialog(); dlg != nil {
 			parts = append(parts, formatDialog(string(dlg.Type), dlg.Message))
+		} else if r.scoped != "" {
+			parts = append(parts, r.scoped)
 		} else if r.withSnapshot {
 			snap, err := c.page.Snapshot(ctx, r.verbose)
 			if err != nil {
 				parts = append(parts, "Could not take a snapshot: "+err.Error())
 			} else {
-				parts = append(parts, snapshotHeading+"\n"+strings.TrimSuffix(snap.Text, "\n"))
+				parts = append(parts, s.snapshotSection(ctx, c, snap, r.verbose, r.snapshotMode)) // incremental.go
 			}
 		}
 	}

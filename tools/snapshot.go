@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 func (s *Server) snapshotTools() []tool {
@@ -22,6 +25,9 @@ type snapshotArgs struct {
 	pageArg
 	Verbose  bool   `json:"verbose,omitempty" jsonschema:"Whether to include all possible information available in the full a11y tree. Default is false."`
 	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the workspace (its first root; never the server's working directory), to save the snapshot to instead of attaching it to the response."`
+	// Mode and UID are pagemux's own (incremental.go).
+	Mode string `json:"mode,omitempty" jsonschema:"full: the whole tree. incremental: after your first snapshot of the page's document, only what changed since your last snapshot of it: lines added (+), removed (-), changed (~) or moved (>), with their uids, each run of unchanged lines folded into one; a new document (after a navigation) gets the whole tree. Default: the server's --snapshot-mode, full unless set. A filePath always gets the whole tree."`
+	UID  string `json:"uid,omitempty" jsonschema:"The uid of an element of the latest snapshot: answer with that element and everything below it, whole (neither mode applies)."`
 }
 
 func (s *Server) takeSnapshot() tool {
@@ -35,18 +41,45 @@ func (s *Server) takeSnapshot() tool {
 			if err := c.page.Usable(); err != nil {
 				return fmt.Errorf("could not take a snapshot: %w", err)
 			}
-			if a.FilePath == "" {
+			if a.FilePath == "" && a.UID == "" {
 				c.resp.includeSnapshot(a.Verbose)
+				c.resp.snapshotMode = a.Mode
 				return nil
 			}
-			if _, err := s.files.output(ctx, a.FilePath); err != nil {
-				return err
+			if a.UID != "" {
+				// Fail at once on a uid that was never this document's.
+				if _, err := c.page.UIDs.Lookup(a.UID); err != nil {
+					return &argError{err.Error()}
+				}
+			}
+			if a.FilePath != "" {
+				if _, err := s.files.output(ctx, a.FilePath); err != nil {
+					return err
+				}
 			}
 			snap, err := c.page.Snapshot(ctx, a.Verbose)
 			if err != nil {
 				return fmt.Errorf("could not take a snapshot: %w", err)
 			}
-			full, err := s.files.write(ctx, a.FilePath, []byte(snap.Text))
+			text := snap.Text
+			if a.UID != "" {
+				sub, ok := snapshot.ParseTree(snap.Text).Subtree(a.UID)
+				if !ok {
+					return &argError{fmt.Sprintf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", a.UID)}
+				}
+				text = sub
+				if a.FilePath == "" {
+					// The agent was shown part of the page: its last
+					// snapshot of the whole page stays what incremental
+					// answers compare with.
+					c.resp.withSnapshot = true
+					c.resp.scoped = fmt.Sprintf("%s (uid=%s and below)\n%s", snapshotHeading, a.UID, strings.TrimSuffix(sub, "\n"))
+					return nil
+				}
+			} else {
+				s.seen.swap(seenKey{s.viewer(ctx), c.page.ID}, seenSnapshot{snap.Document, a.Verbose, snap.Text})
+			}
+			full, err := s.files.write(ctx, a.FilePath, []byte(text))
 			if err != nil {
 				return err
 			}

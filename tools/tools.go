@@ -45,6 +45,8 @@ type Server struct {
 	keepPages     bool
 	isolateAgents bool
 	cluster       *clusterState // cluster.go; nil: this process's locks alone
+	snapshotMode  string        // incremental.go: SnapshotFull or SnapshotIncremental
+	seen          seenSnapshots // incremental.go: each agent's last snapshot of each page
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -82,6 +84,11 @@ type Options struct {
 	// one is cut with a note that says how to get all of it. Zero or less
 	// is no cap; --max-output defaults to DefaultMaxOutput.
 	MaxOutput int
+	// SnapshotMode is how snapshots answer unless a call says otherwise:
+	// SnapshotFull ("" too), as chrome-devtools-mcp does, or
+	// SnapshotIncremental, what changed since the agent's last snapshot of
+	// the page's document (incremental.go).
+	SnapshotMode string
 	// Cluster, if set, shares every call's locks with the other pagemux
 	// processes that drive the same browser, in etcd (cluster.go).
 	Cluster *Cluster
@@ -99,7 +106,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		log.Warn("workspace roots", "error", err)
 	}
 	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput,
-		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents}
+		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents, snapshotMode: opts.SnapshotMode}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
@@ -122,6 +129,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	b.OnDownloads(files.downloadDir)
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
+		s.seen.forget(func(k seenKey) bool { return k.page == p.ID })
 		if s.agents != nil {
 			s.agents.PageClosed(p.ID)
 		}

@@ -1,0 +1,132 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pagemux/pagemux/snapshot"
+)
+
+// Incremental snapshots: in incremental mode (--snapshot-mode, or
+// take_snapshot's mode), a snapshot after the agent's first one of a
+// document answers with what changed since the agent's last one. The
+// server keeps, per agent and page, the text of the last snapshot that agent
+// was shown; snapshot.Diff compares the two. The uids are the page's (one
+// registry per page, by DOM node per document), so two agents on one page
+// see the same uids, and each is told what changed since its own last
+// snapshot, whoever changed it.
+
+// The snapshot modes, of --snapshot-mode and take_snapshot's mode.
+const (
+	// SnapshotFull answers with the whole tree, as chrome-devtools-mcp does.
+	SnapshotFull = "full"
+	// SnapshotIncremental answers with what changed since the agent's last
+	// snapshot of the page's document.
+	SnapshotIncremental = "incremental"
+)
+
+// ParseSnapshotMode checks a --snapshot-mode; "" is SnapshotFull.
+func ParseSnapshotMode(s string) (string, error) {
+	switch s {
+	case "", SnapshotFull:
+		return SnapshotFull, nil
+	case SnapshotIncremental:
+		return s, nil
+	}
+	return "", fmt.Errorf("%q: want full or incremental", s)
+}
+
+// seenKey names whose last snapshot of which page.
+type seenKey struct {
+	viewer string // the agent and its session's generation; "" on stdio
+	page   int
+}
+
+// seenSnapshot is the last snapshot an agent was shown of a page.
+type seenSnapshot struct {
+	document int // snapshot.Snapshot.Document
+	verbose  bool
+	text     string
+}
+
+// seenSnapshots is every agent's last snapshot of every page.
+type seenSnapshots struct {
+	mu sync.Mutex
+	m  map[seenKey]seenSnapshot
+}
+
+// swap records now as what key was shown last, and returns what it was
+// shown before.
+func (s *seenSnapshots) swap(key seenKey, now seenSnapshot) (seenSnapshot, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[seenKey]seenSnapshot{}
+	}
+	prev, ok := s.m[key]
+	s.m[key] = now
+	return prev, ok
+}
+
+// forget drops the snapshots of which match.
+func (s *seenSnapshots) forget(which func(seenKey) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.m {
+		if which(k) {
+			delete(s.m, k)
+		}
+	}
+}
+
+// viewer names the call's agent for seenKey. A new session of the same
+// agent (a restarted client, which took over its pages) has not seen the
+// old session's snapshots, so the generation is part of it.
+func (s *Server) viewer(ctx context.Context) string {
+	if a, ok := s.agentOf(ctx); ok {
+		return fmt.Sprintf("%s#%d", a.ID, a.Gen)
+	}
+	return ""
+}
+
+// snapshotSection is the snapshot section of a call's answer: the whole
+// tree in full mode, what changed since the agent's last snapshot of the
+// document in incremental mode. mode "" is the server's. It records snap as
+// the agent's last snapshot of the page either way.
+func (s *Server) snapshotSection(ctx context.Context, c *call, snap *snapshot.Snapshot, verbose bool, mode string) string {
+	if mode == "" {
+		mode = s.snapshotMode
+	}
+	prev, had := s.seen.swap(seenKey{s.viewer(ctx), c.page.ID}, seenSnapshot{snap.Document, verbose, snap.Text})
+	body := strings.TrimSuffix(snap.Text, "\n")
+	if mode != SnapshotIncremental {
+		return snapshotHeading + "\n" + body
+	}
+	var why string
+	switch {
+	case !had:
+		why = "your first snapshot of this page"
+	case prev.document != snap.Document:
+		why = "the page loaded a new document since your last snapshot, so every uid is new"
+	case prev.verbose != verbose:
+		why = "your last snapshot of this page was " + map[bool]string{true: "verbose", false: "not verbose"}[prev.verbose]
+	default:
+		ch, ok := snapshot.Diff(snapshot.ParseTree(prev.text), snapshot.ParseTree(snap.Text))
+		switch {
+		case !ok:
+			why = "the page's root changed since your last snapshot"
+		case ch.None():
+			return fmt.Sprintf("%s (no change since your last one)\n%s.", snapshotHeading, ch.Summary())
+		case len(ch.Text()) < len(snap.Text):
+			return fmt.Sprintf("%s (changes since your last one)\n%s. %s\n%s", snapshotHeading, ch.Summary(), incrementalLegend, strings.TrimSuffix(ch.Text(), "\n"))
+		default:
+			why = "most of the page changed since your last snapshot"
+		}
+	}
+	return fmt.Sprintf("%s\nFull snapshot (%s); the next ones show what changed.\n%s", snapshotHeading, why, body)
+}
+
+// incrementalLegend says how to read an incremental answer.
+const incrementalLegend = `+ added, - removed, ~ changed, > moved here; "… N lines unchanged" are those lines of your last snapshot; mode "full" gives the whole tree.`
