@@ -14,8 +14,12 @@ func printAgents(w io.Writer, cfg *config, rs []*agentsResult) {
 	}
 	servers := "pagemux --http"
 	if cfg.replicas > 1 {
-		servers = fmt.Sprintf("%d pagemux --http replicas sharing their locks through etcd (%s), attached to %d Chromes; agent i on replica i mod %d",
-			cfg.replicas, cfg.etcdBin, cfg.chromes, cfg.replicas)
+		fsync := "fsync on"
+		if !cfg.etcdFsync {
+			fsync = "--unsafe-no-fsync"
+		}
+		servers = fmt.Sprintf("%d pagemux --http replicas sharing their locks through etcd (%s, %s), attached to %d Chromes; agent i on replica i mod %d",
+			cfg.replicas, cfg.etcdBin, fsync, cfg.chromes, cfg.replicas)
 	}
 	fmt.Fprintf(w, "\n== many agents over HTTP (%s, loopback, no token: one MCP session = one agent, each on its own page; "+
 		"%d × evaluate_script of an in-page %v wait per agent, all agents at once) ==\n", servers, cfg.agentCalls, cfg.agentWait)

@@ -87,8 +87,8 @@ func startFleet(ctx context.Context, cfg *config, bin, mode string, log *slog.Lo
 	return f, nil
 }
 
-// startEtcd starts a 1-member etcd (fsync on, as in production) on free
-// loopback ports and waits for its /health.
+// startEtcd starts a 1-member etcd on free loopback ports (fsync on, as in
+// production, unless -etcd-fsync=false) and waits for its /health.
 func (f *fleet) startEtcd(ctx context.Context, cfg *config, log *slog.Logger) (string, error) {
 	var addrs []string
 	for range 2 {
@@ -104,6 +104,9 @@ func (f *fleet) startEtcd(ctx context.Context, cfg *config, log *slog.Logger) (s
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "bench="+peer, "--log-level", "warn")
+	if !cfg.etcdFsync {
+		f.etcd.Args = append(f.etcd.Args, "--unsafe-no-fsync")
+	}
 	etcdLog := &tail{max: 64 << 10}
 	f.etcd.Stderr = etcdLog
 	if err := f.etcd.Start(); err != nil {

@@ -54,6 +54,7 @@ type config struct {
 	// sharing their locks through etcd, on -agent-chromes Chromes.
 	replicas, chromes int
 	etcdBin           string
+	etcdFsync         bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.replicas, "agent-replicas", 1, "pagemux --http replicas the agents are spread over; above 1 they share their locks through an etcd started for them (-etcd-bin) and drive -agent-chromes Chromes they attach to")
 	fs.IntVar(&c.chromes, "agent-chromes", 2, "with -agent-replicas above 1, the Chromes the replicas attach to (replica i on Chrome i·chromes/replicas)")
 	fs.StringVar(&c.etcdBin, "etcd-bin", os.Getenv("PAGEMUX_ETCD"), "with -agent-replicas above 1, the etcd `binary` to start (default $PAGEMUX_ETCD; ./scripts/bench gives bin/etcd-plain)")
+	fs.BoolVar(&c.etcdFsync, "etcd-fsync", true, "with -agent-replicas above 1, let etcd fsync its log as in production (false: --unsafe-no-fsync, as the tests run it)")
 	fs.IntVar(&c.holders, "holders", 8, "agents holding a -hold script on their own pages while quick calls are timed on a free one, page mode (0: skip)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
