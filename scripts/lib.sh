@@ -100,7 +100,8 @@ apt_install() {
 # 65 CPU-s after the tests' compile instead of 125 CPU-s for a plain build
 # (-trimpath -ldflags=-s -w saves nothing); a race etcd spends about twice the
 # CPU of a plain one at run time, 2-3 CPU-s over the cluster tests. Benchmarks
-# of etcd's latency want a plain build: PAGEMUX_ETCD=path names another etcd.
+# of etcd's latency want a plain build (ensure_etcd_plain, bin/etcd-plain);
+# PAGEMUX_ETCD=path names the etcd the tests run.
 ensure_etcd() {
 	build_etcd "$PAGEMUX_ROOT/bin/etcd" -race
 }
