@@ -116,7 +116,10 @@ type profile struct {
 	ToolMeanMS float64 `json:"server_tool_mean_ms"`
 	// LockWaitMeanMS is the mean lock wait of the run's calls.
 	LockWaitMeanMS float64 `json:"server_lock_wait_mean_ms"`
-	ToolCalls      uint64  `json:"server_tool_calls"`
+	// EtcdAcquireMeanMS is the mean time a call took to get its locks in
+	// etcd (pagemux_etcd_lock_acquire_seconds), with -agent-replicas.
+	EtcdAcquireMeanMS float64 `json:"server_etcd_acquire_mean_ms,omitempty"`
+	ToolCalls         uint64  `json:"server_tool_calls"`
 	// CPU seconds spent over the run by the server, by Chrome (every
 	// process under the server) and by this benchmark (the clients).
 	CPUServerS float64 `json:"cpu_server_s"`
@@ -603,7 +606,7 @@ func (s snapshot) since(later snapshot, tool string) *profile {
 	if len(s.metrics) != len(later.metrics) {
 		return p
 	}
-	var calls, callSum, waits, waitSum float64
+	var calls, callSum, waits, waitSum, acquires, acquireSum float64
 	for i, m := range s.metrics {
 		if m == nil || later.metrics[i] == nil {
 			return p
@@ -612,6 +615,11 @@ func (s snapshot) since(later snapshot, tool string) *profile {
 		calls, callSum = calls+float64(b.Count-a.Count), callSum+b.Sum-a.Sum
 		a, b = m.Total("pagemux_lock_wait_seconds"), later.metrics[i].Total("pagemux_lock_wait_seconds")
 		waits, waitSum = waits+float64(b.Count-a.Count), waitSum+b.Sum-a.Sum
+		a, b = m.Total("pagemux_etcd_lock_acquire_seconds"), later.metrics[i].Total("pagemux_etcd_lock_acquire_seconds")
+		acquires, acquireSum = acquires+float64(b.Count-a.Count), acquireSum+b.Sum-a.Sum
+	}
+	if acquires > 0 {
+		p.EtcdAcquireMeanMS = round2(acquireSum / acquires * 1000)
 	}
 	if calls > 0 {
 		p.ToolCalls = uint64(calls)

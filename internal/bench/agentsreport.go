@@ -101,6 +101,13 @@ func printAgents(w io.Writer, cfg *config, rs []*agentsResult) {
 		}
 	}
 	tw.Flush()
+	for _, r := range rs {
+		for _, run := range r.Runs {
+			if p := run.Where; p != nil && p.EtcdAcquireMeanMS > 0 {
+				fmt.Fprintf(w, "%s mode, %d agents: a call took %s to get its lock in etcd, on average (in the server's time per call)\n", r.Mode, run.Agents, fmtMS(p.EtcdAcquireMeanMS))
+			}
+		}
+	}
 
 	for _, r := range rs {
 		q := r.Quick
