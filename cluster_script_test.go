@@ -46,9 +46,9 @@ func TestClusterScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	var out []string
-	ready := make(chan bool, 1)
+	ready := make(chan string, 1) // what it printed up to its ready summary's end; "" if it ended first
 	go func() {
+		var out []string
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 1<<20)
 		said := false
@@ -56,11 +56,11 @@ func TestClusterScript(t *testing.T) {
 			out = append(out, sc.Text())
 			if !said && strings.HasPrefix(sc.Text(), "The locks of the whole cluster:") {
 				said = true
-				ready <- true
+				ready <- strings.Join(out, "\n")
 			}
 		}
 		if !said {
-			ready <- false
+			ready <- ""
 		}
 		exited <- cmd.Wait()
 	}()
@@ -71,16 +71,16 @@ func TestClusterScript(t *testing.T) {
 			<-exited
 		}
 	})
+	var text string
 	select {
-	case ok := <-ready:
-		if !ok {
+	case text = <-ready:
+		if text == "" {
 			t.Fatalf("scripts/cluster ended before it was ready; stderr:\n%s", stderr.String())
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("scripts/cluster not ready in 2 minutes; stderr:\n%s", stderr.String())
 	}
 	t.Logf("scripts/cluster was ready in %s", time.Since(start).Round(time.Millisecond))
-	text := strings.Join(out, "\n") // out is written no more until the script ends
 	replicas := regexp.MustCompile(`(?m)^  replica (\d)  (http://127\.0\.0\.1:\d+)/mcp  on chrome ([AB])  \(pid (\d+)\)$`).FindAllStringSubmatch(text, -1)
 	token := regexp.MustCompile(`Authorization: Bearer ([0-9a-f]{32})`).FindStringSubmatch(text)
 	runDir := regexp.MustCompile(`(?m)^  logs       (\S+)/\*\.log`).FindStringSubmatch(text)
