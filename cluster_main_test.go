@@ -26,7 +26,7 @@ import (
 // debuggableChrome starts a headless Chrome with a DevTools port on
 // loopback, as a user starts the one several pagemux processes share, and
 // returns its --browser-url. It is killed when the test ends.
-func debuggableChrome(t *testing.T) string {
+func debuggableChrome(t testing.TB) string {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if p := os.Getenv("CHROME_PATH"); p != "" {
@@ -38,7 +38,10 @@ func debuggableChrome(t *testing.T) string {
 	dir := t.TempDir()
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--remote-debugging-address=127.0.0.1",
-		"--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
+		"--remote-debugging-port=0", "--user-data-dir="+dir,
+		// As in a Chrome pagemux launches headless: no address bar popup
+		// for Chrome's WebUI renderer to draw in every window.
+		"--disable-features=Translate,WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup", "about:blank")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +67,7 @@ func debuggableChrome(t *testing.T) string {
 }
 
 // logSite serves a page whose calls log their enter and leave in it.
-func logSite(t *testing.T) *httptest.Server {
+func logSite(t testing.TB) *httptest.Server {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/favicon.ico" {
 			w.WriteHeader(http.StatusNoContent)

@@ -24,7 +24,7 @@ import (
 )
 
 // freeAddr returns a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,7 +37,7 @@ func freeAddr(t *testing.T) string {
 // startHTTPServer starts the binary with --http and the given flags, waits
 // for /healthz, and stops it with SIGTERM when the test ends. It returns the
 // base URL and the server's stderr.
-func startHTTPServer(t *testing.T, bin string, flags ...string) (string, *lockedBuffer) {
+func startHTTPServer(t testing.TB, bin string, flags ...string) (string, *lockedBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, append([]string{"--http", addr}, flags...)...)

@@ -214,7 +214,7 @@ var (
 // run with it: a data race in the binary fails its test too, and the build
 // reuses the packages compiled for the tests instead of compiling all of
 // them once more (a minute on a fresh 2-CPU machine).
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "pagemux-bin")

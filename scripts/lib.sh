@@ -100,17 +100,33 @@ apt_install() {
 # 65 CPU-s after the tests' compile instead of 125 CPU-s for a plain build
 # (-trimpath -ldflags=-s -w saves nothing); a race etcd spends about twice the
 # CPU of a plain one at run time, 2-3 CPU-s over the cluster tests. Benchmarks
-# of etcd's latency want a plain build: PAGEMUX_ETCD=path names another etcd.
+# of etcd's latency want a plain build (ensure_etcd_plain, bin/etcd-plain);
+# PAGEMUX_ETCD=path names the etcd the tests run.
 ensure_etcd() {
-	local etcd_version=3.7.3 etcd_bin etcd_have
-	etcd_bin="$PAGEMUX_ROOT/bin/etcd"
+	build_etcd "$PAGEMUX_ROOT/bin/etcd" -race
+}
+
+# ensure_etcd_plain builds etcd 3.7.3 without -race into bin/etcd-plain
+# unless it is there: half the CPU of the race build at run time, for
+# scripts/cluster and the benchmarks. Its compile shares grpc, protobuf and
+# etcd's client with the plain bin/pagemux build, so after that it costs
+# about as much as the race build does after the tests'.
+ensure_etcd_plain() {
+	build_etcd "$PAGEMUX_ROOT/bin/etcd-plain"
+}
+
+# build_etcd BIN [go build flags]: build scripts/etcd into BIN unless BIN is
+# etcd 3.7.3 already.
+build_etcd() {
+	local etcd_version=3.7.3 etcd_bin="$1" etcd_have
+	shift
 	etcd_have="$("$etcd_bin" --version 2>/dev/null | sed -n 's/^etcd Version: //p' || true)"
 	if [[ "$etcd_have" == "$etcd_version" ]]; then
 		[[ -n "${quiet:-}" ]] || log "etcd: $etcd_bin ($etcd_version)"
 	else
-		log "etcd: building $etcd_version into $etcd_bin (was: ${etcd_have:-missing}); from scripts/etcd with -race, a minute or two on a cold build cache"
-		mkdir -p "$PAGEMUX_ROOT/bin"
-		(cd "$PAGEMUX_ROOT/scripts/etcd" && go build -race -o "$etcd_bin.tmp" .)
+		log "etcd: building $etcd_version into $etcd_bin (was: ${etcd_have:-missing}); from scripts/etcd${1:+ with $*}, a minute or two on a cold build cache"
+		mkdir -p "$(dirname "$etcd_bin")"
+		(cd "$PAGEMUX_ROOT/scripts/etcd" && go build "$@" -o "$etcd_bin.tmp" .)
 		mv "$etcd_bin.tmp" "$etcd_bin"
 		etcd_have="$("$etcd_bin" --version | sed -n 's/^etcd Version: //p')"
 		[[ "$etcd_have" == "$etcd_version" ]] || die "built $etcd_bin, but it says version ${etcd_have:-unknown}, not $etcd_version; check scripts/etcd/go.mod"

@@ -50,6 +50,8 @@ const connectConcurrency = 4
 type agentsResult struct {
 	Mode      string      `json:"mode"`
 	PID       int         `json:"pid,omitempty"`
+	Replicas  int         `json:"replicas"`          // pagemux --http processes
+	Chromes   int         `json:"chromes,omitempty"` // attached Chromes (replicas > 1)
 	Runs      []*agentRun `json:"runs"`
 	Quick     *quickRun   `json:"quick_while_held,omitempty"`
 	RSSPeakMB float64     `json:"server_rss_peak_mb"`
@@ -114,7 +116,10 @@ type profile struct {
 	ToolMeanMS float64 `json:"server_tool_mean_ms"`
 	// LockWaitMeanMS is the mean lock wait of the run's calls.
 	LockWaitMeanMS float64 `json:"server_lock_wait_mean_ms"`
-	ToolCalls      uint64  `json:"server_tool_calls"`
+	// EtcdAcquireMeanMS is the mean time a call took to get its locks in
+	// etcd (pagemux_etcd_lock_acquire_seconds), with -agent-replicas.
+	EtcdAcquireMeanMS float64 `json:"server_etcd_acquire_mean_ms,omitempty"`
+	ToolCalls         uint64  `json:"server_tool_calls"`
 	// CPU seconds spent over the run by the server, by Chrome (every
 	// process under the server) and by this benchmark (the clients).
 	CPUServerS float64 `json:"cpu_server_s"`
@@ -144,70 +149,57 @@ func agentsBench(ctx context.Context, cfg *config, bin, siteURL, mode string, lo
 }
 
 func (r *agentsResult) run(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) error {
-	h, err := startHTTP(ctx, bin, append([]string{"--lock-mode=" + r.Mode}, cfg.agentArgs...), cfg.callTimeout)
+	f, err := startFleet(ctx, cfg, bin, r.Mode, log) // fleet.go
 	if err != nil {
 		return err
 	}
-	r.PID = h.cmd.Process.Pid
+	r.PID = f.servers[0].cmd.Process.Pid
+	r.Replicas, r.Chromes = len(f.servers), len(f.chromes)
 	defer func() {
-		if peak, _, err := memory(r.PID); err == nil {
-			r.RSSPeakMB = peak
+		for _, h := range f.servers {
+			if peak, _, err := memory(h.cmd.Process.Pid); err == nil {
+				r.RSSPeakMB = max(r.RSSPeakMB, peak)
+			}
 		}
-		took, err := h.close()
+		took, err := f.close()
 		r.CloseMS = ms(took)
 		if err != nil {
-			r.anomaly("closing the server: %v", err)
+			r.anomaly("closing the servers: %v", err)
 		}
-		for _, line := range h.stderr.lines("level=WARN", "level=ERROR", "panic") {
-			r.anomaly("server stderr: %s", line)
+		for _, h := range f.servers {
+			for _, line := range h.stderr.lines("level=WARN", "level=ERROR", "panic") {
+				r.anomaly("server stderr: %s", line)
+			}
 		}
 	}()
-	// Chrome starts with the first page; an agent of its own pays for it,
-	// so that N=1 measures a warm browser like the others.
-	warm, err := connectAgent(ctx, h.base+"/mcp", cfg.callTimeout)
-	if err != nil {
+	if err := f.warmUp(ctx, cfg, siteURL); err != nil {
+		r.anomaly("warming up: %v", err)
 		return err
-	}
-	if _, _, err := openPage(ctx, warm, cfg, siteURL+"/form.html?agent=warm"); err != nil {
-		warm.close()
-		return err
-	}
-	open, err := h.pagesOpen()
-	if err != nil {
-		warm.close()
-		return err
-	}
-	warm.close()
-	// Chrome's first tab, owned by no one, stays: the pages the runs leave
-	// behind are counted from here.
-	base := open - 1
-	if err := h.waitPages(base, 10*time.Second); err != nil {
-		r.anomaly("after the warm-up agent left: %v", err)
 	}
 	for _, n := range cfg.agents {
 		if ctx.Err() != nil {
 			break
 		}
-		log.Info("many agents", "mode", r.Mode, "agents", n, "calls_each", cfg.agentCalls, "wait", cfg.agentWait)
-		run := r.runN(ctx, cfg, h, siteURL, n)
+		log.Info("many agents", "mode", r.Mode, "agents", n, "calls_each", cfg.agentCalls, "wait", cfg.agentWait, "replicas", len(f.servers))
+		run := r.runN(ctx, cfg, f, siteURL, n)
 		r.Runs = append(r.Runs, run)
 		if run.Failure != "" {
 			r.anomaly("%d agents: %s", n, run.Failure)
 		}
-		if err := h.waitPages(base, 10*time.Second); err != nil {
+		if err := f.waitPages(10 * time.Second); err != nil {
 			r.anomaly("after %d agents: %v", n, err)
 		}
 	}
 	if cfg.holders > 0 && r.Mode == "page" && ctx.Err() == nil {
 		log.Info("quick calls while agents hold their pages", "holders", cfg.holders, "hold", cfg.hold)
-		r.Quick = r.quickWhileHeld(ctx, cfg, h, siteURL)
+		r.Quick = r.quickWhileHeld(ctx, cfg, f, siteURL)
 	}
 	return ctx.Err()
 }
 
 // runN connects n agents, each opens its page, then all make their waits at
 // once.
-func (r *agentsResult) runN(ctx context.Context, cfg *config, h *httpServer, siteURL string, n int) *agentRun {
+func (r *agentsResult) runN(ctx context.Context, cfg *config, h *fleet, siteURL string, n int) *agentRun {
 	run := &agentRun{Agents: n, CallsEach: cfg.agentCalls, WaitMS: ms(cfg.agentWait),
 		SerialMS: ms(time.Duration(n*cfg.agentCalls) * cfg.agentWait),
 		Calls:    &series{Name: fmt.Sprintf("evaluate_script of a %v wait", cfg.agentWait)}}
@@ -283,7 +275,7 @@ func (r *agentsResult) runN(ctx context.Context, cfg *config, h *httpServer, sit
 // quickWhileHeld starts cfg.holders agents' long calls on their pages and,
 // while they run, quick calls one after another on one more agent's page.
 // Only quick calls answered before the first hold ended count.
-func (r *agentsResult) quickWhileHeld(ctx context.Context, cfg *config, h *httpServer, siteURL string) *quickRun {
+func (r *agentsResult) quickWhileHeld(ctx context.Context, cfg *config, h *fleet, siteURL string) *quickRun {
 	q := &quickRun{Holders: cfg.holders, HoldMS: ms(cfg.hold), Quick: &series{Name: "evaluate_script () => 1 on a free page"}}
 	ags, err := connectAgents(ctx, cfg, h, siteURL, cfg.holders+1, "quick")
 	defer closeAgents(ags)
@@ -398,13 +390,13 @@ func connectAgent(ctx context.Context, url string, timeout time.Duration) (*agen
 // connectAgents connects n agents, each opening a page of its own whose
 // URL names it, and makes one quick call on it (warm-up). The agents are
 // returned even on error, for closeAgents.
-func connectAgents(ctx context.Context, cfg *config, h *httpServer, siteURL string, n int, tag string) ([]*agent, error) {
+func connectAgents(ctx context.Context, cfg *config, f *fleet, siteURL string, n int, tag string) ([]*agent, error) {
 	ags := make([]*agent, n)
 	var g errgroup.Group
 	g.SetLimit(connectConcurrency)
 	for i := range n {
 		g.Go(func() error {
-			a, err := connectAgent(ctx, h.base+"/mcp", cfg.callTimeout)
+			a, err := connectAgent(ctx, f.url(i), cfg.callTimeout)
 			if err != nil {
 				return fmt.Errorf("agent %d: %w", i, err)
 			}
@@ -530,8 +522,8 @@ func (h *httpServer) waitPages(base float64, wait time.Duration) error {
 // snapshot is what takeSnapshot reads: the server's metrics and the CPU
 // time of the server, Chrome, this process and the machine.
 type snapshot struct {
-	metrics      mcptest.Metrics
-	server, self float64 // CPU seconds
+	metrics      []mcptest.Metrics // one per server
+	server, self float64           // CPU seconds
 	chrome       map[int]chromeProc
 	busy, total  float64 // the machine's CPU ticks
 	cpus         int
@@ -543,13 +535,25 @@ type chromeProc struct {
 	cpu float64
 }
 
-func takeSnapshot(h *httpServer) snapshot {
+func takeSnapshot(f *fleet) snapshot {
 	s := snapshot{chrome: map[int]chromeProc{}}
-	s.metrics, _ = mcptest.ScrapeMetrics(h.base+"/metrics", "")
-	pid := h.cmd.Process.Pid
-	s.server = cpuSeconds(pid)
-	for _, p := range proc.Descendants(pid) {
-		s.chrome[p.PID] = chromeProc{typ: chromeType(p), cpu: p.CPU / proc.ClockTick}
+	var roots []int
+	for _, h := range f.servers {
+		m, _ := mcptest.ScrapeMetrics(h.base+"/metrics", "")
+		s.metrics = append(s.metrics, m)
+		s.server += cpuSeconds(h.cmd.Process.Pid)
+		roots = append(roots, h.cmd.Process.Pid)
+	}
+	for _, c := range f.chromes {
+		if p, ok := proc.Read(c.cmd.Process.Pid); ok {
+			s.chrome[p.PID] = chromeProc{typ: "browser", cpu: p.CPU / proc.ClockTick}
+		}
+		roots = append(roots, c.cmd.Process.Pid)
+	}
+	for _, pid := range roots {
+		for _, p := range proc.Descendants(pid) {
+			s.chrome[p.PID] = chromeProc{typ: chromeType(p), cpu: p.CPU / proc.ClockTick}
+		}
 	}
 	s.self = cpuSeconds(os.Getpid())
 	s.busy, s.total, s.cpus = machineTicks()
@@ -599,17 +603,30 @@ func (s snapshot) since(later snapshot, tool string) *profile {
 		p.CPUBusy = round2((later.busy - s.busy) / dt)
 		p.CPUOtherS = round2((later.busy-s.busy)/proc.ClockTick - p.CPUServerS - p.CPUChromeS - p.CPUBenchS)
 	}
-	if s.metrics == nil || later.metrics == nil {
+	if len(s.metrics) != len(later.metrics) {
 		return p
 	}
-	a, b := s.metrics.Total("pagemux_tool_call_seconds", "tool", tool), later.metrics.Total("pagemux_tool_call_seconds", "tool", tool)
-	if n := b.Count - a.Count; n > 0 {
-		p.ToolCalls = n
-		p.ToolMeanMS = round2((b.Sum - a.Sum) / float64(n) * 1000)
+	var calls, callSum, waits, waitSum, acquires, acquireSum float64
+	for i, m := range s.metrics {
+		if m == nil || later.metrics[i] == nil {
+			return p
+		}
+		a, b := m.Total("pagemux_tool_call_seconds", "tool", tool), later.metrics[i].Total("pagemux_tool_call_seconds", "tool", tool)
+		calls, callSum = calls+float64(b.Count-a.Count), callSum+b.Sum-a.Sum
+		a, b = m.Total("pagemux_lock_wait_seconds"), later.metrics[i].Total("pagemux_lock_wait_seconds")
+		waits, waitSum = waits+float64(b.Count-a.Count), waitSum+b.Sum-a.Sum
+		a, b = m.Total("pagemux_etcd_lock_acquire_seconds"), later.metrics[i].Total("pagemux_etcd_lock_acquire_seconds")
+		acquires, acquireSum = acquires+float64(b.Count-a.Count), acquireSum+b.Sum-a.Sum
 	}
-	a, b = s.metrics.Total("pagemux_lock_wait_seconds"), later.metrics.Total("pagemux_lock_wait_seconds")
-	if n := b.Count - a.Count; n > 0 {
-		p.LockWaitMeanMS = round2((b.Sum - a.Sum) / float64(n) * 1000)
+	if acquires > 0 {
+		p.EtcdAcquireMeanMS = round2(acquireSum / acquires * 1000)
+	}
+	if calls > 0 {
+		p.ToolCalls = uint64(calls)
+		p.ToolMeanMS = round2(callSum / calls * 1000)
+	}
+	if waits > 0 {
+		p.LockWaitMeanMS = round2(waitSum / waits * 1000)
 	}
 	return p
 }

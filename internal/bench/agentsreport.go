@@ -12,8 +12,17 @@ func printAgents(w io.Writer, cfg *config, rs []*agentsResult) {
 	if len(rs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n== many agents over HTTP (pagemux --http, loopback, no token: one MCP session = one agent, each on its own page; "+
-		"%d × evaluate_script of an in-page %v wait per agent, all agents at once) ==\n", cfg.agentCalls, cfg.agentWait)
+	servers := "pagemux --http"
+	if cfg.replicas > 1 {
+		fsync := "fsync on"
+		if !cfg.etcdFsync {
+			fsync = "--unsafe-no-fsync"
+		}
+		servers = fmt.Sprintf("%d pagemux --http replicas sharing their locks through etcd (%s, %s), attached to %d Chromes; agent i on replica i mod %d",
+			cfg.replicas, cfg.etcdBin, fsync, cfg.chromes, cfg.replicas)
+	}
+	fmt.Fprintf(w, "\n== many agents over HTTP (%s, loopback, no token: one MCP session = one agent, each on its own page; "+
+		"%d × evaluate_script of an in-page %v wait per agent, all agents at once) ==\n", servers, cfg.agentCalls, cfg.agentWait)
 	for _, r := range rs {
 		if r.Failure != "" {
 			fmt.Fprintf(w, "%s mode FAILED: %s\n", r.Mode, r.Failure)
@@ -92,6 +101,13 @@ func printAgents(w io.Writer, cfg *config, rs []*agentsResult) {
 		}
 	}
 	tw.Flush()
+	for _, r := range rs {
+		for _, run := range r.Runs {
+			if p := run.Where; p != nil && p.EtcdAcquireMeanMS > 0 {
+				fmt.Fprintf(w, "%s mode, %d agents: a call took %s to get its lock in etcd, on average (in the server's time per call)\n", r.Mode, run.Agents, fmtMS(p.EtcdAcquireMeanMS))
+			}
+		}
+	}
 
 	for _, r := range rs {
 		q := r.Quick

@@ -50,6 +50,11 @@ type config struct {
 	holders     int
 	agentSettle time.Duration
 	agentArgs   []string
+	// fleet.go: -agent-replicas above 1 serves the agents from replicas
+	// sharing their locks through etcd, on -agent-chromes Chromes.
+	replicas, chromes int
+	etcdBin           string
+	etcdFsync         bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -73,6 +78,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.agentArgs = append(c.agentArgs, v)
 		return nil
 	})
+	fs.IntVar(&c.replicas, "agent-replicas", 1, "pagemux --http replicas the agents are spread over; above 1 they share their locks through an etcd started for them (-etcd-bin) and drive -agent-chromes Chromes they attach to")
+	fs.IntVar(&c.chromes, "agent-chromes", 2, "with -agent-replicas above 1, the Chromes the replicas attach to (replica i on Chrome i·chromes/replicas)")
+	fs.StringVar(&c.etcdBin, "etcd-bin", os.Getenv("PAGEMUX_ETCD"), "with -agent-replicas above 1, the etcd `binary` to start (default $PAGEMUX_ETCD; ./scripts/bench gives bin/etcd-plain)")
+	fs.BoolVar(&c.etcdFsync, "etcd-fsync", true, "with -agent-replicas above 1, let etcd fsync its log as in production (false: --unsafe-no-fsync, as the tests run it)")
 	fs.IntVar(&c.holders, "holders", 8, "agents holding a -hold script on their own pages while quick calls are timed on a free one, page mode (0: skip)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
@@ -114,6 +123,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.agentCalls < 1 || c.agentWait <= 0 || c.holders < 0 {
 		return nil, errors.New("-agent-calls and -agent-wait must be positive, -holders not negative")
+	}
+	if c.replicas < 1 || c.replicas > 16 || (c.replicas > 1 && (c.chromes < 1 || c.chromes > c.replicas)) {
+		return nil, errors.New("-agent-replicas: want 1 to 16; -agent-chromes: 1 to the replicas")
+	}
+	if c.replicas > 1 && c.etcdBin == "" {
+		return nil, errors.New("-agent-replicas above 1 needs an etcd: -etcd-bin or $PAGEMUX_ETCD (./scripts/bench builds bin/etcd-plain)")
 	}
 	return c, nil
 }
