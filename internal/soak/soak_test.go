@@ -36,7 +36,7 @@ func TestListed(t *testing.T) {
 				continue
 			}
 			ast.Inspect(fn, func(n ast.Node) bool {
-				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "N" {
+				if sel, ok := n.(*ast.SelectorExpr); ok && (sel.Sel.Name == "N" || sel.Sel.Name == "Enabled") {
 					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "soak" {
 						callers = append(callers, fn.Name.Name)
 						return false
@@ -55,6 +55,6 @@ func TestListed(t *testing.T) {
 	listed := regexp.MustCompile(`\w+`).FindAllString(strings.Trim(Tests, "^()$"), -1)
 	slices.Sort(listed)
 	if !slices.Equal(callers, listed) {
-		t.Errorf("soak.Tests lists %v; the tests calling soak.N are %v", listed, callers)
+		t.Errorf("soak.Tests lists %v; the tests calling soak.N or soak.Enabled are %v", listed, callers)
 	}
 }
