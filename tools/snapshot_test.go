@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/internal/soak"
+	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/snapshot"
 )
 
