@@ -226,26 +226,16 @@ func (a *attachAllocator) Attaches() bool { return true }
 // itself when it names one (ws://…/devtools/browser/…), else what the
 // /json/version of its host says.
 func browserWebSocket(ctx context.Context, raw string) (string, error) {
-	u, err := url.Parse(raw)
+	if strings.Contains(raw, "/devtools/browser/") {
+		return raw, nil
+	}
+	u, err := versionURL(raw)
 	if err != nil {
 		return "", err
 	}
-	if strings.Contains(u.Path, "/devtools/browser/") {
-		return raw, nil
-	}
-	switch u.Scheme {
-	case "ws":
-		u.Scheme = "http"
-	case "wss":
-		u.Scheme = "https"
-	}
-	if _, _, err := net.SplitHostPort(u.Host); err != nil {
-		return "", fmt.Errorf("%s: want HOST:PORT: %w", raw, err)
-	}
-	u.Path, u.RawQuery = "/json/version", ""
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", err
 	}
@@ -379,4 +369,24 @@ func (b *Browser) Identity(ctx context.Context) (string, error) {
 		return fmt.Sprintf("launched-%d-%p", os.Getpid(), l), nil
 	}
 	return l.identity, nil
+}
+
+// versionURL is the /json/version address of the Chrome at raw (http://HOST:PORT,
+// or one of its ws:// addresses), which names its browser websocket.
+func versionURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "ws":
+		u.Scheme = "http"
+	case "wss":
+		u.Scheme = "https"
+	}
+	if _, _, err := net.SplitHostPort(u.Host); err != nil {
+		return "", fmt.Errorf("%s: want HOST:PORT: %w", raw, err)
+	}
+	u.Path, u.RawQuery = "/json/version", ""
+	return u.String(), nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -410,18 +409,11 @@ func (b *Browser) answersAnew(ctx context.Context, l *launch) error {
 	if err != nil {
 		return err
 	}
-	u, err := url.Parse(raw)
+	u, err := versionURL(raw)
 	if err != nil {
 		return err
 	}
-	switch u.Scheme {
-	case "ws":
-		u.Scheme = "http"
-	case "wss":
-		u.Scheme = "https"
-	}
-	u.Path, u.RawQuery = "/json/version", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
