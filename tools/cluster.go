@@ -49,7 +49,7 @@ type clusterHold struct {
 	held    *cluster.Held
 	what    string // "the lock of page 3", for errors
 	unfence func()
-	stop    func() bool // ends the watch of held.Lost
+	done    chan struct{} // closed at release: ends the watch of held.Lost
 	cancel  context.CancelCauseFunc
 }
 
@@ -111,8 +111,14 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 		hold.unfence = unfence
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
-	hold.cancel = cancel
-	hold.stop = context.AfterFunc(lostContext{held.Lost()}, func() { cancel(hold.lost()) })
+	hold.cancel, hold.done = cancel, make(chan struct{})
+	go func() {
+		select {
+		case <-held.Lost():
+			cancel(hold.lost())
+		case <-hold.done:
+		}
+	}()
 	return lctx, hold, nil
 }
 
@@ -138,8 +144,8 @@ func (h *clusterHold) release(s *Server) {
 	if h == nil {
 		return
 	}
-	if h.stop != nil {
-		h.stop()
+	if h.done != nil {
+		close(h.done)
 		h.cancel(context.Canceled)
 	}
 	h.unfence()
@@ -167,21 +173,6 @@ func (h *clusterHold) void(s *Server) error {
 func (h *clusterHold) lost() error {
 	return fmt.Errorf("%s in etcd was lost while the call ran, so its result is void: another pagemux process may have used the page meanwhile. Check that etcd is reachable from here, then call again (%w)", h.what, h.held.Check())
 }
-
-// lostContext is a context that ends when lost closes, for AfterFunc.
-type lostContext struct{ lost <-chan struct{} }
-
-func (lostContext) Deadline() (deadline time.Time, ok bool) { return }
-func (c lostContext) Done() <-chan struct{}                 { return c.lost }
-func (c lostContext) Err() error {
-	select {
-	case <-c.lost:
-		return context.Canceled
-	default:
-		return nil
-	}
-}
-func (lostContext) Value(any) any { return nil }
 
 // acquireOutcome names how an Acquire went, for OnAcquire.
 func acquireOutcome(ctx context.Context, err error) string {
