@@ -157,7 +157,11 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	b := browser.New(bc)
 	defer b.Close()
 	if len(o.Headers) > 0 {
-		if err := b.SetOriginHeaders(originHeaders(o)); err != nil {
+		var rules []browser.OriginHeaders
+		for _, origin := range siteOrigins(o) {
+			rules = append(rules, browser.OriginHeaders{Origin: origin, Headers: o.Headers})
+		}
+		if err := b.SetOriginHeaders(rules); err != nil {
 			return nil, &UsageError{err.Error()}
 		}
 	}
@@ -171,9 +175,9 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	}
 	if len(o.Cookies) > 0 {
 		var cookies []*network.CookieParam
-		for _, rule := range originHeaders(o) {
+		for _, origin := range siteOrigins(o) {
 			for _, c := range o.Cookies {
-				cookies = append(cookies, &network.CookieParam{Name: c[0], Value: c[1], URL: rule.Origin + "/"})
+				cookies = append(cookies, &network.CookieParam{Name: c[0], Value: c[1], URL: origin + "/"})
 			}
 		}
 		if err := b.SetCookies(ctx, cookies); err != nil {
@@ -327,9 +331,10 @@ func logger(file string) (*slog.Logger, func(), error) {
 	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
 }
 
-// originHeaders gives o.Headers to the origins of the pages checked: the
-// URLs', the sitemaps' and --base-url's (where sitemap pages are checked).
-func originHeaders(o *Options) []browser.OriginHeaders {
+// siteOrigins are the origins of the pages checked: the URLs', the
+// sitemaps' and --base-url's (where sitemap pages are checked). Headers and
+// cookies go to them alone.
+func siteOrigins(o *Options) []string {
 	var origins []string
 	add := func(raw string) {
 		u, err := url.Parse(raw)
@@ -349,9 +354,5 @@ func originHeaders(o *Options) []browser.OriginHeaders {
 	if o.SitemapBase != nil {
 		add(o.SitemapBase.String())
 	}
-	rules := make([]browser.OriginHeaders, 0, len(origins))
-	for _, origin := range origins {
-		rules = append(rules, browser.OriginHeaders{Origin: origin, Headers: o.Headers})
-	}
-	return rules
+	return origins
 }
