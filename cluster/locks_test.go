@@ -145,11 +145,7 @@ func TestCallsOfOneProcessNeverShareAKey(t *testing.T) {
 		t.Fatalf("tokens %d then %d, want increasing", one.Token("page"), r.held.Token("page"))
 	}
 	release(t, r.held)
-	if r := await(t, three); r.err != nil {
-		t.Fatal(r.err)
-	} else {
-		release(t, r.held)
-	}
+	release(t, got(t, three).held)
 }
 
 // TestGivingUpWhileWaitingRemovesTheKey proves that a call whose context
@@ -204,11 +200,7 @@ func TestGivingUpWhileWaitingRemovesTheKey(t *testing.T) {
 	}
 	pending(t, last, "last call")
 	release(t, holder)
-	if r := await(t, last); r.err != nil {
-		t.Fatal(r.err)
-	} else {
-		release(t, r.held)
-	}
+	release(t, got(t, last).held)
 }
 
 // TestDeadProcessFreesItsLocks proves that a process that dies holding a
@@ -434,11 +426,7 @@ func TestSeveralLocksInOneCall(t *testing.T) {
 	nextPut(t, events) // page-1, its first in sorted order, behind the holder
 	pending(t, other, "a call wanting one of the held locks")
 	release(t, held)
-	if r := await(t, other); r.err != nil {
-		t.Fatal(r.err)
-	} else {
-		release(t, r.held)
-	}
+	release(t, got(t, other).held)
 
 	names := []string{"audit", "tracing", "page-1", "page-2"}
 	var inside [4]atomic.Int32

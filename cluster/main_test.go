@@ -149,6 +149,16 @@ func await(t *testing.T, ch <-chan result) result {
 	}
 }
 
+// got is await for an Acquire that must succeed.
+func got(t *testing.T, ch <-chan result) result {
+	t.Helper()
+	r := await(t, ch)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r
+}
+
 // pending fails the test if an async Acquire has already returned.
 func pending(t *testing.T, ch <-chan result, what string) {
 	t.Helper()
