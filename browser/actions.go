@@ -115,11 +115,45 @@ func (p *Page) Evaluate(ctx context.Context, function string, answer *DialogAnsw
 // expression statement), awaiting it if it is a promise. Errors are those
 // of Evaluate. Its top-level let, const and class declarations stay in the
 // script, as in a block.
-func (p *Page) EvaluateClassic(ctx context.Context, source string, answer *DialogAnswer) (json.RawMessage, error) {
+//
+// With onValue set (a function declaration), a value that is an object
+// does not cross as it is: onValue is called with it as this, in the page,
+// and its result comes back instead, so that it can cut a huge value
+// before it crosses CDP. Chrome sends a primitive (a string) along with
+// the completion value itself, whatever is asked, so onValue never sees
+// one.
+func (p *Page) EvaluateClassic(ctx context.Context, source string, answer *DialogAnswer, onValue string) (json.RawMessage, error) {
 	return p.evaluateRun(ctx, answer, func(ctx context.Context, run *scriptRun) (json.RawMessage, error) {
-		return evaluate(ctx, run.script(source))
+		if onValue == "" {
+			return evaluate(ctx, run.script(source))
+		}
+		res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+			Expression:   run.script(source),
+			AwaitPromise: new(true),
+			UserGesture:  new(true),
+			ObjectGroup:  classicGroup,
+		})
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			_, _ = chromedp.Call(rctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: classicGroup})
+		}()
+		if res.ExceptionDetails != nil {
+			return nil, exceptionError(res.ExceptionDetails)
+		}
+		if res.Result.ObjectID == "" {
+			return remoteValue(res.Result), nil
+		}
+		return callOn(ctx, onValue, res.Result.ObjectID, nil)
 	})
 }
+
+// classicGroup holds the completion value of a classic script until
+// EvaluateClassic has called onValue on it.
+const classicGroup = "pagemux-classic"
 
 // evaluateRun runs one script of evaluate_script: it stops the script if the
 // call gives up, and says so when Chrome terminated it.

@@ -10,9 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/chromedp/cdproto"
 )
 
 // A Chrome that pagemux launches speaks DevTools over its pipe only, and
@@ -50,6 +53,20 @@ const muxIDMax = 1<<31 - 1
 // than pagemux holding a browser's traffic for it.
 const muxClientQueueCap = 256 << 20
 
+// DefaultMaxMessage is the most bytes of one message from a launched Chrome
+// that pagemux takes (Config.MaxMessage). A page decides how big some of
+// them are (a script's string, a console message), and one message of
+// 128 MiB cost pagemux 900 MB in copies along the way, so a message over
+// it is read away as it comes: an answer is replaced by an error answer
+// (tooBigCode) for its command, an event is dropped, a console message
+// replaced by a warning that says so. A full-page screenshot or a response
+// body within Chrome's own buffer stays well below it.
+const DefaultMaxMessage = 32 << 20
+
+// tooBigCode is the error code of an answer pagemux gives in place of one
+// of Chrome's over its limit; JSON-RPC leaves -32000 to -32099 to servers.
+const tooBigCode = -32090
+
 // errMuxClosed is the error of a call on a mux whose Chrome went away.
 var errMuxClosed = errors.New("the connection to chrome is closed")
 
@@ -74,6 +91,8 @@ type cdpMux struct {
 	// reader waits on Chrome, even inside a consumer's turn (a streamed
 	// answer reads Chrome's pipe as it goes).
 	readingChrome atomic.Bool
+
+	maxMessage int // the most bytes of one message taken from Chrome
 
 	done      chan struct{} // closed when Chrome's end closed
 	closeOnce sync.Once
@@ -117,10 +136,14 @@ type muxStream struct {
 
 // newCDPMux puts a mux between chromedp's pipe ends (fromCDP, toCDP) and
 // Chrome's (toChrome, fromChrome); chromeEnds are the ends Chrome gets,
-// closed here once Chrome has them. It starts the mux's goroutines.
-func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File) *cdpMux {
+// closed here once Chrome has them; maxMessage bounds a message from Chrome
+// (0: DefaultMaxMessage). It starts the mux's goroutines.
+func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File, maxMessage int) *cdpMux {
+	if maxMessage <= 0 {
+		maxMessage = DefaultMaxMessage
+	}
 	m := &cdpMux{
-		log: log, fromCDP: fromCDP, toCDP: toCDP, toChrome: toChrome, fromChrome: fromChrome, chromeEnds: chromeEnds,
+		log: log, fromCDP: fromCDP, toCDP: toCDP, toChrome: toChrome, fromChrome: fromChrome, chromeEnds: chromeEnds, maxMessage: maxMessage,
 		done: make(chan struct{}), calls: map[int64]*muxCall{}, nextID: muxIDBase,
 		sessions: map[string]*muxClient{}, departed: map[string]bool{}, clients: map[*muxClient]bool{},
 	}
@@ -183,8 +206,7 @@ func (m *cdpMux) readChrome() {
 		}
 		switch {
 		case isAnswer && id < muxIDBase:
-			// chromedp's answer, streamed through: a big one is never held.
-			err = m.copyToCDP(br)
+			err = m.passToCDP(br)
 		case isAnswer:
 			call := m.takeCall(id)
 			switch {
@@ -194,13 +216,13 @@ func (m *cdpMux) readChrome() {
 				err = m.handStream(br, call)
 			default:
 				var msg []byte
-				if msg, err = readMessage(br); err == nil {
+				if msg, err = m.readMessage(br); err == nil {
 					m.answered(call, msg)
 				}
 			}
 		default:
 			var msg []byte
-			if msg, err = readMessage(br); err == nil {
+			if msg, err = m.readMessage(br); err == nil && msg != nil {
 				err = m.routeEvent(msg)
 			}
 		}
@@ -297,13 +319,136 @@ func parseAnswerPrefix(b []byte) (int64, int) {
 	return 0, prefixMore
 }
 
-// readMessage reads one whole message, without its NUL.
-func readMessage(br *bufio.Reader) ([]byte, error) {
-	msg, err := br.ReadBytes(0)
-	if err != nil {
+// readMessage reads one whole message, without its NUL, and holds at most
+// m.maxMessage bytes of it: one over that is read away as it comes, and
+// what is returned in its place is an error answer for the same command
+// and session, a console warning that says what was dropped, or, for
+// another event, nil.
+func (m *cdpMux) readMessage(br *bufio.Reader) ([]byte, error) {
+	chunks, big, err := m.readChunks(br)
+	switch {
+	case err != nil:
 		return nil, err
+	case big != nil:
+		return big.replacement(m.log, m.maxMessage), nil
+	case len(chunks) == 1:
+		return chunks[0], nil
 	}
-	return msg[:len(msg)-1], nil
+	return bytes.Join(chunks, nil), nil
+}
+
+// readChunks reads one message, without its NUL: into memory, as copies of
+// the reader's chunks, when it has at most m.maxMessage bytes; else it is
+// read to its end keeping only its first and last bigKeep bytes, in big.
+// Chunks, not one growing slice: growing to 32 MiB by append allocates
+// five times that.
+func (m *cdpMux) readChunks(br *bufio.Reader) (chunks [][]byte, big *bigMessage, err error) {
+	size := 0
+	for {
+		chunk, err := br.ReadSlice(0)
+		if err != nil && err != bufio.ErrBufferFull {
+			return nil, nil, err
+		}
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		size += len(chunk)
+		if big == nil && size > m.maxMessage {
+			big = &bigMessage{}
+			for _, c := range chunks {
+				big.keep(c)
+			}
+			chunks = nil
+		}
+		if big != nil {
+			big.keep(chunk)
+		} else {
+			chunks = append(chunks, bytes.Clone(chunk))
+		}
+		if err == nil {
+			return chunks, big, nil
+		}
+	}
+}
+
+// bigKeep is how much of each end of a message over the limit is kept:
+// enough for its id or method at the start, its sessionId at the end.
+const bigKeep = 512
+
+// bigMessage is what the mux keeps of a message over its limit.
+type bigMessage struct {
+	head, tail []byte
+	size       int64
+}
+
+// keep notes the next part p of the message.
+func (b *bigMessage) keep(p []byte) {
+	b.size += int64(len(p))
+	if len(b.head) < bigKeep {
+		b.head = append(b.head, p[:min(len(p), bigKeep-len(b.head))]...)
+	}
+	b.keepTail(p)
+}
+
+// keepTail appends p to the kept end, keeping its last bigKeep bytes.
+func (b *bigMessage) keepTail(p []byte) {
+	b.tail = append(b.tail, p[max(0, len(p)-bigKeep):]...)
+	if extra := len(b.tail) - bigKeep; extra > 0 {
+		b.tail = b.tail[:copy(b.tail, b.tail[extra:])]
+	}
+}
+
+// replacement is what goes on in place of the message: see readMessage.
+func (b *bigMessage) replacement(log *slog.Logger, limit int) []byte {
+	sid := messageSession(b.tail)
+	session := ""
+	if sid != "" {
+		session = `,"sessionId":` + quote(sid)
+	}
+	if id, state := parseAnswerPrefix(b.head); state == prefixAnswer {
+		log.Warn("devtools pipe: an answer from chrome is over the limit; the command fails", "id", id, "bytes", b.size, "limit", limit)
+		text := fmt.Sprintf("Chrome's answer is %s, over the %s that pagemux takes from Chrome in one message, so pagemux dropped it: ask for a smaller part at a time",
+			sizeText(b.size), sizeText(int64(limit)))
+		return fmt.Appendf(nil, `{"id":%d,"error":{"code":%d,"message":%s}%s}`, id, tooBigCode, quote(text), session)
+	}
+	method := eventMethod(b.head)
+	log.Warn("devtools pipe: an event from chrome is over the limit; dropped", "method", method, "bytes", b.size, "limit", limit)
+	if method != "Runtime.consoleAPICalled" || sid == "" {
+		return nil
+	}
+	text := fmt.Sprintf("pagemux dropped a console message of %s here: it is over the %s that pagemux takes from Chrome in one message", sizeText(b.size), sizeText(int64(limit)))
+	return fmt.Appendf(nil, `{"method":"Runtime.consoleAPICalled","params":{"type":"warning","args":[{"type":"string","value":%s}],"executionContextId":0,"timestamp":%d}%s}`,
+		quote(text), time.Now().UnixMilli(), session)
+}
+
+// eventMethod reads the method at the start of an event, `{"method":"…"`.
+func eventMethod(head []byte) string {
+	rest, ok := bytes.CutPrefix(head, []byte(`{"method":"`))
+	if !ok {
+		return ""
+	}
+	if i := bytes.IndexByte(rest, '"'); i >= 0 {
+		return string(rest[:i])
+	}
+	return ""
+}
+
+// sizeText says a size in bytes as people read it: 512 bytes, 3.5 MiB.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// IsTooBig reports whether err is Chrome's answer that pagemux dropped for
+// its size.
+func IsTooBig(err error) bool {
+	var cerr *cdproto.Error
+	return errors.As(err, &cerr) && cerr.Code == tooBigCode
 }
 
 // skipMessage reads one message away without keeping it.
@@ -323,16 +468,19 @@ func (m *cdpMux) markBusy() func() {
 	return func() { m.busySince.Store(0) }
 }
 
-// copyToCDP streams one message, its NUL included, to chromedp.
-func (m *cdpMux) copyToCDP(br *bufio.Reader) error {
-	defer m.markBusy()()
-	for {
-		chunk, err := br.ReadSlice(0)
-		m.writeCDP(chunk)
-		if err != bufio.ErrBufferFull {
-			return err
-		}
+// passToCDP gives chromedp its answer, chunk by chunk as it was read, or
+// the error answer in its place when it is over the limit.
+func (m *cdpMux) passToCDP(br *bufio.Reader) error {
+	chunks, big, err := m.readChunks(br)
+	if err != nil {
+		return err
 	}
+	if big != nil {
+		m.sendCDP(big.replacement(m.log, m.maxMessage))
+		return nil
+	}
+	m.sendCDP(chunks...)
+	return nil
 }
 
 // writeCDP writes to chromedp's end; once chromedp is gone, what Chrome
@@ -348,10 +496,13 @@ func (m *cdpMux) writeCDP(b []byte) {
 	m.lastToCDP.Store(time.Now().UnixNano())
 }
 
-// sendCDP gives chromedp one whole message.
-func (m *cdpMux) sendCDP(msg []byte) {
+// sendCDP gives chromedp one whole message, written in the parts given.
+func (m *cdpMux) sendCDP(parts ...[]byte) {
 	defer m.markBusy()()
-	m.writeCDP(append(msg, 0))
+	for _, p := range parts {
+		m.writeCDP(p)
+	}
+	m.writeCDP([]byte{0})
 }
 
 // takeCall removes and returns the call of an id, nil when none waits.

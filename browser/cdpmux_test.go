@@ -68,6 +68,13 @@ type fakeChrome struct {
 
 func newFakeChrome(t *testing.T) *fakeChrome {
 	t.Helper()
+	return newFakeChromeMax(t, 0)
+}
+
+// newFakeChromeMax is newFakeChrome with a mux that takes messages of at
+// most limit bytes from Chrome.
+func newFakeChromeMax(t *testing.T, limit int) *fakeChrome {
+	t.Helper()
 	pipe := func() (*os.File, *os.File) {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -80,7 +87,7 @@ func newFakeChrome(t *testing.T) *fakeChrome {
 	cdpR, toCDP := pipe()
 	chromeIn, toChrome := pipe()
 	fromChrome, chromeOut := pipe()
-	m := newCDPMux(slog.New(slog.DiscardHandler), fromCDP, toCDP, toChrome, fromChrome, nil)
+	m := newCDPMux(slog.New(slog.DiscardHandler), fromCDP, toCDP, toChrome, fromChrome, nil, limit)
 	t.Cleanup(m.close)
 	return &fakeChrome{mux: m, cdpR: bufio.NewReader(cdpR), cdpW: cdpW, chromeR: bufio.NewReader(chromeIn), chromeOut: chromeOut}
 }
@@ -203,5 +210,92 @@ func TestMuxStream(t *testing.T) {
 	}
 	if b, err := f.cdpR.ReadBytes(0); err != nil || string(b) != `{"id":3,"result":{}}`+"\x00" {
 		t.Fatalf("after the stream chromedp read %q, %v", b, err)
+	}
+}
+
+// cdpReads is the next whole message chromedp reads.
+func (f *fakeChrome) cdpReads(t *testing.T) string {
+	t.Helper()
+	b, err := f.cdpR.ReadBytes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[:len(b)-1])
+}
+
+// A message from Chrome over the mux's limit never reaches chromedp whole,
+// however many reads it spans: an answer becomes an error answer for the
+// same id and session, a console message a warning that says what was
+// dropped, another event nothing; a message of exactly the limit, and the
+// messages after a big one, pass unchanged and in order.
+func TestMuxMessageLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 300 << 10 // more than the reader's buffer
+	f := newFakeChromeMax(t, limit)
+	pad := func(prefix, suffix string, size int) string {
+		return prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix
+	}
+	exact := pad(`{"id":3,"result":{"result":{"type":"string","value":"`, `"}},"sessionId":"S1"}`, limit)
+	go func() {
+		f.chromeSays(t, pad(`{"id":5,"result":{"result":{"type":"string","value":"`, `"}},"sessionId":"S1"}`, 1<<20))
+		f.chromeSays(t, exact)
+		f.chromeSays(t, pad(`{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"`, `"}]},"sessionId":"S2"}`, limit+1))
+		f.chromeSays(t, pad(`{"method":"Runtime.exceptionThrown","params":{"text":"`, `"},"sessionId":"S2"}`, 2*limit))
+		f.chromeSays(t, pad(`{"id":6,"result":{"v":"`, `"}}`, limit+10))
+		f.chromeSays(t, `{"method":"Page.loadEventFired","params":{},"sessionId":"S2"}`)
+	}()
+	var ans struct {
+		ID    int64 `json:"id"`
+		Error struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		SessionID string `json:"sessionId"`
+	}
+	got := f.cdpReads(t)
+	if err := json.Unmarshal([]byte(got), &ans); err != nil {
+		t.Fatalf("%.300s: %v", got, err)
+	}
+	if ans.ID != 5 || ans.SessionID != "S1" || ans.Error.Code != tooBigCode || !strings.Contains(ans.Error.Message, "1.0 MiB, over the 300.0 KiB") {
+		t.Errorf("a big answer reached chromedp as %.300s", got)
+	}
+	if got := f.cdpReads(t); got != exact {
+		t.Errorf("a message of the limit's size changed on its way (%d bytes, want %d)", len(got), len(exact))
+	}
+	var ev struct {
+		Method string `json:"method"`
+		Params struct {
+			Type string `json:"type"`
+			Args []struct {
+				Value string `json:"value"`
+			} `json:"args"`
+		} `json:"params"`
+		SessionID string `json:"sessionId"`
+	}
+	got = f.cdpReads(t)
+	if err := json.Unmarshal([]byte(got), &ev); err != nil {
+		t.Fatalf("%.300s: %v", got, err)
+	}
+	if ev.Method != "Runtime.consoleAPICalled" || ev.SessionID != "S2" || ev.Params.Type != "warning" || len(ev.Params.Args) != 1 ||
+		!strings.Contains(ev.Params.Args[0].Value, "dropped a console message of 300.0 KiB") {
+		t.Errorf("a big console message reached chromedp as %.300s", got)
+	}
+	// The exception is dropped; the root session's answer comes next.
+	got = f.cdpReads(t)
+	ans.SessionID = ""
+	if err := json.Unmarshal([]byte(got), &ans); err != nil || ans.ID != 6 || ans.SessionID != "" || ans.Error.Code != tooBigCode {
+		t.Errorf("a big answer of the root session reached chromedp as %.300s (%v)", got, err)
+	}
+	if got := f.cdpReads(t); got != `{"method":"Page.loadEventFired","params":{},"sessionId":"S2"}` {
+		t.Errorf("after the big ones chromedp read %.300s", got)
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1536: "1.5 KiB", 32 << 20: "32.0 MiB"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // and 4) by the time its ModifyCmdFunc runs; pagemux keeps copies of them,
 // as the other end of chromedp's pipe, and gives Chrome a pipe of its own.
 // chromedp closes its copies of the ends once Chrome started, as before.
-func interposeMux(cmd *exec.Cmd, log *slog.Logger) (*cdpMux, error) {
+func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (*cdpMux, error) {
 	if len(cmd.ExtraFiles) != 2 || cmd.ExtraFiles[0] == nil || cmd.ExtraFiles[1] == nil {
 		return nil, errors.New("chromedp gave chrome no pipe to take over")
 	}
@@ -44,7 +44,7 @@ func interposeMux(cmd *exec.Cmd, log *slog.Logger) (*cdpMux, error) {
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{chromeIn, chromeOut}
-	m := newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut})
+	m := newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut}, maxMessage)
 	cmd.Stdin = startSignal{m}
 	return m, nil
 }

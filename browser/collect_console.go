@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/audits"
 
@@ -127,6 +129,7 @@ func (c *Console) genOfContext(id runtime.ExecutionContextID) uint64 {
 }
 
 func (c *Console) add(gen uint64, m *ConsoleMessage) {
+	m.bound()
 	c.ring.add(gen, func(id int) *ConsoleMessage { m.ID, m.Gen = id, gen; return m })
 }
 
@@ -150,6 +153,69 @@ func (c *Console) Get(id int) (*ConsoleMessage, error) {
 		return nil, notFoundf("console message %d is no longer kept: pagemux keeps the messages of the current document and the %d before it, at most %d each; call list_console_messages for the ids kept", id, PreservedDocuments, BucketCap)
 	}
 	return nil, notFoundf("no console message with msgid %d on this page; call list_console_messages for the ids", id)
+}
+
+// MaxKeptText bounds each text a console message keeps: its Text, each
+// string argument, an error's description. A page decides how long they
+// are, and the collector keeps BucketCap messages for each of
+// 1+PreservedDocuments documents: unbounded, a page that logs a 10 MB
+// string in a loop would hold gigabytes of pagemux's memory.
+const MaxKeptText = 16 << 10
+
+// bound cuts the message's texts to MaxKeptText, each with a note that
+// says how long it was. It copies what it changes: the arguments are the
+// event's, which other observers may hold.
+func (m *ConsoleMessage) bound() {
+	m.Text = cutKept(m.Text)
+	cloned := false
+	for i, a := range m.Args {
+		b := boundObject(a)
+		if b == a {
+			continue
+		}
+		if !cloned {
+			m.Args, cloned = slices.Clone(m.Args), true
+		}
+		m.Args[i] = b
+	}
+	if d := m.Exception; d != nil {
+		if o := boundObject(d.Exception); o != d.Exception || len(d.Text) > MaxKeptText {
+			cp := *d
+			cp.Text, cp.Exception = cutKept(d.Text), o
+			m.Exception = &cp
+		}
+	}
+}
+
+// boundObject returns o, or a copy of it with its string value and its
+// description cut to MaxKeptText.
+func boundObject(o *runtime.RemoteObject) *runtime.RemoteObject {
+	if o == nil || len(o.Description) <= MaxKeptText && len(o.Value) <= MaxKeptText {
+		return o // a string's JSON is no shorter than the string
+	}
+	s, isString := stringValue(o)
+	if len(o.Description) <= MaxKeptText && (!isString || len(s) <= MaxKeptText) {
+		return o
+	}
+	cp := *o
+	cp.Description = cutKept(o.Description)
+	if isString {
+		cp.Value = []byte(quote(cutKept(s)))
+	}
+	return &cp
+}
+
+// cutKept cuts s to MaxKeptText bytes (at a character's start) and says
+// how long it was.
+func cutKept(s string) string {
+	if len(s) <= MaxKeptText {
+		return s
+	}
+	n := MaxKeptText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("… <%d bytes in all; pagemux keeps the first %d of a console message's text>", len(s), MaxKeptText)
 }
 
 // consoleCall turns a console API call into a message.

@@ -33,6 +33,11 @@ type Config struct {
 	// that it did not start.
 	BrowserURL, WSEndpoint string
 
+	// MaxMessage bounds one message from a launched Chrome (0:
+	// DefaultMaxMessage); see DefaultMaxMessage for what happens past it.
+	// An attached Chrome's websocket is not bounded here.
+	MaxMessage int
+
 	// RendererProcessLimit caps the renderer processes (0: Chrome's default).
 	RendererProcessLimit int
 	// ProcessPerSite shares one renderer between the tabs of a site.
@@ -196,7 +201,7 @@ func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, log *slog
 		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd, log)) }))
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd, log, c.MaxMessage)) }))
 	for _, f := range fs {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}

@@ -28,8 +28,9 @@ const devToolsPortFile = "DevToolsActivePort"
 // profile, puts a cdpMux between chromedp and Chrome (nil, with an error
 // logged, where it cannot), sets Chrome's process options
 // (setProcessOptions), and returns the profile directory. chromedp calls it
-// just before it starts Chrome. It adds no debugging port.
-func prepareCommand(cmd *exec.Cmd, log *slog.Logger) (profileDir string, mux *cdpMux) {
+// just before it starts Chrome. It adds no debugging port. maxMessage is
+// the mux's bound on one message (Config.MaxMessage).
+func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (profileDir string, mux *cdpMux) {
 	for _, a := range cmd.Args {
 		if v, ok := strings.CutPrefix(a, "--user-data-dir="); ok {
 			profileDir = v
@@ -38,7 +39,7 @@ func prepareCommand(cmd *exec.Cmd, log *slog.Logger) (profileDir string, mux *cd
 	if profileDir != "" {
 		_ = os.Remove(filepath.Join(profileDir, devToolsPortFile))
 	}
-	mux, err := interposeMux(cmd, log)
+	mux, err := interposeMux(cmd, log, maxMessage)
 	if err != nil {
 		log.Error("devtools pipe: no second connection to chrome (lighthouse and the streamed snapshot need one)", "error", err)
 	}

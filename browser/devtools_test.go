@@ -444,7 +444,7 @@ func TestPrepareCommand(t *testing.T) {
 	os.WriteFile(stale, []byte("1\n/devtools/browser/old\n"), 0o644)
 	cmd := exec.Command("chrome", "--headless", "--user-data-dir="+dir, "--remote-debugging-pipe", "about:blank")
 	want := slices.Clone(cmd.Args)
-	got, mux := prepareCommand(cmd, slog.New(slog.DiscardHandler))
+	got, mux := prepareCommand(cmd, slog.New(slog.DiscardHandler), 0)
 	if got != dir {
 		t.Errorf("profile dir %q, want %q", got, dir)
 	}

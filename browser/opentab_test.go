@@ -183,7 +183,7 @@ func TestTabsStayVisible(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, err := p.EvaluateClassic(t.Context(), `new Promise(r => { let n = 0; const tick = () => { n++; requestAnimationFrame(tick); };
-					requestAnimationFrame(tick); setTimeout(() => r(document.visibilityState + " focused=" + document.hasFocus() + " frames=" + (n > 0)), 300); })`, nil)
+					requestAnimationFrame(tick); setTimeout(() => r(document.visibilityState + " focused=" + document.hasFocus() + " frames=" + (n > 0)), 300); })`, nil, "")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -312,8 +312,12 @@ func TestAttackAuditHeldByOther(t *testing.T) {
 
 // TestAttackHugeEvaluate: alice's script returns a 128 MiB string; it is cut
 // inside the page, so pagemux allocates a small part of it, the browser is
-// not restarted, and bob's call meanwhile answers. Not parallel: it counts
-// what the whole test binary allocates.
+// not restarted, and bob's call meanwhile answers. Then the other ways a
+// page makes pagemux hold what it likes: a classic script's object (cut in
+// the page too), a classic script's 40 MiB string and a 40 MiB console
+// message (over the mux's limit: dropped as they arrive, and said so), and
+// console messages of 1 MiB (kept cut). Not parallel: it counts what the
+// whole test binary allocates.
 func TestAttackHugeEvaluate(t *testing.T) {
 	e := newFairEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 2 * time.Minute})
 	alice, bob := e.as(t, "alice-secret-1"), e.as(t, "bob-secret-1")
@@ -348,4 +352,53 @@ func TestAttackHugeEvaluate(t *testing.T) {
 	// A value cut in the page and one that was not give the same JSON.
 	small, _ := use(t, alice, "evaluate_script", map[string]any{"pageId": alicePage, "function": "async () => ({a: [1, 'é'], b: null})"})
 	mustContain(t, small, `{"a":[1,"é"],"b":null}`)
+	small, _ = use(t, alice, "evaluate_script", map[string]any{"pageId": alicePage, "format": "script", "function": "const o = {a: [1, 'é'], b: null}; o"})
+	mustContain(t, small, `{"a":[1,"é"],"b":null}`)
+
+	allocDuring := func(tool string, args map[string]any) (string, bool, uint64) {
+		t.Helper()
+		runtime.ReadMemStats(&before)
+		text, failed := use(t, alice, tool, args)
+		runtime.ReadMemStats(&after)
+		return text, failed, after.TotalAlloc - before.TotalAlloc
+	}
+	text, failed, alloc := allocDuring("evaluate_script", map[string]any{"pageId": alicePage, "format": "script", "function": "const big = {v: 'x'.repeat(128 << 20)}; big"})
+	if failed {
+		t.Fatalf("the classic script's huge object failed: %s", text)
+	}
+	mustContain(t, text, "cut: the value is 134217736 characters of JSON, the first 262144 shown")
+	if alloc > 64<<20 {
+		t.Errorf("pagemux allocated %d MiB for a classic script's huge object; want well under its 128 MiB", alloc>>20)
+	}
+	// A string crosses CDP whatever is asked: the mux reads it away.
+	text, failed, alloc = allocDuring("evaluate_script", map[string]any{"pageId": alicePage, "format": "script", "function": "'x'.repeat(40 << 20)"})
+	if !failed {
+		t.Fatalf("a classic script's 40 MiB string answered: %.300s", text)
+	}
+	mustContain(t, text, "over the 32.0 MiB that pagemux takes from Chrome in one message")
+	if alloc > 128<<20 {
+		t.Errorf("pagemux allocated %d MiB for a 40 MiB string; want about the 32 MiB it holds at most", alloc>>20)
+	}
+	text, failed, alloc = allocDuring("evaluate_script", map[string]any{"pageId": alicePage,
+		"function": "() => { console.log('y'.repeat(40 << 20)); for (let i = 0; i < 3; i++) console.log(i + 'z'.repeat(1 << 20)); return 'logged'; }"})
+	if failed {
+		t.Fatalf("logging: %s", text)
+	}
+	if alloc > 160<<20 {
+		t.Errorf("pagemux allocated %d MiB for 43 MiB of console messages", alloc>>20)
+	}
+	var list string
+	waitFor(t, "the console messages", func() bool {
+		list, _ = use(t, alice, "list_console_messages", map[string]any{"pageId": alicePage})
+		return strings.Count(list, "bytes in all; pagemux keeps the first") == 3
+	})
+	mustContain(t, list, "[warn] pagemux dropped a console message of 40.0 MiB here: it is over the 32.0 MiB")
+	mustContain(t, list, "… <1048577 bytes in all; pagemux keeps the first 16384 of a console message's text>")
+	if len(list) > 200<<10 {
+		t.Errorf("list_console_messages answered %d bytes", len(list))
+	}
+	if now, _, _ := e.b.Counts(); now != launches {
+		t.Errorf("Chrome was launched %d times during the calls", now-launches)
+	}
+	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": alicePage, "function": "() => 'still here'"}), "still here")
 }

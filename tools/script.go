@@ -91,14 +91,13 @@ func (s *Server) evaluateScript() tool {
 			watch := a.WaitForStableDom == nil && c.page.WatchDOM(ctx) == nil
 			var v json.RawMessage
 			var cut *pageCut
+			if a.FilePath == "" {
+				cut = newPageCut(s.scriptLimit())
+			}
 			if a.Format == "script" {
-				v, err = c.page.EvaluateClassic(ctx, src, dialogAnswer(a.DialogAction))
+				v, err = c.page.EvaluateClassic(ctx, src, dialogAnswer(a.DialogAction), cut.onThis())
 			} else {
-				if a.FilePath == "" {
-					cut = newPageCut(s.scriptLimit())
-					src = cut.wrap(src)
-				}
-				v, err = c.page.Evaluate(ctx, src, dialogAnswer(a.DialogAction), a.Args...)
+				v, err = c.page.Evaluate(ctx, cut.wrap(src), dialogAnswer(a.DialogAction), a.Args...)
 			}
 			if err == nil && settleAfter(ctx, c.page, a.WaitForStableDom, watch) {
 				err = c.page.Settle(ctx, mark)
@@ -163,12 +162,30 @@ func newPageCut(limit int) *pageCut {
 // wrap returns fn (a function's source) wrapped so that its value, or the
 // value its promise resolves to, is cut as pageCut says. The wrapper is on
 // the first line, so the lines of fn's errors keep their numbers, and fn is
-// compiled where it was, in the global scope.
+// compiled where it was, in the global scope. A nil pageCut returns fn.
 func (pc *pageCut) wrap(fn string) string {
+	if pc == nil {
+		return fn
+	}
 	fn = strings.TrimRight(strings.TrimSpace(fn), ";")
-	return fmt.Sprintf("(f => function (...args) { const cut = v => { let s; try { s = JSON.stringify(v); } catch { return v; } "+
-		"if (typeof s !== 'string' || s.length <= %d) return v; return {%q: true, head: s.slice(0, %d), length: s.length}; }; "+
-		"const v = f.apply(this, args); return v instanceof Promise ? v.then(cut) : cut(v); })(%s\n)", pc.limit, pc.key, pc.limit, fn)
+	return fmt.Sprintf("(f => function (...args) { const cut = %s; "+
+		"const v = f.apply(this, args); return v instanceof Promise ? v.then(cut) : cut(v); })(%s\n)", pc.cutter(), fn)
+}
+
+// onThis returns a function declaration that gives its this cut as
+// pageCut says, for the completion value of a classic script; "" for a nil
+// pageCut.
+func (pc *pageCut) onThis() string {
+	if pc == nil {
+		return ""
+	}
+	return fmt.Sprintf("function () { return (%s)(this); }", pc.cutter())
+}
+
+// cutter is the arrow function that cuts one value.
+func (pc *pageCut) cutter() string {
+	return fmt.Sprintf("v => { let s; try { s = JSON.stringify(v); } catch { return v; } "+
+		"if (typeof s !== 'string' || s.length <= %d) return v; return {%q: true, head: s.slice(0, %d), length: s.length}; }", pc.limit, pc.key, pc.limit)
 }
 
 // read returns the head of a value the page cut, and the length of its
