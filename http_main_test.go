@@ -40,7 +40,13 @@ func freeAddr(t testing.TB) string {
 func startHTTPServer(t testing.TB, bin string, flags ...string) (string, *lockedBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, append([]string{"--http", addr}, flags...)...)
+	return startHTTPCommand(t, exec.Command(bin, append([]string{"--http", addr}, flags...)...), addr)
+}
+
+// startHTTPCommand is startHTTPServer for a command made ready to start
+// (flags, environment, user), which serves on addr.
+func startHTTPCommand(t testing.TB, cmd *exec.Cmd, addr string) (string, *lockedBuffer) {
+	t.Helper()
 	stderr := new(lockedBuffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
