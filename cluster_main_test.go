@@ -142,6 +142,10 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 		t.Fatalf("the HTTP replica lists no page on %s: %s", url, list)
 	}
 	pc, _ := strconv.Atoi(mc[1])
+	// One page registry: the tab has one id in every process.
+	if pa != pb || pb != mc[1] {
+		t.Errorf("the shared tab is page %s, %s and %s in the three processes; want one id", pa, pb, mc[1])
+	}
 
 	const n = 8
 	call := func(who string, i int) string {

@@ -372,6 +372,8 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}
 	defer closeShared()
 	if shared != nil {
+		// Every process on the same Chrome shows a tab under one id.
+		b.SetPageIDs(shared.Locks)
 		shared.OnAcquire = m.EtcdAcquire
 		st := shared.Locks.Stats
 		m.Counter("etcd_leases_granted_total", "With --etcd, leases etcd granted this process (one more after each loss).", func() float64 { return float64(st().LeasesGranted) })

@@ -81,6 +81,11 @@ type Browser struct {
 
 	// urlPolicy is what tabs may load (urlguard.go); nil: anything.
 	urlPolicy URLPolicy
+
+	// pageIDs gives an attached Chrome's tabs their ids (pageids.go); set
+	// before the first Start. pending are its tabs waiting for theirs.
+	pageIDs PageIDs
+	pending map[target.ID]*pendingTab
 }
 
 // launch is one start of Chrome, shared by the calls that wait for it.
@@ -326,7 +331,10 @@ func (e *startError) Unwrap() []error { return []error{ErrStart, e.err} }
 // and closed ones.
 func (b *Browser) adoptExisting(l *launch) error {
 	root := chromedp.FromContext(l.rootCtx)
-	first := b.register(l, root.Target.TargetID, "")
+	first, err := b.register(l, root.Target.TargetID, "")
+	if err != nil {
+		return err
+	}
 	if b.cfg.Attaches() {
 		// chromedp made this tab to attach with: pagemux's own, closed on
 		// exit, or every run would leave an about:blank tab behind.
@@ -350,7 +358,11 @@ func (b *Browser) adoptExisting(l *launch) error {
 	}
 	for _, info := range infos {
 		if info.Type == "page" {
-			b.register(l, info.TargetID, info.URL).setInfo(info.URL, info.Title)
+			p, err := b.register(l, info.TargetID, info.URL)
+			if err != nil {
+				return err
+			}
+			p.setInfo(info.URL, info.Title)
 		}
 	}
 	return nil
@@ -359,10 +371,17 @@ func (b *Browser) adoptExisting(l *launch) error {
 // onBrowserEvent runs in chromedp's browser loop: it must return fast and send
 // no command.
 func (b *Browser) onBrowserEvent(l *launch, ev any) {
+	if b.sharedIDs(l) && b.pendingEvent(ev) {
+		return
+	}
 	switch ev := ev.(type) {
 	case *target.EventTargetCreated:
-		if ev.TargetInfo.Type == "page" {
-			p := b.register(l, ev.TargetInfo.TargetID, ev.TargetInfo.URL)
+		switch {
+		case ev.TargetInfo.Type != "page":
+		case b.sharedIDs(l):
+			b.tabCreated(l, ev.TargetInfo)
+		default:
+			p, _ := b.register(l, ev.TargetInfo.TargetID, ev.TargetInfo.URL)
 			b.noteOpener(p, ev.TargetInfo.OpenerID)
 		}
 	case *target.EventTargetInfoChanged:
@@ -373,7 +392,10 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 		if p := b.pageByTarget(ev.TargetID); p != nil {
 			// Not here: closing the tab's context talks to the browser, and
 			// this loop is what reads the browser's answers.
-			go b.pageGone(p)
+			go func() {
+				b.pageGone(p)
+				b.forgetTab(l, p.TargetID)
+			}()
 		}
 	case *target.EventTargetCrashed:
 		if p := b.pageByTarget(ev.TargetID); p != nil {
@@ -384,27 +406,49 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 	}
 }
 
-// register returns the page of a target, making one with the next id if the
-// target is new. It is idempotent, so the event and the creator may race.
-func (b *Browser) register(l *launch, id target.ID, url string) *Page {
+// register returns the page of a target, making one if the target is new:
+// with the next id, or with the id PageIDs gives it (which may wait on
+// etcd, so never in chromedp's event loop). It is idempotent, so the event
+// and the creator may race. It fails only for a shared id: PageIDs failed,
+// or the tab closed meanwhile (errTabGone).
+func (b *Browser) register(l *launch, tid target.ID, url string) (*Page, error) {
+	if p := b.pageByTarget(tid); p != nil {
+		return p, nil
+	}
+	id, err := b.sharedID(l, tid)
+	if err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if p, ok := b.byTarget[id]; ok {
-		return p
+	if p, ok := b.byTarget[tid]; ok {
+		return p, nil
 	}
-	p := newPage(b, l, b.nextID, id, url)
+	pend := b.pending[tid]
+	delete(b.pending, tid)
+	if pend != nil && pend.gone {
+		go b.forgetTab(l, tid)
+		return nil, errTabGone
+	}
+	if id == 0 {
+		id = b.nextID
+	}
+	p := newPage(b, l, id, tid, url)
+	if pend != nil {
+		p.setInfo(pend.url, pend.title) // p is no one else's yet
+	}
 	for _, newObserver := range b.observers {
 		if fn := newObserver(p); fn != nil {
 			p.observers = append(p.observers, fn)
 		}
 	}
-	b.nextID++
-	b.byTarget[id] = p
+	b.nextID = max(b.nextID, id+1)
+	b.byTarget[tid] = p
 	b.byID[p.ID] = p
 	if b.selected == 0 {
 		b.selected = p.ID
 	}
-	return p
+	return p, nil
 }
 
 // freeAfter is how long after the last page closed pagemux hands the
@@ -673,7 +717,13 @@ func (b *Browser) openTab(ctx context.Context, l *launch, params target.CreateTa
 	if nc != nil {
 		b.contexts.addPage(nc, res.TargetID)
 	}
-	p := b.register(l, res.TargetID, "about:blank")
+	p, err := b.register(l, res.TargetID, "about:blank")
+	if err != nil {
+		// The tab is of no use without its id: close it rather than leave
+		// it to whoever finds it.
+		_, _ = chromedp.CallBrowser(l.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: res.TargetID})
+		return nil, err
+	}
 	b.mu.Lock() // Close reads it, and the page is listed already
 	p.owned = true
 	b.mu.Unlock()

@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Page ids. Every process driving one browser must show the same tab under
+// the same small id (page 3 in one process is page 3 in all), so the id of a
+// tab is kept in etcd, under the browser's identity and the tab's CDP target
+// id, and handed out from one counter per browser:
+//
+//	PREFIX/page/BROWSER/TARGET  = the tab's id
+//	PREFIX/pageseq/BROWSER      = the last id handed out
+//
+// The first process to ask for a tab's id takes the next one, in one
+// transaction that also checks nobody gave the tab an id meanwhile; any
+// other gets that one. The keys have no lease: a tab outlives the process
+// that first saw it, and its id must stay. ForgetPage deletes a tab's key
+// once it is gone; each process that sees it go does, which is harmless.
+
+// PageID returns the id of the tab target of browser, the same in every
+// process that asks: the one already given, or the next of the browser's
+// counter. Ids count from 1 and are never given twice for one browser.
+func (l *Locks) PageID(ctx context.Context, browser, target string) (int, error) {
+	start := time.Now()
+	key := l.opts.Prefix + "page/" + browser + "/" + target
+	seq := l.opts.Prefix + "pageseq/" + browser
+	for {
+		rctx, cancel := l.requestContext(ctx)
+		// One round trip in the common cases: the id is known, or the
+		// counter is read to take the next.
+		res, err := l.cli.Txn(rctx).
+			If(clientv3.Compare(clientv3.Version(key), "=", 0)).
+			Then(clientv3.OpGet(seq)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		cancel()
+		if err != nil {
+			return 0, l.unavailable(ctx, "page id of tab "+target, start, err)
+		}
+		if !res.Succeeded {
+			return parseID(res.Responses[0].GetResponseRange().Kvs[0].Value, key)
+		}
+		next, rev := 1, int64(0)
+		if kvs := res.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+			last, err := parseID(kvs[0].Value, seq)
+			if err != nil {
+				return 0, err
+			}
+			next, rev = last+1, kvs[0].ModRevision
+		}
+		v := strconv.Itoa(next)
+		rctx, cancel = l.requestContext(ctx)
+		res, err = l.cli.Txn(rctx).
+			If(clientv3.Compare(clientv3.Version(key), "=", 0), clientv3.Compare(clientv3.ModRevision(seq), "=", rev)).
+			Then(clientv3.OpPut(seq, v), clientv3.OpPut(key, v)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		cancel()
+		if err != nil {
+			return 0, l.unavailable(ctx, "page id of tab "+target, start, err)
+		}
+		if res.Succeeded {
+			return next, nil
+		}
+		if kvs := res.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+			return parseID(kvs[0].Value, key) // another process gave it one
+		}
+		// Another tab took the counter's next id first: read it again.
+	}
+}
+
+// ForgetPage deletes the id of a tab that is gone. Its id is not given
+// again: the counter only grows.
+func (l *Locks) ForgetPage(ctx context.Context, browser, target string) error {
+	start := time.Now()
+	rctx, cancel := l.requestContext(ctx)
+	defer cancel()
+	if _, err := l.cli.Delete(rctx, l.opts.Prefix+"page/"+browser+"/"+target); err != nil {
+		return l.unavailable(ctx, "forgetting tab "+target, start, err)
+	}
+	return nil
+}
+
+// parseID reads an id kept at key.
+func parseID(v []byte, key string) (int, error) {
+	id, err := strconv.Atoi(string(v))
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("cluster: %s holds %q, not a page id; delete the key (etcdctl del %s) and restart the pagemux processes on that browser", key, v, key)
+	}
+	return id, nil
+}
