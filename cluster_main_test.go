@@ -35,19 +35,31 @@ func debuggableChrome(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("these tests need Chrome: %v", err)
 	}
-	dir := t.TempDir()
+	// Not t.TempDir: Chrome's helpers may still write there as it goes.
+	dir, err := os.MkdirTemp("", "pagemux-shared-chrome")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--remote-debugging-address=127.0.0.1",
 		"--remote-debugging-port=0", "--user-data-dir="+dir,
 		// As in a Chrome pagemux launches headless: no address bar popup
 		// for Chrome's WebUI renderer to draw in every window.
 		"--disable-features=Translate,WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers go with it
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		// A helper may still be on its way out: try a few times.
+		for i := 0; i < 50 && os.RemoveAll(dir) != nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	// Chrome writes the port it took into the profile once it listens;
 	// nothing tells of it, so look until it is there.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {

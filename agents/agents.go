@@ -124,6 +124,8 @@ type Registry struct {
 	maxPages int
 	// keep leaves the pages of an agent that left its identity's (KeepPages).
 	keep bool
+	// replicas is told every change of an owner or a selection (Share).
+	replicas Replicas
 
 	mu       sync.Mutex
 	agents   map[string]*state   // by Agent.ID
@@ -153,6 +155,65 @@ type session struct {
 	gen    uint64
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+}
+
+// Replicas keeps what a Registry's agents own and select alike in every
+// replica that serves them (tools gives it etcd). The Registry tells it
+// each change it makes itself, after the change and outside its lock, and
+// is told the other replicas' changes through ApplyOwner and
+// ApplySelected.
+type Replicas interface {
+	// Owner says page is agent's; agent "" says it is no one's.
+	Owner(page int, agent string)
+	// Selected says agent's selected page.
+	Selected(agent string, page int)
+}
+
+// Share makes r tell rs of its changes. Call it before the first agent.
+func (r *Registry) Share(rs Replicas) { r.replicas = rs }
+
+// ApplyOwner takes another replica's change: page is agent's, or no one's
+// when agent is "".
+func (r *Registry) ApplyOwner(page int, agent string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if agent == "" {
+		delete(r.owners, page)
+		return
+	}
+	r.owners[page] = agent
+}
+
+// ApplySelected takes another replica's change of agent's selected page.
+func (r *Registry) ApplySelected(agent string, page int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.agents[agent]; ok {
+		s.selected = page
+	} else if page != 0 {
+		r.agents[agent] = &state{selected: page}
+	}
+}
+
+// changes are what a method tells Replicas once it let go of r.mu: it
+// defers publish before it locks, so that publish runs after the unlock.
+type changes []func(Replicas)
+
+func (c *changes) owner(page int, agent string) {
+	*c = append(*c, func(rs Replicas) { rs.Owner(page, agent) })
+}
+
+func (c *changes) selected(agent string, page int) {
+	*c = append(*c, func(rs Replicas) { rs.Selected(agent, page) })
+}
+
+func (r *Registry) publish(c *changes) {
+	if r.replicas == nil {
+		return
+	}
+	for _, f := range *c {
+		f(r.replicas)
+	}
 }
 
 // New returns an empty registry in mode.
@@ -262,6 +323,8 @@ func (r *Registry) session(a Agent) (*session, error) {
 // false, owning nothing, when a's session left and its identity with it: the
 // caller closes the page, or keeps it as no one's.
 func (r *Registry) Own(a Agent, page int) bool {
+	var ch changes
+	defer r.publish(&ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.sessions[a.Session]; !ok && a.Gen > 0 {
@@ -270,6 +333,8 @@ func (r *Registry) Own(a Agent, page int) bool {
 	s := r.get(a)
 	r.owners[page] = a.ID
 	s.selected = page
+	ch.owner(page, a.ID)
+	ch.selected(a.ID, page)
 	return true
 }
 
@@ -280,6 +345,8 @@ func (r *Registry) Own(a Agent, page int) bool {
 // tab that takes its owner past LimitPages: the caller closes it at once,
 // and the owner's next TakeNotes says so. Inheriting again changes nothing.
 func (r *Registry) Inherit(page, parent int) (over bool) {
+	var ch changes
+	defer r.publish(&ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o, ok := r.owners[parent]
@@ -290,6 +357,7 @@ func (r *Registry) Inherit(page, parent int) (over bool) {
 		return false // known already (the call that opened it saw it too)
 	}
 	r.owners[page] = o
+	ch.owner(page, o)
 	if r.maxPages > 0 && r.ownedLocked(o) > r.maxPages {
 		n := r.notes[o]
 		if n == nil {
@@ -426,9 +494,12 @@ func (r *Registry) Visible(a Agent, page int) bool {
 
 // Select makes page the one a's calls without pageId act on.
 func (r *Registry) Select(a Agent, page int) {
+	var ch changes
+	defer r.publish(&ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.get(a).selected = page
+	ch.selected(a.ID, page)
 }
 
 // Selected returns a's selected page; 0 when it has none.
@@ -442,9 +513,15 @@ func (r *Registry) Selected(a Agent) int {
 }
 
 // PageClosed forgets page; agents that had it selected have none selected.
+// Every replica sees the tab close, so each clears the selections itself.
 func (r *Registry) PageClosed(page int) {
+	var ch changes
+	defer r.publish(&ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, ok := r.owners[page]; ok {
+		ch.owner(page, "")
+	}
 	delete(r.owners, page)
 	for _, s := range r.agents {
 		if s.selected == page {
@@ -475,6 +552,8 @@ func (r *Registry) Pages(a Agent) []int {
 // identity's. A session taken over before it ended leaves nothing behind:
 // its pages are the newer session's.
 func (r *Registry) Leave(sessionID string) (_ Agent, pages []int) {
+	var ch changes
+	defer r.publish(&ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sess, ok := r.sessions[sessionID]
@@ -492,6 +571,7 @@ func (r *Registry) Leave(sessionID string) (_ Agent, pages []int) {
 			pages = append(pages, p)
 			if !r.keep {
 				delete(r.owners, p)
+				ch.owner(p, "")
 			}
 		}
 	}

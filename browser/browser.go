@@ -725,7 +725,9 @@ func (b *Browser) openTab(ctx context.Context, l *launch, params target.CreateTa
 		return nil, err
 	}
 	b.mu.Lock() // Close reads it, and the page is listed already
-	p.owned = true
+	// On a browser shared with other processes, a tab is the agents', not
+	// this process's: it stays when this process exits.
+	p.owned = !b.sharedIDs(l)
 	b.mu.Unlock()
 	if err := p.attach(ctx); err != nil {
 		return nil, err
@@ -778,7 +780,10 @@ func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
 }
 
 // Close closes the pages pagemux opened and Chrome if pagemux launched it; an
-// attached browser is only detached from. A launch in progress ends at once.
+// attached browser is only detached from. On an attached browser whose tabs
+// it shares with other processes (SetPageIDs), it closes only its own first
+// tab: the pages it opened, and their contexts, are the agents', who may
+// go on with them through another process. A launch in progress ends at once.
 // A launched Chrome gets a moment to exit after Browser.close (so that a kept
 // profile is saved); past it, its process group is killed. Close waits for
 // Chrome to exit and removes its temporary profile before it returns; it takes

@@ -66,6 +66,9 @@ type contextSet struct {
 	byID      map[cdp.BrowserContextID]*namedContext
 	byTarget  map[target.ID]*namedContext
 	listening map[*launch]bool // launches whose target events are watched
+	// shared keeps the contexts of an attached Chrome alike in every
+	// process on it (SetPageIDs); nil: this process's own.
+	shared ContextIDs
 }
 
 // namedContext is one browser context and the pages in it.
@@ -124,7 +127,7 @@ func (cs *contextSet) acquire(ctx context.Context, l *launch, o *pageOptions) (*
 	if creator {
 		// Not bound to ctx: other callers may wait for this creation.
 		cctx, cancel := context.WithTimeout(l.rootCtx, startTimeout)
-		res, err := chromedp.CallBrowser(cctx, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(true)})
+		id, err := cs.create(cctx, l, key)
 		cancel()
 		cs.mu.Lock()
 		if err != nil {
@@ -133,7 +136,7 @@ func (cs *contextSet) acquire(ctx context.Context, l *launch, o *pageOptions) (*
 				delete(cs.byName, key)
 			}
 		} else {
-			nc.id = res.BrowserContextID
+			nc.id = id
 			cs.byID[nc.id] = nc
 		}
 		cs.mu.Unlock()
@@ -150,6 +153,20 @@ func (cs *contextSet) acquire(ctx context.Context, l *launch, o *pageOptions) (*
 		return nil, nil, nc.err
 	}
 	return nc, release, nil
+}
+
+// create makes the browser context of key in l: shared with the other
+// processes on l's browser when they share its tabs' ids, else one of this
+// connection's, disposed of with it.
+func (cs *contextSet) create(ctx context.Context, l *launch, key string) (cdp.BrowserContextID, error) {
+	if cs.sharedOn(l) {
+		return cs.sharedContext(ctx, l, key)
+	}
+	res, err := chromedp.CallBrowser(ctx, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(true)})
+	if err != nil {
+		return "", err
+	}
+	return res.BrowserContextID, nil
 }
 
 // addPage records a page of the context.
@@ -198,8 +215,16 @@ func (cs *contextSet) disposeIfEmpty(nc *namedContext) {
 	}
 	cs.forgetLocked(nc)
 	cs.mu.Unlock()
+	if cs.sharedOn(nc.launch) {
+		cs.disposeShared(nc)
+		return
+	}
 	dispose(nc)
 }
+
+// sharedOn reports whether the contexts of l are shared with other
+// processes (ContextIDs).
+func (cs *contextSet) sharedOn(l *launch) bool { return cs.shared != nil && l.identity != "" }
 
 // forgetLocked removes a context from the set; the caller disposes of it.
 func (cs *contextSet) forgetLocked(nc *namedContext) {
@@ -236,7 +261,9 @@ func (cs *contextSet) closeAll() {
 	}
 	cs.mu.Unlock()
 	for _, nc := range all {
-		dispose(nc)
+		if !cs.sharedOn(nc.launch) { // other processes' pages may be in it
+			dispose(nc)
+		}
 	}
 }
 

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 )
 
 // PageIDs hands out the ids of a shared browser's tabs, alike in every
@@ -19,6 +24,22 @@ type PageIDs interface {
 	ForgetPage(ctx context.Context, browser, target string) error
 }
 
+// ContextIDs is a PageIDs that also shares browser contexts between the
+// processes on one browser (*cluster.Locks): with it, SetPageIDs makes the
+// named contexts of NewPage (an agent's own, over HTTP) one per name in
+// all of them, made by whichever needs it first and kept until the last
+// page in it, of any process, closes, so that an agent's pages share
+// cookies and storage whichever process opened them and outlive it.
+type ContextIDs interface {
+	PageIDs
+	// BrowserContext returns the context kept for key in browser, or one
+	// made with create and kept; see cluster.Locks.BrowserContext.
+	BrowserContext(ctx context.Context, browser, key string,
+		create func(context.Context) (string, error), exists func(context.Context, string) (bool, error), drop func(string)) (string, error)
+	// ForgetBrowserContext drops the key of a context disposed of.
+	ForgetBrowserContext(ctx context.Context, browser, key, id string) error
+}
+
 // SetPageIDs makes the tabs of an attached Chrome take their ids from ids,
 // so that every pagemux process on that Chrome shows a tab under the same
 // id. A Chrome that pagemux launched is this process's alone and keeps
@@ -28,7 +49,16 @@ type PageIDs interface {
 // here only once its id came back: chromedp's event loop cannot wait on
 // etcd, so the tab is registered from a goroutine, and events about it
 // that come meanwhile are kept for it (pendingTab).
-func (b *Browser) SetPageIDs(ids PageIDs) { b.pageIDs = ids }
+//
+// When ids is a ContextIDs, browser contexts are shared too.
+func (b *Browser) SetPageIDs(ids PageIDs) {
+	b.pageIDs = ids
+	b.contexts.shared, _ = ids.(ContextIDs)
+}
+
+// Attaches reports whether the browser is one pagemux attaches to, which
+// other processes may drive too, rather than one it launches.
+func (b *Browser) Attaches() bool { return b.cfg.Attaches() }
 
 // pageIDWait bounds the wait for one tab's id.
 const pageIDWait = 10 * time.Second
@@ -128,4 +158,61 @@ func (b *Browser) forgetTab(l *launch, tid target.ID) {
 	if err := b.pageIDs.ForgetPage(ctx, l.identity, string(tid)); err != nil {
 		b.log.Debug("forgetting a closed tab's page id", "target", tid, "error", err)
 	}
+}
+
+// sharedContext returns the browser context of key in l from ContextIDs,
+// made with disposeOnDetach off when none is kept: the context must
+// outlive this process's connection.
+func (cs *contextSet) sharedContext(ctx context.Context, l *launch, key string) (cdp.BrowserContextID, error) {
+	create := func(ctx context.Context) (string, error) {
+		res, err := chromedp.CallBrowser(ctx, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(false)})
+		if err != nil {
+			return "", err
+		}
+		return string(res.BrowserContextID), nil
+	}
+	exists := func(ctx context.Context, id string) (bool, error) {
+		res, err := chromedp.CallBrowser(ctx, target.GetBrowserContexts, cdp.Empty{})
+		if err != nil {
+			return false, err
+		}
+		return slices.Contains(res.BrowserContextIDs, cdp.BrowserContextID(id)), nil
+	}
+	drop := func(id string) {
+		dctx, cancel := context.WithTimeout(l.rootCtx, disposeTimeout)
+		defer cancel()
+		_, _ = chromedp.CallBrowser(dctx, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: cdp.BrowserContextID(id)})
+	}
+	id, err := cs.shared.BrowserContext(ctx, l.identity, contextKey(key), create, exists, drop)
+	return cdp.BrowserContextID(id), err
+}
+
+// disposeShared disposes of a shared context that has no page left in
+// Chrome, of any process, and drops its key; one that still has pages
+// (another process's) is only forgotten here.
+func (cs *contextSet) disposeShared(nc *namedContext) {
+	l := nc.launch
+	if l.gone() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(l.rootCtx, disposeTimeout)
+	defer cancel()
+	infos, err := chromedp.Targets(l.rootCtx)
+	if err != nil {
+		return
+	}
+	for _, info := range infos {
+		if info.BrowserContextID == nc.id {
+			return
+		}
+	}
+	_, _ = chromedp.CallBrowser(ctx, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: nc.id})
+	_ = cs.shared.ForgetBrowserContext(ctx, l.identity, contextKey(nc.key), string(nc.id))
+}
+
+// contextKey is a contextSet key as it goes in etcd: its scope and its
+// name, each escaped, joined by a slash.
+func contextKey(key string) string {
+	scope, name, _ := strings.Cut(key, "\x00")
+	return url.PathEscape(scope) + "/" + url.PathEscape(name)
 }

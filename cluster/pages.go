@@ -95,3 +95,73 @@ func parseID(v []byte, key string) (int, error) {
 	}
 	return id, nil
 }
+
+// Browser contexts. An agent's pages are in a browser context of its own
+// (cookies, storage), and an agent whose requests go to several replicas
+// must find the same one on each: the context's id is kept at
+//
+//	PREFIX/context/BROWSER/KEY = the browser context id
+//
+// The context is made by whichever process needs it first, and must not be
+// disposed of when that process goes (Chrome's disposeOnDetach is for a
+// context of one connection), so it is the process that closes its last
+// page, in any process, that disposes of it and deletes the key.
+
+// BrowserContext returns the id of the browser context that every process
+// uses for key in browser: the one kept, if Chrome still has it (exists),
+// else one made with create (a context that outlives the connection that
+// made it), kept if no other process kept its own first; a context made
+// and not kept is dropped.
+func (l *Locks) BrowserContext(ctx context.Context, browser, key string,
+	create func(context.Context) (string, error), exists func(context.Context, string) (bool, error), drop func(string)) (string, error) {
+	start := time.Now()
+	k := l.opts.Prefix + "context/" + browser + "/" + key
+	for {
+		rctx, cancel := l.requestContext(ctx)
+		res, err := l.cli.Get(rctx, k)
+		cancel()
+		if err != nil {
+			return "", l.unavailable(ctx, "browser context "+key, start, err)
+		}
+		cmp := clientv3.Compare(clientv3.Version(k), "=", 0)
+		if len(res.Kvs) == 1 {
+			id := string(res.Kvs[0].Value)
+			ok, err := exists(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				return id, nil
+			}
+			cmp = clientv3.Compare(clientv3.ModRevision(k), "=", res.Kvs[0].ModRevision) // gone: replace it
+		}
+		id, err := create(ctx)
+		if err != nil {
+			return "", err
+		}
+		rctx, cancel = l.requestContext(ctx)
+		put, err := l.cli.Txn(rctx).If(cmp).Then(clientv3.OpPut(k, id)).Commit()
+		cancel()
+		if err == nil && put.Succeeded {
+			return id, nil
+		}
+		drop(id)
+		if err != nil {
+			return "", l.unavailable(ctx, "browser context "+key, start, err)
+		}
+		// Another process kept its own first: use that one.
+	}
+}
+
+// ForgetBrowserContext deletes the key of a context that was disposed of,
+// unless it names another one by now.
+func (l *Locks) ForgetBrowserContext(ctx context.Context, browser, key, id string) error {
+	start := time.Now()
+	k := l.opts.Prefix + "context/" + browser + "/" + key
+	rctx, cancel := l.requestContext(ctx)
+	defer cancel()
+	if _, err := l.cli.Txn(rctx).If(clientv3.Compare(clientv3.Value(k), "=", id)).Then(clientv3.OpDelete(k)).Commit(); err != nil {
+		return l.unavailable(ctx, "forgetting browser context "+key, start, err)
+	}
+	return nil
+}

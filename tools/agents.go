@@ -296,6 +296,9 @@ func (s *Server) bindAgent(ctx context.Context) (context.Context, func(), error)
 	if !ok {
 		return ctx, func() {}, nil
 	}
+	if err := s.replicas.catchUp(ctx); err != nil { // replicas.go
+		return nil, nil, err
+	}
 	a, took := s.agents.Arrive(a)
 	if took != nil {
 		s.log.Info("a new session took over an agent's pages", "agent", a.ID, "generation", a.Gen, "pages", s.agents.Pages(a))

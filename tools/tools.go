@@ -38,10 +38,12 @@ type Server struct {
 	mcp     *server.MCPServer
 	perf    tracer // performance.go: the running trace, the last summaries
 	// toolTimeout bounds how long one call holds its locks (bound.go).
-	toolTimeout   time.Duration
-	onCall        func(tool, outcome string, took time.Duration)
-	maxOutput     int // response.go
-	agents        *agents.Registry
+	toolTimeout time.Duration
+	onCall      func(tool, outcome string, took time.Duration)
+	maxOutput   int // response.go
+	agents      *agents.Registry
+	replicas    *replicaSets // the agents' sets in etcd; nil without
+
 	keepPages     bool
 	isolateAgents bool
 	cluster       *clusterState // cluster.go; nil: this process's locks alone
@@ -112,6 +114,10 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	}
 	if opts.Cluster != nil {
 		s.cluster = &clusterState{Cluster: *opts.Cluster}
+		if s.agents != nil && b.Attaches() {
+			s.replicas = &replicaSets{s: s}
+			s.agents.Share(s.replicas) // replicas.go
+		}
 	}
 	s.mcp = server.NewMCPServer("pagemux", Version,
 		server.WithToolCapabilities(false),
@@ -144,7 +150,10 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 // Close removes what the server made for itself: the agents' directories
 // in the temp dir (files.go). Files saved under a --workspace are kept. It
 // does not close the browser.
-func (s *Server) Close() error { return s.files.close() }
+func (s *Server) Close() error {
+	s.replicas.close()
+	return s.files.close()
+}
 
 // MCP returns the MCP server, for in-process clients and other transports.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/pagemux/pagemux/internal/etcdtest"
+	"github.com/pagemux/pagemux/internal/mcptest"
+)
+
+// TestReplicasShareAgents: HTTP replicas on one Chrome with --etcd behave as
+// one server to an agent whose requests go to any of them: a page it opened
+// on one is its own on the others, under the same id, and no one else's;
+// its pages share one browser context (cookies), not another agent's;
+// the page it selected on one is the one its next call acts on, wherever
+// that call lands; a replica SIGKILLed takes nothing with it; and a replica
+// started later knows all of it.
+func TestReplicasShareAgents(t *testing.T) {
+	t.Parallel()
+	etcd := etcdtest.Start(t, 1)
+	chrome := debuggableChrome(t)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<title>%s</title><p>%s", r.URL.Path, r.URL.Path)
+	}))
+	defer site.Close()
+	bin := buildBinary(t)
+	flags := []string{"--browser-url=" + chrome, "--etcd=" + strings.Join(etcd.Endpoints(), ","), "--lease-ttl=2s",
+		"--auth-token", "alice=alice-secret-1", "--auth-token", "bob=bob-secret-1", "--log-level=warn"}
+	replica := func() (string, *exec.Cmd) {
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, append([]string{"--http", addr}, flags...)...)
+		base, _ := startHTTPCommand(t, cmd, addr)
+		return base, cmd
+	}
+	as := func(base, secret string) *client.Client {
+		return mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer " + secret}, "")
+	}
+	pageID := func(text string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^(\d+): .*\[selected\]`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no selected page in %s", text)
+		}
+		return m[1]
+	}
+	num := func(id string) int { n, _ := strconv.Atoi(id); return n }
+	where := func(c *client.Client) string {
+		t.Helper()
+		return mustCall(t, c, "evaluate_script", map[string]any{"function": "() => location.pathname"})
+	}
+	base1, cmd1 := replica()
+	base2, _ := replica()
+	alice1, alice2, bob2 := as(base1, "alice-secret-1"), as(base2, "alice-secret-1"), as(base2, "bob-secret-1")
+
+	a := pageID(mustCall(t, alice1, "new_page", map[string]any{"url": site.URL + "/a"}))
+	list := mustCall(t, alice2, "list_pages", nil)
+	if !regexp.MustCompile(`(?m)^` + a + `: .*/a\) \[selected\]`).MatchString(list) {
+		t.Errorf("alice's page %s from replica 1, on replica 2:\n%s", a, list)
+	}
+	if got := where(alice2); !strings.Contains(got, `"/a"`) {
+		t.Errorf("alice's next call on replica 2 acts on %s, want her page /a", got)
+	}
+	res, failed := callTool(t, bob2, "evaluate_script", map[string]any{"pageId": num(a), "function": "() => document.title"})
+	if !failed || !strings.Contains(res, "belongs to another agent") {
+		t.Errorf("bob on alice's page through replica 2: %s", res)
+	}
+	if list := mustCall(t, bob2, "list_pages", nil); strings.Contains(list, "/a") {
+		t.Errorf("bob's list on replica 2 shows alice's page:\n%s", list)
+	}
+
+	b := pageID(mustCall(t, alice2, "new_page", map[string]any{"url": site.URL + "/b"}))
+	if b == a {
+		t.Fatalf("two tabs got one id, %s", a)
+	}
+	if got := where(alice1); !strings.Contains(got, `"/b"`) {
+		t.Errorf("after new_page on replica 2, alice's call on replica 1 acts on %s, want /b", got)
+	}
+	// One context for alice's pages, whichever replica opened them; not bob's.
+	mustCall(t, alice1, "evaluate_script", map[string]any{"pageId": num(a), "function": "() => { document.cookie = 'who=alice'; return document.cookie }"})
+	if got := mustCall(t, alice2, "evaluate_script", map[string]any{"pageId": num(b), "function": "() => document.cookie"}); !strings.Contains(got, "who=alice") {
+		t.Errorf("alice's page from replica 2 lacks the cookie her page from replica 1 set: %s", got)
+	}
+	mustCall(t, bob2, "new_page", map[string]any{"url": site.URL + "/bob"})
+	if got := mustCall(t, bob2, "evaluate_script", map[string]any{"function": "() => document.cookie"}); strings.Contains(got, "alice") {
+		t.Errorf("bob's page has alice's cookie: %s", got)
+	}
+	mustCall(t, alice1, "select_page", map[string]any{"pageId": num(a)})
+	if got := where(alice2); !strings.Contains(got, `"/a"`) {
+		t.Errorf("after select_page on replica 1, alice's call on replica 2 acts on %s, want /a", got)
+	}
+
+	if err := cmd1.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	base3, _ := replica()
+	alice3 := as(base3, "alice-secret-1")
+	for name, c := range map[string]*client.Client{"2": alice2, "3 (started later)": alice3} {
+		list := mustCall(t, c, "list_pages", nil)
+		if !regexp.MustCompile(`(?m)^`+a+`: .*/a\) \[selected\]`).MatchString(list) || !regexp.MustCompile(`(?m)^`+b+`: .*/b\)`).MatchString(list) {
+			t.Errorf("after replica 1 died, alice's pages on replica %s:\n%s", name, list)
+		}
+	}
+	if got := where(alice3); !strings.Contains(got, `"/a"`) {
+		t.Errorf("alice's call on a replica started later acts on %s, want /a", got)
+	}
+}
