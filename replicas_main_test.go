@@ -22,8 +22,9 @@ import (
 // on one is its own on the others, under the same id, and no one else's;
 // its pages share one browser context (cookies), not another agent's;
 // the page it selected on one is the one its next call acts on, wherever
-// that call lands; a replica SIGKILLed takes nothing with it; and a replica
-// started later knows all of it.
+// that call lands; a replica SIGKILLed takes nothing with it; a replica
+// started later knows all of it; and a newer session of the agent on one
+// replica takes over its older one on another.
 func TestReplicasShareAgents(t *testing.T) {
 	t.Parallel()
 	etcd := etcdtest.Start(t, 1)
@@ -112,5 +113,18 @@ func TestReplicasShareAgents(t *testing.T) {
 	}
 	if got := where(alice3); !strings.Contains(got, `"/a"`) {
 		t.Errorf("alice's call on a replica started later acts on %s, want /a", got)
+	}
+
+	// Takeover across replicas: alice's newest MCP session, on replica 3,
+	// takes over her older one on replica 2, as on one server.
+	older := mcptest.HTTPClient(t, base2+"/mcp", map[string]string{"Authorization": "Bearer alice-secret-1"}, "2025-11-25")
+	mustCall(t, older, "list_pages", nil)
+	newer := mcptest.HTTPClient(t, base3+"/mcp", map[string]string{"Authorization": "Bearer alice-secret-1"}, "2025-11-25")
+	mustCall(t, newer, "list_pages", nil)
+	if res, failed := callTool(t, older, "list_pages", nil); !failed || !strings.Contains(res, "this session was taken over") {
+		t.Errorf("alice's older session on replica 2, after a newer one on replica 3: %s", res)
+	}
+	if got := mustCall(t, newer, "evaluate_script", map[string]any{"function": "() => location.pathname"}); !strings.Contains(got, `"/a"`) {
+		t.Errorf("alice's newer session acts on %s, want her selected /a", got)
 	}
 }

@@ -167,6 +167,9 @@ type Replicas interface {
 	Owner(page int, agent string)
 	// Selected says agent's selected page.
 	Selected(agent string, page int)
+	// Arrived says session is agent's newest: the other replicas take
+	// over its older sessions there (ApplyNewest).
+	Arrived(agent, session string)
 }
 
 // Share makes r tell rs of its changes. Call it before the first agent.
@@ -192,6 +195,25 @@ func (r *Registry) ApplySelected(agent string, page int) {
 		s.selected = page
 	} else if page != 0 {
 		r.agents[agent] = &state{selected: page}
+	}
+}
+
+// ApplyNewest takes another replica's news that session is agent's newest
+// session: this replica's current session of agent, if any, is taken over,
+// as Arrive takes over an older session here. News of one of this
+// replica's own sessions changes nothing.
+func (r *Registry) ApplyNewest(agent, session string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ours := r.sessions[session]; ours {
+		return
+	}
+	st, ok := r.agents[agent]
+	if !ok {
+		return
+	}
+	if old, ok := r.sessions[st.session]; ok && old.gen == st.gen && context.Cause(old.ctx) == nil {
+		old.cancel(&ErrTakenOver{Agent: agent, Gen: old.gen, By: old.gen + 1, At: r.now()})
 	}
 }
 
@@ -258,6 +280,8 @@ func (r *Registry) Arrive(a Agent) (_ Agent, tookOver *ErrTakenOver) {
 		a.Gen = 0
 		return a, nil
 	}
+	var ch changes
+	defer r.publish(&ch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sess, ok := r.sessions[a.Session]; ok {
@@ -273,6 +297,10 @@ func (r *Registry) Arrive(a Agent) (_ Agent, tookOver *ErrTakenOver) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r.sessions[a.Session] = &session{agent: a.ID, gen: st.gen, ctx: ctx, cancel: cancel}
 	st.session = a.Session
+	if a.Named() {
+		id, session := a.ID, a.Session
+		ch = append(ch, func(rs Replicas) { rs.Arrived(id, session) })
+	}
 	a.Gen = st.gen
 	return a, tookOver
 }

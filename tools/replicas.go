@@ -23,7 +23,9 @@ import (
 
 // replicaSets is the agents' set in etcd, made on the first call, once the
 // browser's identity is known: IDENTITY/owner/PAGE = the agent that owns
-// the page, IDENTITY/selected/AGENT = the agent's selected page.
+// the page, IDENTITY/selected/AGENT = the agent's selected page,
+// IDENTITY/newest/AGENT = the agent's newest MCP session, which takes over
+// its older sessions on every replica (generations, as on one).
 type replicaSets struct {
 	s *Server
 
@@ -82,6 +84,10 @@ func (rs *replicaSets) apply(identity, key, value string) {
 	case "selected":
 		page, _ := strconv.Atoi(value)
 		rs.s.agents.ApplySelected(name, page)
+	case "newest":
+		if value != "" {
+			rs.s.agents.ApplyNewest(name, value)
+		}
 	}
 }
 
@@ -96,6 +102,12 @@ func (rs *replicaSets) Selected(agent string, page int) {
 		value = strconv.Itoa(page)
 	}
 	rs.write("selected/"+agent, value)
+}
+
+// Arrived writes that session is agent's newest, which takes over its
+// older sessions on the other replicas.
+func (rs *replicaSets) Arrived(agent, session string) {
+	rs.write("newest/"+agent, session)
 }
 
 // write sets one key of the set; a failure is logged: this replica goes
