@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -21,6 +22,8 @@ import (
 // one server to an agent whose requests go to any of them: a page it opened
 // on one is its own on the others, under the same id, and no one else's;
 // its pages share one browser context (cookies), not another agent's;
+// every replica collects a page's console and network from its start, so
+// they list alike (a replica that came later says what it lacks);
 // the page it selected on one is the one its next call acts on, wherever
 // that call lands; a replica SIGKILLed takes nothing with it; a replica
 // started later knows all of it; and a newer session of the agent on one
@@ -31,7 +34,7 @@ func TestReplicasShareAgents(t *testing.T) {
 	chrome := debuggableChrome(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, "<title>%s</title><p>%s", r.URL.Path, r.URL.Path)
+		fmt.Fprintf(w, "<title>%s</title><p>%s<script>console.log('hello from %s'); fetch('/x?from=%s')</script>", r.URL.Path, r.URL.Path, r.URL.Path, r.URL.Path)
 	}))
 	defer site.Close()
 	bin := buildBinary(t)
@@ -71,6 +74,20 @@ func TestReplicasShareAgents(t *testing.T) {
 	if got := where(alice2); !strings.Contains(got, `"/a"`) {
 		t.Errorf("alice's next call on replica 2 acts on %s, want her page /a", got)
 	}
+	// Replica 2 attached to the tab as it appeared, so it collects the
+	// page's history as replica 1 does: the console Chrome replays, and
+	// every request of a document that starts after that (the first one may
+	// have begun before it attached, and its answer then says so).
+	mustCall(t, alice1, "wait_for", map[string]any{"text": []string{"/a"}})
+	if got := mustCall(t, alice2, "list_console_messages", nil); !strings.Contains(got, "hello from /a") {
+		t.Errorf("alice's console on replica 2, of the page replica 1 opened:\n%s", got)
+	}
+	mustCall(t, alice1, "navigate_page", map[string]any{"url": site.URL + "/a?again"})
+	mustCall(t, alice1, "wait_for", map[string]any{"text": []string{"/a"}})
+	waitFor(t, "replica 2 to list the page's fetch", func() bool {
+		got, _ := callTool(t, alice2, "list_network_requests", nil)
+		return strings.Contains(got, "/x?from=/a") && strings.Contains(got, "GET "+site.URL+"/a?again [200]") && !strings.Contains(got, "attached to this page after")
+	})
 	res, failed := callTool(t, bob2, "evaluate_script", map[string]any{"pageId": num(a), "function": "() => document.title"})
 	if !failed || !strings.Contains(res, "belongs to another agent") {
 		t.Errorf("bob on alice's page through replica 2: %s", res)
@@ -107,12 +124,16 @@ func TestReplicasShareAgents(t *testing.T) {
 	alice3 := as(base3, "alice-secret-1")
 	for name, c := range map[string]*client.Client{"2": alice2, "3 (started later)": alice3} {
 		list := mustCall(t, c, "list_pages", nil)
-		if !regexp.MustCompile(`(?m)^`+a+`: .*/a\) \[selected\]`).MatchString(list) || !regexp.MustCompile(`(?m)^`+b+`: .*/b\)`).MatchString(list) {
+		if !regexp.MustCompile(`(?m)^`+a+`: /a \(.*\) \[selected\]`).MatchString(list) || !regexp.MustCompile(`(?m)^`+b+`: .*/b\)`).MatchString(list) {
 			t.Errorf("after replica 1 died, alice's pages on replica %s:\n%s", name, list)
 		}
 	}
 	if got := where(alice3); !strings.Contains(got, `"/a"`) {
 		t.Errorf("alice's call on a replica started later acts on %s, want /a", got)
+	}
+	// A replica that came after the page loaded says what it lacks.
+	if got := mustCall(t, alice3, "list_network_requests", nil); !strings.Contains(got, "pagemux attached to this page after its document had started") {
+		t.Errorf("the requests of a page older than replica 3, there:\n%s", got)
 	}
 
 	// Takeover across replicas: alice's newest MCP session, on replica 3,
@@ -126,5 +147,16 @@ func TestReplicasShareAgents(t *testing.T) {
 	}
 	if got := mustCall(t, newer, "evaluate_script", map[string]any{"function": "() => location.pathname"}); !strings.Contains(got, `"/a"`) {
 		t.Errorf("alice's newer session acts on %s, want her selected /a", got)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 30 s: for
+// what a test can only see by asking (another process's state).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %s", what)
+		}
 	}
 }

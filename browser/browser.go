@@ -363,6 +363,9 @@ func (b *Browser) adoptExisting(l *launch) error {
 				return err
 			}
 			p.setInfo(info.URL, info.Title)
+			if b.sharedIDs(l) && p != first {
+				b.watchShared(p)
+			}
 		}
 	}
 	return nil

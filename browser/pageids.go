@@ -42,7 +42,7 @@ type ContextIDs interface {
 
 // SetPageIDs makes the tabs of an attached Chrome take their ids from ids,
 // so that every pagemux process on that Chrome shows a tab under the same
-// id. A Chrome that pagemux launched is this process's alone and keeps
+// id, and attaches to each tab as it appears (watchShared). A Chrome that pagemux launched is this process's alone and keeps
 // counting its own. Call it before the first Start.
 //
 // A tab another process (or the page's own script) opens is then known
@@ -109,6 +109,7 @@ func (b *Browser) tabCreated(l *launch, info *target.Info) {
 			p, err := b.register(l, info.TargetID, info.URL)
 			if err == nil {
 				b.noteOpener(p, info.OpenerID)
+				b.watchShared(p)
 				return
 			}
 			if errors.Is(err, errTabGone) {
@@ -123,6 +124,19 @@ func (b *Browser) tabCreated(l *launch, info *target.Info) {
 				return
 			}
 			delay = min(2*delay, 5*time.Second)
+		}
+	}()
+}
+
+// watchShared attaches to a tab of a shared browser at once, rather than at
+// its first call here, so that this process collects its console and
+// network from its start as the process that opened it does: an agent's
+// list_console_messages and list_network_requests then answer alike on
+// every replica, and nothing is lost with the replica that opened the tab.
+func (b *Browser) watchShared(p *Page) {
+	go func() {
+		if err := p.attach(b.quitContext()); err != nil && !p.Closed() {
+			b.log.Debug("attaching to a tab of the shared browser", "page", p.ID, "error", err)
 		}
 	}()
 }
