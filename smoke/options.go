@@ -91,6 +91,8 @@ type Options struct {
 	// Cookies (--cookie, NAME=VALUE) are set for the hosts of the pages
 	// checked before the first loads; never printed.
 	Cookies [][2]string
+	// A11y are the --a11y flags; no Tags, no a11y check.
+	A11y A11yOptions
 }
 
 // flagValues holds the flags as typed, before Finish checks them.
@@ -106,6 +108,9 @@ type flagValues struct {
 	cookies       listFlag
 	basicAuth     string
 	sitemaps      listFlag
+	a11y          string
+	a11yIgnore    listFlag
+	a11yImpact    string
 }
 
 type listFlag []string
@@ -136,6 +141,9 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.texts, "expect-text", "every page must show `TEXT`; repeatable")
 	fs.Var(&v.sels, "expect-selector", "every page must have an element matching `CSS`; repeatable")
 	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 (categories: "+strings.Join(Categories, ", ")+"; one audit at a time, while the other pages go on)")
+	fs.StringVar(&v.a11y, "a11y", "", "check every page with axe-core (built in) for the rules of `LEVELS`, comma-separated: wcag2a, wcag2aa, wcag2aaa, wcag21a, wcag21aa, wcag22aa (each level includes those below it), best-practice, section508, EN-301-549; every violation is listed with its rule, impact, elements and help page")
+	fs.Var(&v.a11yIgnore, "a11y-ignore", "do not run the axe `RULE`, such as color-contrast (a violation's first word in the report); repeatable, or comma-separated")
+	fs.StringVar(&v.a11yImpact, "a11y-impact", "minor", "the lowest `IMPACT` of an axe violation that fails a page: minor, moderate, serious or critical; those below it are warnings")
 	fs.StringVar(&v.failOn, "fail-on", "error", "`LEVEL` that fails a page: error, or warning (console warnings, DevTools issues, a network that never went quiet)")
 	fs.StringVar(&o.JSONPath, "json", "", "write the full report as JSON to `FILE`")
 	fs.StringVar(&o.JUnitPath, "junit", "", "write a JUnit XML report to `FILE`: one testcase per page and check")
@@ -192,6 +200,9 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		}
 	}
 	o.ExpectText, o.ExpectSelector = v.texts, v.sels
+	if o.A11y, err = parseA11y(v.a11y, v.a11yIgnore, v.a11yImpact); err != nil {
+		return nil, err
+	}
 	if o.Headers, err = v.requestHeaders(); err != nil {
 		return nil, err
 	}

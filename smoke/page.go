@@ -30,6 +30,8 @@ type checker struct {
 	tmp   string // a workspace of the run's own, for Lighthouse reports
 	shots string // --screenshots, absolute
 	prog  *progress
+	// axePath is the axe-core runner in tmp, when --a11y is given.
+	axePath string
 }
 
 // checkNames are the checks every page gets, in order.
@@ -40,6 +42,9 @@ func (k *checker) checkNames() []string {
 	}
 	for _, s := range k.o.ExpectSelector {
 		names = append(names, "expect-selector: "+s)
+	}
+	if len(k.o.A11y.Tags) > 0 {
+		names = append(names, checkA11y)
 	}
 	for _, c := range sortedCategories(k.o.Lighthouse) {
 		names = append(names, "lighthouse: "+c)
@@ -79,6 +84,10 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 	k.console(ctx, id, p)
 	k.requests(ctx, id, docID, p)
 	k.expectations(ctx, id, p)
+	if k.axePath != "" {
+		k.prog.set(n, "checking accessibility")
+		k.a11y(ctx, id, p)
+	}
 	p.judge(k.o.FailOn)
 	if !p.Passed {
 		k.screenshot(ctx, n, id, p)

@@ -43,6 +43,8 @@ type Page struct {
 	Time Millis `json:"timeMs"`
 	// Checks are the checks run, in a fixed order (checkNames).
 	Checks []*Check `json:"checks"`
+	// A11y is what axe-core found, with --a11y.
+	A11y *A11yResult `json:"a11y,omitempty"`
 	// Scores are the Lighthouse category scores, 0 to 1.
 	Scores map[string]float64 `json:"lighthouse,omitempty"`
 	// Screenshot is the file of a failing page's screenshot (or of the
@@ -65,6 +67,10 @@ type Check struct {
 	Problems []Problem `json:"problems,omitempty"`
 	// Note says why a check was skipped or could not run.
 	Note string `json:"note,omitempty"`
+	// Summary, when set, is a failed check's one line in JUnit, for a check
+	// whose problems each matter (the a11y check's violations): else the
+	// first failing problem is.
+	Summary string `json:"summary,omitempty"`
 	// Started is when the check began: the load for load, the audit's tab
 	// for lighthouse; zero for checks that read what the load gathered.
 	Started time.Time `json:"started,omitzero"`

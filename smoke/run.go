@@ -201,6 +201,11 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	}
 
 	k := &checker{a: &agent{c: c}, o: o, tmp: tmp, shots: shots, prog: prog}
+	if len(o.A11y.Tags) > 0 {
+		if k.axePath, err = writeAxeRunner(tmp, o.A11y); err != nil {
+			return nil, err
+		}
+	}
 	r.Pages = make([]*Page, len(o.URLs))
 	for i, u := range o.URLs {
 		r.Pages[i] = k.newPage(u)

@@ -94,8 +94,12 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 	case failed > 0 && failed == len(r.Pages) && unreachable(r) != "":
 		fmt.Fprintf(w, "FAIL: no page could be reached (%s): is the site up, at the address given? Start it before pagemux smoke, or check the URLs (--base-url).\n", unreachable(r))
 	case failed > 0:
-		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with --ignore-console REGEX / --ignore-request REGEX.\n",
-			plural(failed, "page"), r.FailOn)
+		noise := "--ignore-console REGEX / --ignore-request REGEX"
+		if failedCheck(r, checkA11y) {
+			noise += " / --a11y-ignore RULE (or --a11y-impact serious)"
+		}
+		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with %s.\n",
+			plural(failed, "page"), r.FailOn, noise)
 	default:
 		fmt.Fprintf(w, "PASS: every page passed.\n")
 	}
@@ -126,4 +130,16 @@ func unreachable(r *Report) string {
 		}
 	}
 	return strings.Join(kinds, ", ")
+}
+
+// failedCheck says whether the check of that name failed on a page.
+func failedCheck(r *Report, name string) bool {
+	for _, p := range r.Pages {
+		for _, c := range p.Checks {
+			if c.Name == name && c.Result == Fail {
+				return true
+			}
+		}
+	}
+	return false
 }
