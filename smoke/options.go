@@ -91,6 +91,9 @@ type Options struct {
 	// Cookies (--cookie, NAME=VALUE) are set for the hosts of the pages
 	// checked before the first loads; never printed.
 	Cookies [][2]string
+	// StorageState (--storage-state) is set before the first page loads:
+	// its cookies browser-wide, its localStorage in each tab; never printed.
+	StorageState *StorageState
 	// A11y are the --a11y flags; no Tags, no a11y check.
 	A11y A11yOptions
 }
@@ -109,6 +112,7 @@ type flagValues struct {
 	basicAuth     string
 	sitemaps      listFlag
 	a11y          string
+	storageState  string
 	a11yIgnore    listFlag
 	a11yImpact    string
 }
@@ -151,6 +155,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.headers, "header", "send `'NAME: VALUE'` with every request to the checked pages' origins (never to another origin), such as a preview deployment's token; $VAR or ${VAR} in VALUE is read from the environment, so that the secret stays off the command line; never printed; repeatable")
 	fs.Var(&v.cookies, "cookie", "set the cookie `NAME=VALUE` for the checked pages' hosts before the first page loads, such as a logged-in session ($VAR read from the environment, as --header's); never printed; repeatable")
 	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
+	fs.StringVar(&v.storageState, "storage-state", "", "start logged in: set the cookies (scoped as the file says) and localStorage (before each page's scripts run) of `FILE`, as Playwright's storageState({path}) writes it; never printed")
 	fs.StringVar(&o.LogFile, "log-file", "", "append pagemux's logs to `FILE` (default: none)")
 	return &Flags{v: v}
 }
@@ -200,6 +205,11 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		}
 	}
 	o.ExpectText, o.ExpectSelector = v.texts, v.sels
+	if v.storageState != "" {
+		if o.StorageState, err = readStorageState(v.storageState); err != nil {
+			return nil, err
+		}
+	}
 	if o.A11y, err = parseA11y(v.a11y, v.a11yIgnore, v.a11yImpact); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pagemux/pagemux/browser"
 )
 
 // Check names, in report order; expect and lighthouse checks add their
@@ -26,10 +28,14 @@ const (
 // checker checks pages through the tools, one tab each.
 type checker struct {
 	a     *agent
+	b     *browser.Browser
 	o     *Options
 	tmp   string // a workspace of the run's own, for Lighthouse reports
 	shots string // --screenshots, absolute
 	prog  *progress
+	// initScript runs in every document of the tabs before the page's
+	// own scripts (--storage-state's localStorage); "" for none.
+	initScript string
 	// axePath is the axe-core runner in tmp, when --a11y is given.
 	axePath string
 }
@@ -108,11 +114,25 @@ func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 	if !ok {
 		return 0, nil, fmt.Errorf("new_page: no page of context %s in its answer:\n%s", name, text)
 	}
-	return id, func() {
+	closeTab := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_, _ = k.a.call(cctx, "close_page", map[string]any{"pageId": id})
-	}, nil
+	}
+	if k.initScript != "" {
+		// No tool adds a script to run before a page's own; the page's
+		// own Chrome session does, as Playwright's addInitScript.
+		err := errors.New("no such page")
+		var pg *browser.Page
+		if pg, err = k.b.Page(id); err == nil {
+			_, err = pg.AddInitScript(ctx, k.initScript)
+		}
+		if err != nil {
+			closeTab()
+			return 0, nil, fmt.Errorf("set the storage state's localStorage in tab %d: %w", id, err)
+		}
+	}
+	return id, closeTab, nil
 }
 
 // load navigates, waits for the network to go quiet, and checks the main

@@ -184,6 +184,11 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 			return nil, fmt.Errorf("--cookie: %w", err)
 		}
 	}
+	if st := o.StorageState; st != nil && len(st.Cookies) > 0 {
+		if err := b.SetCookies(ctx, st.cookieParams()); err != nil {
+			return nil, &UsageError{fmt.Sprintf("--storage-state: Chrome refused its cookies: %v; check their domain, path and sameSite", err)}
+		}
+	}
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: lockWait})
 	// A load may take --timeout, past the tools' default bound.
 	toolTimeout := max(tools.DefaultToolTimeout, o.Timeout+afterLoad)
@@ -200,7 +205,10 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		return nil, fmt.Errorf("initialize the MCP session: %w", err)
 	}
 
-	k := &checker{a: &agent{c: c}, o: o, tmp: tmp, shots: shots, prog: prog}
+	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog}
+	if o.StorageState != nil {
+		k.initScript = o.StorageState.localStorageScript()
+	}
 	if len(o.A11y.Tags) > 0 {
 		if k.axePath, err = writeAxeRunner(tmp, o.A11y); err != nil {
 			return nil, err
