@@ -94,6 +94,10 @@ type Options struct {
 	// StorageState (--storage-state) is set before the first page loads:
 	// its cookies browser-wide, its localStorage in each tab; never printed.
 	StorageState *StorageState
+	// Steps (--steps) run in each page after it loads, before its checks.
+	Steps *StepsFile
+	// Login (--login) runs once, before every page, in a tab of its own.
+	Login []Step
 	// A11y are the --a11y flags; no Tags, no a11y check.
 	A11y A11yOptions
 }
@@ -113,6 +117,7 @@ type flagValues struct {
 	sitemaps      listFlag
 	a11y          string
 	storageState  string
+	steps, login  string
 	a11yIgnore    listFlag
 	a11yImpact    string
 }
@@ -156,6 +161,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.cookies, "cookie", "set the cookie `NAME=VALUE` for the checked pages' hosts before the first page loads, such as a logged-in session ($VAR read from the environment, as --header's); never printed; repeatable")
 	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
 	fs.StringVar(&v.storageState, "storage-state", "", "start logged in: set the cookies (scoped as the file says) and localStorage (before each page's scripts run) of `FILE`, as Playwright's storageState({path}) writes it; never printed")
+	fs.StringVar(&v.steps, "steps", "", "before a page is checked, run the steps of `FILE` (JSON, or YAML for .yaml/.yml): navigate, click, fill, press, waitForSelector, waitForURL, waitForText; for every page, or by page URL or path ({\"all\": [...], \"pages\": {\"/checkout\": [...]}}); a fill's value may be $VAR, from the environment, never printed; a failed step fails the page, naming it")
+	fs.StringVar(&v.login, "login", "", "log in first: run the steps of `FILE` (as --steps', a list, its first a navigate) once, before every page, in a tab of the same browser context, so that every page has its cookies; a failed step fails every page, naming it")
 	fs.StringVar(&o.LogFile, "log-file", "", "append pagemux's logs to `FILE` (default: none)")
 	return &Flags{v: v}
 }
@@ -272,7 +279,48 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		o.Sitemaps = append(o.Sitemaps, u)
 	}
 	o.SitemapBase = base
+	if v.steps != "" {
+		if o.Steps, err = readStepsFile("--steps", v.steps, base, true); err != nil {
+			return nil, err
+		}
+	}
+	if v.login != "" {
+		if o.Login, err = readLogin(v.login, base, o.URLs); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
+}
+
+// readLogin reads --login: a list of steps whose first is a navigate, its
+// path on --base-url, or on the first page's site.
+func readLogin(file string, base *url.URL, urls []string) ([]Step, error) {
+	sf, err := readStepsFile("--login", file, base, false)
+	if err != nil {
+		return nil, err
+	}
+	steps := sf.All
+	if steps[0].Kind != stepNavigate {
+		return nil, fmt.Errorf("--login %s: step 1 is %s: the first step is a navigate, to the login page, such as {\"navigate\": \"/login\"}", file, steps[0].describe())
+	}
+	for i, s := range steps {
+		if s.Kind != stepNavigate || !strings.HasPrefix(s.Target, "/") {
+			continue
+		}
+		on := base
+		if on == nil && len(urls) > 0 {
+			on, _ = url.Parse(urls[0])
+		}
+		if on == nil {
+			return nil, fmt.Errorf("--login %s: step %d (%s) is a path: give --base-url, or the full URL", file, i+1, s.describe())
+		}
+		ref, err := url.Parse(s.Target)
+		if err != nil {
+			return nil, fmt.Errorf("--login %s: step %d (%s): %v", file, i+1, s.describe(), err)
+		}
+		steps[i].Target = on.ResolveReference(ref).String()
+	}
+	return steps, nil
 }
 
 func compile(flagName, expr string) (*regexp.Regexp, error) {

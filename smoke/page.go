@@ -40,9 +40,17 @@ type checker struct {
 	axePath string
 }
 
-// checkNames are the checks every page gets, in order.
-func (k *checker) checkNames() []string {
-	names := []string{checkLoad, checkConsole, checkRequests, checkIssues}
+// checkNames are the checks the page of url gets, in order.
+func (k *checker) checkNames(url string) []string {
+	var names []string
+	if len(k.o.Login) > 0 {
+		names = append(names, checkLogin)
+	}
+	names = append(names, checkLoad)
+	if len(k.o.Steps.stepsFor(url)) > 0 {
+		names = append(names, checkSteps)
+	}
+	names = append(names, checkConsole, checkRequests, checkIssues)
 	for _, t := range k.o.ExpectText {
 		names = append(names, "expect-text: "+t)
 	}
@@ -85,6 +93,10 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 		p.judge(k.o.FailOn)
 		k.screenshot(ctx, n, id, p)
 		return false
+	}
+	if steps := k.o.Steps.stepsFor(p.URL); len(steps) > 0 {
+		k.prog.set(n, "running its steps")
+		k.runSteps(ctx, id, steps, p.check(checkSteps))
 	}
 	k.prog.set(n, "checking")
 	k.console(ctx, id, p)
@@ -482,10 +494,10 @@ func (k *checker) expectations(ctx context.Context, id int, p *Page) {
 	}
 }
 
-// skipRest marks every check but load as skipped.
+// skipRest marks every check but load (and login) as skipped.
 func (k *checker) skipRest(p *Page, why string) {
-	for _, name := range k.checkNames()[1:] {
-		if c := p.check(name); c.Result == Pass && len(c.Problems) == 0 {
+	for _, name := range k.checkNames(p.URL) {
+		if c := p.check(name); name != checkLoad && name != checkLogin && c.Result == Pass && len(c.Problems) == 0 {
 			c.skip(why)
 		}
 	}

@@ -125,6 +125,9 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 			return nil, &UsageError{fmt.Sprintf("--lighthouse: %v", err)}
 		}
 	}
+	if keys := o.Steps.unmatched(o.URLs); len(keys) > 0 {
+		return nil, &UsageError{fmt.Sprintf("--steps: the pages %q are none of the pages checked; key a page's steps by its URL as checked (such as %s) or by its path", keys, o.URLs[0])}
+	}
 	log, closeLog, err := logger(o.LogFile)
 	if err != nil {
 		return nil, err
@@ -218,7 +221,9 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	for i, u := range o.URLs {
 		r.Pages[i] = k.newPage(u)
 	}
-	k.runAll(ctx, r.Pages)
+	if len(o.Login) == 0 || k.loginFirst(ctx, r.Pages) {
+		k.runAll(ctx, r.Pages)
+	}
 	r.Passed = true
 	for _, p := range r.Pages {
 		r.Passed = r.Passed && p.Passed
@@ -283,7 +288,7 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 // newPage is a page to check, its checks in report order.
 func (k *checker) newPage(url string) *Page {
 	p := &Page{URL: url}
-	for _, name := range k.checkNames() {
+	for _, name := range k.checkNames(url) {
 		p.check(name)
 	}
 	return p
