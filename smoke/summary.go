@@ -93,6 +93,8 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 			"  add --junit report.xml for CI, --lighthouse accessibility=0.9 for scores; pagemux smoke --help lists the checks.")
 	case failed > 0 && failed == len(r.Pages) && unreachable(r) != "":
 		fmt.Fprintf(w, "FAIL: no page could be reached (%s): is the site up, at the address given? Start it before pagemux smoke, or check the URLs (--base-url).\n", unreachable(r))
+	case failed > 0 && failedCheck(r, checkLogin):
+		fmt.Fprintln(w, "FAIL: the login (--login) failed, so no page was checked: see the step above and what the page showed; fix the steps, or the credentials they fill in.")
 	case failed > 0:
 		noise := "--ignore-console REGEX / --ignore-request REGEX"
 		if failedCheck(r, checkA11y) {
