@@ -38,6 +38,8 @@ type checker struct {
 	initScript string
 	// axePath is the axe-core runner in tmp, when --a11y is given.
 	axePath string
+	// linkResults are --check-links' outcomes, shared by the pages.
+	linkResults linkResults
 }
 
 // checkNames are the checks the page of url gets, in order.
@@ -59,6 +61,9 @@ func (k *checker) checkNames(url string) []string {
 	}
 	if len(k.o.A11y.Tags) > 0 {
 		names = append(names, checkA11y)
+	}
+	if k.o.CheckLinks {
+		names = append(names, checkLinks)
 	}
 	for _, c := range sortedCategories(k.o.Lighthouse) {
 		names = append(names, "lighthouse: "+c)
@@ -105,6 +110,10 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 	if k.axePath != "" {
 		k.prog.set(n, "checking accessibility")
 		k.a11y(ctx, id, p)
+	}
+	if k.o.CheckLinks {
+		k.prog.set(n, "checking its links")
+		k.links(ctx, id, p)
 	}
 	p.judge(k.o.FailOn)
 	if !p.Passed {
