@@ -243,7 +243,8 @@ Usage: pagemux smoke [flags] URL...
 Each page loads in its own tab (--parallel at once), kept visible and focused as a tab in front is,
 and, once its network is quiet, is checked for: its HTTP status, uncaught exceptions and console
 errors, failed requests, DevTools issues, and --expect-text, --expect-selector, --a11y (axe-core,
-built in), --check-links and --lighthouse when given; --steps and --login act on pages first. Exit 0: all pass; 1: a check failed; 2: bad usage, or Chrome could not start.
+built in), --check-links and --lighthouse when given; --steps and --login act on pages first, and
+--crawl N checks N pages more that their links lead to. Exit 0: all pass; 1: a check failed; 2: bad usage, or Chrome could not start.
 
 Flags (the browser flags are the server's):
 `

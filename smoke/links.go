@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -76,24 +77,33 @@ type linkResult struct {
 	err    string // why it could not be fetched
 }
 
-// links checks the page's links: those no other page has claimed it
-// fetches from the page, then it waits for the others' outcomes.
-func (k *checker) links(ctx context.Context, id int, p *Page) {
-	c := p.check(checkLinks)
-	start := time.Now()
-	defer func() { c.Time = Millis(time.Since(start)) }()
+// pageLinks reads the page's same-origin links, for --check-links and
+// --crawl: those --ignore-request skips, and sign-out links when the run
+// has a session, left out.
+func (k *checker) pageLinks(ctx context.Context, id int) ([]string, error) {
 	text, err := k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": linksJS, "waitForStableDom": false})
 	var urls []string
 	if err == nil {
 		err = scriptResult(text, &urls)
 	}
 	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(urls, func(u string) bool {
+		return (k.o.IgnoreRequest != nil && k.o.IgnoreRequest.MatchString(u)) || (k.loggedIn() && signOut.MatchString(u))
+	}), nil
+}
+
+// links checks the page's links: those no other page has claimed it
+// fetches from the page, then it waits for the others' outcomes.
+func (k *checker) links(ctx context.Context, id int, p *Page, urls []string, err error) {
+	c := p.check(checkLinks)
+	start := time.Now()
+	defer func() { c.Time = Millis(time.Since(start)) }()
+	if err != nil {
 		c.broken(err)
 		return
 	}
-	urls = slices.DeleteFunc(urls, func(u string) bool {
-		return (k.o.IgnoreRequest != nil && k.o.IgnoreRequest.MatchString(u)) || (k.loggedIn() && signOut.MatchString(u))
-	})
 	if len(urls) > maxLinks {
 		c.add(Warning, "%d more links than the %d checked of a page were not checked", len(urls)-maxLinks, maxLinks)
 		urls = urls[:maxLinks]
@@ -174,4 +184,43 @@ func (lr *linkResults) claim(urls []string) (mine []string, all []*linkResult) {
 		all = append(all, r)
 	}
 	return mine, all
+}
+
+// notPages are the extensions of links --crawl does not follow: files a
+// browser downloads or shows as they are, not pages to check.
+var notPages = regexp.MustCompile(`(?i)\.(pdf|zip|gz|tgz|tar|rar|7z|dmg|exe|msi|apk|png|jpe?g|gif|webp|avif|svg|ico|mp[34]|webm|mov|avi|wav|ogg|woff2?|ttf|css|js|json|xml|txt|csv|docx?|xlsx?|pptx?)$`)
+
+// crawl adds the pages p links to that no page of the run has, up to
+// --crawl of them in all, to r.Pages, in link order. Call it with r.Pages
+// guarded.
+func (k *checker) crawl(ctx context.Context, r *Report, p *Page) {
+	if k.o.Crawl == 0 || ctx.Err() != nil || p.Status == 0 || p.Status >= 400 {
+		return
+	}
+	if k.seen == nil {
+		k.seen = map[string]bool{}
+		for _, q := range r.Pages {
+			k.seen[withoutFragment(q.URL)] = true
+		}
+	}
+	for _, u := range p.links {
+		if k.crawled >= k.o.Crawl {
+			return
+		}
+		if k.seen[u] || notPages.MatchString(strings.SplitN(u, "?", 2)[0]) {
+			continue
+		}
+		k.seen[u] = true
+		k.crawled++
+		np := k.newPage(u)
+		np.FoundOn = p.URL
+		r.Pages = append(r.Pages, np)
+		k.prog.add(u)
+	}
+}
+
+// withoutFragment is u without its #fragment, as links are compared.
+func withoutFragment(u string) string {
+	before, _, _ := strings.Cut(u, "#")
+	return before
 }

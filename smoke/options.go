@@ -98,6 +98,9 @@ type Options struct {
 	Steps *StepsFile
 	// Login (--login) runs once, before every page, in a tab of its own.
 	Login []Step
+	// Crawl (--crawl) is how many pages more to check, found by following
+	// the same-origin links of those checked.
+	Crawl int
 	// CheckLinks (--check-links) requests every same-origin link of each
 	// page.
 	CheckLinks bool
@@ -164,6 +167,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.cookies, "cookie", "set the cookie `NAME=VALUE` for the checked pages' hosts before the first page loads, such as a logged-in session ($VAR read from the environment, as --header's); never printed; repeatable")
 	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
 	fs.BoolVar(&o.CheckLinks, "check-links", false, "request every link (<a href>) of each page to its own origin, HEAD then GET if HEAD fails, as the page would (its cookies and headers); a link answering 400 or more, or failing, fails the page; each link once per run; --ignore-request REGEX skips links, and with a session (--login, --cookie, --storage-state) sign-out links are skipped")
+	fs.IntVar(&o.Crawl, "crawl", 0, "also check up to `N` pages found by following the same-origin links of the pages checked (and of those found, breadth first), each once; files (.pdf, images …) and, with a session, sign-out links are not followed")
 	fs.StringVar(&v.storageState, "storage-state", "", "start logged in: set the cookies (scoped as the file says) and localStorage (before each page's scripts run) of `FILE`, as Playwright's storageState({path}) writes it; never printed")
 	fs.StringVar(&v.steps, "steps", "", "before a page is checked, run the steps of `FILE` (JSON, or YAML for .yaml/.yml): navigate, click, fill, press, waitForSelector, waitForURL, waitForText; for every page, or by page URL or path ({\"all\": [...], \"pages\": {\"/checkout\": [...]}}); a fill's value may be $VAR, from the environment, never printed; a failed step fails the page, naming it")
 	fs.StringVar(&v.login, "login", "", "log in first: run the steps of `FILE` (as --steps', a list, its first a navigate) once, before every page, in a tab of the same browser context, so that every page has its cookies; a failed step fails every page, naming it")
@@ -262,6 +266,9 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 	}
 	if o.Retries < 0 || o.Retries > 10 {
 		return nil, fmt.Errorf("--retries %d: want 0 to 10", o.Retries)
+	}
+	if o.Crawl < 0 || o.Crawl > 10000 {
+		return nil, fmt.Errorf("--crawl %d: want 0 (no crawl) to 10000 pages", o.Crawl)
 	}
 	if o.MaxPages < 0 {
 		return nil, fmt.Errorf("--max-pages %d: want 0 (all) or more", o.MaxPages)

@@ -40,6 +40,10 @@ type checker struct {
 	axePath string
 	// linkResults are --check-links' outcomes, shared by the pages.
 	linkResults linkResults
+	// seen are the URLs of the run's pages and crawled how many --crawl
+	// added, guarded as the report's pages are (runAll).
+	seen    map[string]bool
+	crawled int
 }
 
 // checkNames are the checks the page of url gets, in order.
@@ -111,9 +115,14 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 		k.prog.set(n, "checking accessibility")
 		k.a11y(ctx, id, p)
 	}
-	if k.o.CheckLinks {
-		k.prog.set(n, "checking its links")
-		k.links(ctx, id, p)
+	if k.o.CheckLinks || k.o.Crawl > 0 {
+		k.prog.set(n, "reading its links")
+		links, err := k.pageLinks(ctx, id)
+		p.links = links
+		if k.o.CheckLinks {
+			k.prog.set(n, "checking its links")
+			k.links(ctx, id, p, links, err)
+		}
 	}
 	p.judge(k.o.FailOn)
 	if !p.Passed {

@@ -30,6 +30,8 @@ type Report struct {
 // Page is one URL's outcome.
 type Page struct {
 	URL string `json:"url"`
+	// FoundOn is the page whose link --crawl followed here.
+	FoundOn string `json:"foundOn,omitempty"`
 	// FinalURL is where the page ended up, when redirects moved it.
 	FinalURL string `json:"finalUrl,omitempty"`
 	// Passed says no check failed at the run's --fail-on level.
@@ -55,6 +57,7 @@ type Page struct {
 	Attempts int `json:"attempts,omitempty"`
 
 	started time.Time
+	links   []string // same-origin links, read for --check-links and --crawl
 }
 
 // Check is one check of a page.
