@@ -2,7 +2,9 @@
 // parallel tabs of a real Chrome, through the same MCP tools and per-page
 // locks an agent uses, checks each page (HTTP status, uncaught exceptions and
 // console errors, failed requests, DevTools issues, expected text and
-// elements, Lighthouse scores) and reports which are broken.
+// elements, accessibility with axe-core, links, Lighthouse scores) and
+// reports which are broken. Steps (--steps, --login) act on pages before
+// the checks; --crawl adds the pages their links lead to.
 //
 // It does not parse pagemux's server flags: main adds the browser flags to
 // the same flag set and hands over the browser.Config they make.
@@ -122,10 +124,10 @@ type flagValues struct {
 	basicAuth     string
 	sitemaps      listFlag
 	a11y          string
-	storageState  string
-	steps, login  string
 	a11yIgnore    listFlag
 	a11yImpact    string
+	storageState  string
+	steps, login  string
 }
 
 type listFlag []string

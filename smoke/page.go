@@ -40,8 +40,8 @@ type checker struct {
 	axePath string
 	// linkResults are --check-links' outcomes, shared by the pages.
 	linkResults linkResults
-	// seen are the URLs of the run's pages and crawled how many --crawl
-	// added, guarded as the report's pages are (runAll).
+	// seen are the URLs of the run's pages, crawled the pages --crawl
+	// added; both guarded as the report's pages are (runAll).
 	seen    map[string]bool
 	crawled int
 }
@@ -152,9 +152,8 @@ func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 	if k.initScript != "" {
 		// No tool adds a script to run before a page's own; the page's
 		// own Chrome session does, as Playwright's addInitScript.
-		err := errors.New("no such page")
-		var pg *browser.Page
-		if pg, err = k.b.Page(id); err == nil {
+		pg, err := k.b.Page(id)
+		if err == nil {
 			_, err = pg.AddInitScript(ctx, k.initScript)
 		}
 		if err != nil {

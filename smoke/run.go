@@ -130,7 +130,8 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 			return nil, &UsageError{fmt.Sprintf("--lighthouse: %v", err)}
 		}
 	}
-	if keys := o.Steps.unmatched(o.URLs); len(keys) > 0 {
+	// A key may name a page --crawl is yet to find.
+	if keys := o.Steps.unmatched(o.URLs); len(keys) > 0 && o.Crawl == 0 {
 		return nil, &UsageError{fmt.Sprintf("--steps: the pages %q are none of the pages checked; key a page's steps by its URL as checked (such as %s) or by its path", keys, o.URLs[0])}
 	}
 	log, closeLog, err := logger(o.LogFile)

@@ -98,7 +98,7 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 	case failed > 0:
 		noise := "--ignore-console REGEX / --ignore-request REGEX"
 		if failedCheck(r, checkA11y) {
-			noise += " / --a11y-ignore RULE (or --a11y-impact serious)"
+			noise += " / --a11y-ignore RULE (or a higher --a11y-impact)"
 		}
 		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with %s.\n",
 			plural(failed, "page"), r.FailOn, noise)
