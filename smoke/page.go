@@ -86,7 +86,8 @@ const afterLoad = 30 * time.Second
 // check loads page n in a tab of its own and runs the checks but
 // Lighthouse's; it reports whether the page loaded well enough to audit.
 func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
-	ctx, cancel := context.WithTimeout(ctx, k.o.Timeout+afterLoad)
+	steps := k.o.Steps.stepsFor(p.URL)
+	ctx, cancel := context.WithTimeout(ctx, k.o.Timeout+afterLoad+k.stepsTime(steps))
 	defer cancel()
 	k.prog.set(n, "opening a tab")
 	id, closeTab, err := k.open(ctx, fmt.Sprintf("smoke-%d", n))
@@ -103,7 +104,7 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 		k.screenshot(ctx, n, id, p)
 		return false
 	}
-	if steps := k.o.Steps.stepsFor(p.URL); len(steps) > 0 {
+	if len(steps) > 0 {
 		k.prog.set(n, "running its steps")
 		k.runSteps(ctx, id, steps, p.check(checkSteps))
 	}

@@ -1,6 +1,7 @@
 package smoke
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -306,15 +307,21 @@ func (k *checker) runSteps(ctx context.Context, id int, steps []Step, c *Check) 
 	return true
 }
 
+// stepsTime is the longest the steps may take, each its timeout.
+func (k *checker) stepsTime(steps []Step) time.Duration {
+	var d time.Duration
+	for _, s := range steps {
+		d += cmp.Or(s.Timeout, k.o.Timeout)
+	}
+	return d
+}
+
 // step runs one step: a navigation with navigate_page, as the load; the
 // others with the browser's actions that the click, fill, press_key and
 // wait_for tools run, on elements named by CSS selectors rather than
 // snapshot uids.
 func (k *checker) step(ctx context.Context, id int, pg *browser.Page, s Step) error {
-	timeout := s.Timeout
-	if timeout == 0 {
-		timeout = k.o.Timeout
-	}
+	timeout := cmp.Or(s.Timeout, k.o.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout+afterLoad)
 	defer cancel()
 	switch s.Kind {

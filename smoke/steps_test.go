@@ -73,7 +73,7 @@ func (s *loginSite) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/account":
-		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Account</title><main><h1>Welcome, ci</h1></main></html>`)
+		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Account</title><main><h1>Welcome, ci</h1><label>Plan <select id="plan"><option>free</option></select></label></main></html>`)
 	case "/orders":
 		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Orders</title><main><h1>Welcome, ci</h1><button id="more">Show orders</button><ul id="list"></ul></main>
 <script>document.querySelector("#more").onclick = () => setTimeout(() => { document.querySelector("#list").innerHTML = "<li>Order 42</li>"; }, 100);</script></html>`)
@@ -117,10 +117,13 @@ pages:
   /account?broken:
     - click: "#nope"
       timeout: 1s
+  /account?select:
+    - fill: "#plan"
+      value: $PAGEMUX_TEST_STEPS_PASSWORD
 `), 0o600)
 	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
 	o := options(t, "--login", login, "--steps", steps, "--expect-text", "Welcome, ci", "--json", jsonPath, "--junit", junitPath,
-		site.URL+"/account", site.URL+"/orders", site.URL+"/account?broken")
+		site.URL+"/account", site.URL+"/orders", site.URL+"/account?broken", site.URL+"/account?select")
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
@@ -129,7 +132,9 @@ pages:
 		t.Errorf("%d logins, want 1 before all pages", n)
 	}
 	r := readReport(t, jsonPath)
-	for i, want := range []string{"", "", `^steps: error: step 2 \(click #nope\): #nope: no element matches it after 1s$`} {
+	for i, want := range []string{"", "", `^steps: error: step 2 \(click #nope\): #nope: no element matches it after 1s$`,
+		// The page's own error names the value, which is a secret.
+		`^steps: error: step 2 \(fill #plan\): the select has no option "\*\*\*"; its options are: "free"$`} {
 		p := r.Pages[i]
 		got := problems(p)
 		if want == "" {
