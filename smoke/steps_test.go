@@ -151,7 +151,7 @@ pages:
 			t.Errorf("%s: steps check %s", p.URL, c.Result)
 		}
 	}
-	if !strings.Contains(stdout, "error    steps: step 2 (click #nope)") {
+	if !strings.Contains(stdout, "error    steps: step 2 (click #nope)") || !strings.Contains(stdout, "A step that failed stopped its page's steps") {
 		t.Errorf("summary lacks the failed step:\n%s", stdout)
 	}
 	report, _ := os.ReadFile(jsonPath)

@@ -100,8 +100,12 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 		if failedCheck(r, checkA11y) {
 			noise += " / --a11y-ignore RULE (or a higher --a11y-impact)"
 		}
-		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with %s.\n",
-			plural(failed, "page"), r.FailOn, noise)
+		steps := ""
+		if failedCheck(r, checkSteps) {
+			steps = " A step that failed stopped its page's steps: check its selector or text against the page (--screenshots DIR shows it), or give the step a longer \"timeout\"."
+		}
+		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with %s.%s\n",
+			plural(failed, "page"), r.FailOn, noise, steps)
 	default:
 		fmt.Fprintf(w, "PASS: every page passed.\n")
 	}
