@@ -169,9 +169,11 @@ func axeDigest() string {
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// maxA11yNodes bounds the selectors kept of one violation: the count says
-// how many elements there were.
-const maxA11yNodes = 20
+// maxA11yNodes bounds the selectors kept of one violation (each cut at 200
+// characters): the count says how many elements there were. So bounded,
+// the answer of a page that breaks every rule stays under evaluate_script's
+// inline limit (256 KB).
+const maxA11yNodes = 10
 
 // axeRunner is the function evaluate_script runs: it loads axe-core with
 // AMD and CommonJS hidden (a page's RequireJS would otherwise take it as a
@@ -191,7 +193,8 @@ const axeRunner = `async () => {
     for (const id of opts.ignore) rules[id] = {enabled: false};
     const known = new Set(axe.getRules().map(r => r.ruleId));
     const r = await axe.run(document, {runOnly: {type: 'tag', values: opts.tags}, rules, resultTypes: ['violations'], iframes: false});
-    const sel = t => Array.isArray(t) ? t.join(' >>> ') : String(t);
+    const cut = s => s.length > 200 ? s.slice(0, 199) + '…' : s;
+    const sel = t => cut(Array.isArray(t) ? t.join(' >>> ') : String(t));
     return {
       version: axe.version,
       unknown: opts.ignore.filter(id => !known.has(id)),

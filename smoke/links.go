@@ -28,7 +28,8 @@ const maxLinks = 100
 var signOut = regexp.MustCompile(`(?i)(log|sign)[-_]?(out|off)`)
 
 // linksJS lists the page's same-origin links, without fragments, in page
-// order and deduplicated.
+// order and deduplicated: the first 1000, which keeps the answer under
+// evaluate_script's inline limit.
 const linksJS = `() => {
   const seen = new Set();
   for (const a of document.querySelectorAll("a[href]")) {
@@ -37,6 +38,7 @@ const linksJS = `() => {
     if (u.origin !== location.origin || a.hasAttribute("download")) continue;
     u.hash = "";
     seen.add(u.href);
+    if (seen.size >= 1000) break;
   }
   return [...seen];
 }`
