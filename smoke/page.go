@@ -87,7 +87,11 @@ const afterLoad = 30 * time.Second
 // Lighthouse's; it reports whether the page loaded well enough to audit.
 func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 	steps := k.o.Steps.stepsFor(p.URL)
-	ctx, cancel := context.WithTimeout(ctx, k.o.Timeout+afterLoad+k.stepsTime(steps))
+	limit := k.o.Timeout + afterLoad + k.stepsTime(steps)
+	if k.o.CheckLinks {
+		limit += afterLoad // a page's links are fetched in its time
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	k.prog.set(n, "opening a tab")
 	id, closeTab, err := k.open(ctx, fmt.Sprintf("smoke-%d", n))
