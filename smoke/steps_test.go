@@ -121,8 +121,8 @@ pages:
     - fill: "#plan"
       value: $PAGEMUX_TEST_STEPS_PASSWORD
 `), 0o600)
-	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
-	o := options(t, "--login", login, "--steps", steps, "--expect-text", "Welcome, ci", "--json", jsonPath, "--junit", junitPath,
+	jsonPath, junitPath, logPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "pagemux.log")
+	o := options(t, "--login", login, "--steps", steps, "--expect-text", "Welcome, ci", "--json", jsonPath, "--junit", junitPath, "--log-file", logPath,
 		site.URL+"/account", site.URL+"/orders", site.URL+"/account?broken", site.URL+"/account?select")
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
@@ -156,7 +156,11 @@ pages:
 	}
 	report, _ := os.ReadFile(jsonPath)
 	junit, _ := os.ReadFile(junitPath)
-	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr, "the JSON report": string(report), "JUnit": string(junit)} {
+	logged, _ := os.ReadFile(logPath)
+	if len(logged) == 0 {
+		t.Error("--log-file: nothing logged")
+	}
+	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr, "the JSON report": string(report), "JUnit": string(junit), "the log": string(logged)} {
 		if strings.Contains(out, "c0rrect-h0rse") {
 			t.Errorf("%s shows the password", name)
 		}
