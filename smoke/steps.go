@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -105,7 +106,8 @@ func readStepsFile(flagName, file string, base *url.URL, pagesAllowed bool) (*St
 			if !ok {
 				return nil, bad(`"pages" is not an object of URL: [steps]`)
 			}
-			for key, list := range m {
+			for _, key := range slices.Sorted(maps.Keys(m)) {
+				list := m[key]
 				u, err := onBase(key, base)
 				if err != nil && strings.HasPrefix(key, "/") {
 					u, err = key, nil // a path, matched against the pages' paths
