@@ -32,13 +32,16 @@ const axeSHA256 = "sha256-KTSJmUUM3yhJqOcLeRL8LahahJ2jnA0NU5T1HUqe2Vw="
 
 const checkA11y = "a11y"
 
+// A11yLevel is a level --a11y takes and the axe tags it runs.
+type A11yLevel struct {
+	Name string
+	Tags []string
+}
+
 // A11yLevels are what --a11y takes, each with the axe tags it runs: a WCAG
 // level includes the levels below it, as conformance does (AA is A and AA;
 // 2.1 AA is 2.0's A and AA and 2.1's).
-var A11yLevels = []struct {
-	Name string
-	Tags []string
-}{
+var A11yLevels = []A11yLevel{
 	{"wcag2a", []string{"wcag2a"}},
 	{"wcag2aa", []string{"wcag2a", "wcag2aa"}},
 	{"wcag2aaa", []string{"wcag2a", "wcag2aa", "wcag2aaa"}},
@@ -86,12 +89,7 @@ func parseA11y(levels string, ignore []string, impact string) (A11yOptions, erro
 	}
 	for _, part := range strings.Split(levels, ",") {
 		part = strings.TrimSpace(part)
-		i := slices.IndexFunc(A11yLevels, func(l struct {
-			Name string
-			Tags []string
-		}) bool {
-			return strings.EqualFold(l.Name, part)
-		})
+		i := slices.IndexFunc(A11yLevels, func(l A11yLevel) bool { return strings.EqualFold(l.Name, part) })
 		if i < 0 {
 			return o, fmt.Errorf("--a11y %q: want levels among %s, comma-separated, such as --a11y wcag2aa,best-practice", part, strings.Join(names, ", "))
 		}
