@@ -1,6 +1,7 @@
 package smoke
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"flag"
 	"fmt"
@@ -191,5 +192,76 @@ func TestSmokeAxeVendored(t *testing.T) {
 		if !slices.Contains(rules, r) {
 			t.Errorf("no rule %s among %q", r, rules)
 		}
+	}
+}
+
+// The axe runner alone, in a page: it puts back the page's own window.axe
+// (and leaves none where the page had none), and the rule ids read from the
+// embedded source are the rules axe itself lists.
+func TestSmokeAxeRunner(t *testing.T) {
+	t.Parallel()
+	b := browser.New(browser.Config{})
+	defer b.Close()
+	ctx := t.Context()
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.NewPage(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Navigate(ctx, siteURL("/a11y-bad.html"), 0); err != nil {
+		t.Fatal(err)
+	}
+	path, err := writeAxeRunner(t.TempDir(), A11yOptions{Tags: []string{"wcag2a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(fn string) string {
+		t.Helper()
+		v, err := p.Evaluate(ctx, fn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v)
+	}
+	run := func() string {
+		t.Helper()
+		var got struct{ Violations []Violation }
+		if err := json.Unmarshal([]byte(eval(string(src))), &got); err != nil {
+			t.Fatal(err)
+		}
+		var rules []string
+		for _, v := range got.Violations {
+			rules = append(rules, v.Rule)
+		}
+		slices.Sort(rules)
+		return strings.Join(rules, " ")
+	}
+	if got := run(); got != "button-name image-alt" {
+		t.Errorf("wcag2a violations: %s", got)
+	}
+	if got := eval(`() => typeof window.axe`); got != `"undefined"` {
+		t.Errorf("after a run on a page without axe, window.axe is %s", got)
+	}
+	eval(`() => { window.axe = "the page's own"; return true; }`)
+	run()
+	if got := eval(`() => window.axe`); got != `"the page's own"` {
+		t.Errorf("after a run, the page's window.axe is %s", got)
+	}
+	// Loaded once more, to ask it its rules.
+	rules := eval("async () => { (function (define) {\n" + axeSource + "\n})(); const ids = axe.getRules().map(r => r.ruleId); delete window.axe; return ids; }")
+	var ids []string
+	if err := json.Unmarshal([]byte(rules), &ids); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	read := slices.Sorted(slices.Values(axeRules()))
+	if !slices.Equal(ids, read) {
+		t.Errorf("axe lists %d rules, %d were read from its source:\n%q\n%q", len(ids), len(read), ids, read)
 	}
 }
