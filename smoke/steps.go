@@ -431,6 +431,9 @@ func (k *checker) login(ctx context.Context) (*Check, bool) {
 // checks skipped. It reports whether the pages are to be checked.
 func (k *checker) loginFirst(ctx context.Context, pages []*Page) bool {
 	lc, ok := k.login(ctx)
+	if ok {
+		k.prog.note(fmt.Sprintf("Logged in (--login): %s in %s.", plural(len(k.o.Login), "step"), fmtDuration(lc.Time.D())))
+	}
 	for n, p := range pages {
 		c := p.check(checkLogin)
 		*c = *lc

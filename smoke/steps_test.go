@@ -128,6 +128,9 @@ pages:
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}
+	if !strings.Contains(stderr, "Logged in (--login): 5 steps in ") {
+		t.Errorf("stderr does not say the login went well:\n%s", stderr)
+	}
 	if n := site.logins.Load(); n != 1 {
 		t.Errorf("%d logins, want 1 before all pages", n)
 	}
