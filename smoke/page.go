@@ -38,6 +38,8 @@ type checker struct {
 	initScript string
 	// axePath is the axe-core runner in tmp, when --a11y is given.
 	axePath string
+	// secrets are the values no message may show (redact.go).
+	secrets []string
 	// linkResults are --check-links' outcomes, shared by the pages.
 	linkResults linkResults
 	// seen are the URLs of the run's pages, crawled the pages --crawl
@@ -93,6 +95,7 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	defer k.redact(p) // before a retry's line shows the problems
 	k.prog.set(n, "opening a tab")
 	id, closeTab, err := k.open(ctx, fmt.Sprintf("smoke-%d", n))
 	if err != nil {
@@ -543,6 +546,7 @@ func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	defer k.redact(p) // before a retry's line shows the problems
 	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {
 		k.prog.note(fmt.Sprintf("no screenshot of %s: %v", p.URL, err))
 		return

@@ -214,7 +214,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		return nil, fmt.Errorf("initialize the MCP session: %w", err)
 	}
 
-	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog}
+	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog, secrets: secretsOf(o)}
 	if o.StorageState != nil {
 		k.initScript = o.StorageState.localStorageScript()
 	}
@@ -357,6 +357,7 @@ func (k *checker) done(n int, p *Page) {
 		}
 	}
 	p.judge(k.o.FailOn)
+	k.redact(p)
 	p.Time = Millis(time.Since(p.started))
 	k.prog.finish(n, p)
 }

@@ -298,11 +298,9 @@ func (k *checker) runSteps(ctx context.Context, id int, steps []Step, c *Check) 
 	}
 	for i, s := range steps {
 		if err := k.step(ctx, id, pg, s); err != nil {
-			msg := err.Error()
-			if s.Secret && s.Value != "" {
-				msg = strings.ReplaceAll(msg, s.Value, "***")
-			}
-			c.add(Error, "step %d (%s): %s", i+1, s.describe(), oneLine(strings.TrimPrefix(msg, "Error: ")))
+			// The page's own words may hold a secret it was given:
+			// redact.go takes them out before anything shows them.
+			c.add(Error, "step %d (%s): %s", i+1, s.describe(), oneLine(strings.TrimPrefix(err.Error(), "Error: ")))
 			return false
 		}
 	}
@@ -442,6 +440,7 @@ func (k *checker) loginFirst(ctx context.Context, pages []*Page) bool {
 			p.check(checkLoad).skip("the login (--login) failed")
 			k.skipRest(p, "the login (--login) failed")
 			p.judge(k.o.FailOn)
+			k.redact(p)
 			k.prog.finish(n, p)
 		}
 	}

@@ -73,7 +73,8 @@ func (s *loginSite) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/account":
-		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Account</title><main><h1>Welcome, ci</h1><label>Plan <select id="plan"><option>free</option></select></label></main></html>`)
+		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Account</title><main><h1>Welcome, ci</h1><label>Plan <select id="plan"><option>free</option></select></label>
+<form method="get"><label>Search <input id="q" name="q"></label></form></main></html>`)
 	case "/orders":
 		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Orders</title><main><h1>Welcome, ci</h1><button id="more">Show orders</button><ul id="list"></ul></main>
 <script>document.querySelector("#more").onclick = () => setTimeout(() => { document.querySelector("#list").innerHTML = "<li>Order 42</li>"; }, 100);</script></html>`)
@@ -120,10 +121,16 @@ pages:
   /account?select:
     - fill: "#plan"
       value: $PAGEMUX_TEST_STEPS_PASSWORD
+  /account?search:
+    - fill: "#q"
+      value: $PAGEMUX_TEST_STEPS_PASSWORD
+    - press: Enter
+    - waitForURL: /elsewhere
+      timeout: 500ms
 `), 0o600)
 	jsonPath, junitPath, logPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "pagemux.log")
 	o := options(t, "--login", login, "--steps", steps, "--expect-text", "Welcome, ci", "--json", jsonPath, "--junit", junitPath, "--log-file", logPath,
-		site.URL+"/account", site.URL+"/orders", site.URL+"/account?broken", site.URL+"/account?select")
+		site.URL+"/account", site.URL+"/orders", site.URL+"/account?broken", site.URL+"/account?select", site.URL+"/account?search")
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
@@ -137,7 +144,9 @@ pages:
 	r := readReport(t, jsonPath)
 	for i, want := range []string{"", "", `^steps: error: step 2 \(click #nope\): #nope: no element matches it after 1s$`,
 		// The page's own error names the value, which is a secret.
-		`^steps: error: step 2 \(fill #plan\): the select has no option "\*\*\*"; its options are: "free"$`} {
+		`^steps: error: step 2 \(fill #plan\): the select has no option "\*\*\*"; its options are: "free"$`,
+		// The GET form put the secret in the URL the step names.
+		`^steps: error: step 4 \(wait for URL /elsewhere\): the page is still at http://127\.0\.0\.1:\d+/account\?q=\*\*\* after 500ms$`} {
 		p := r.Pages[i]
 		got := problems(p)
 		if want == "" {
