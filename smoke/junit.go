@@ -81,11 +81,10 @@ func (r *Report) JUnit() JUnitSuites {
 			}
 			switch c.Result {
 			case Fail:
-				first := ""
+				first := c.Summary
 				for _, pr := range c.Problems {
-					if fails(pr.Severity, r.FailOn) {
+					if first == "" && fails(pr.Severity, r.FailOn) {
 						first = pr.Message
-						break
 					}
 				}
 				tc.Failure = &JUnitProblem{Message: first, Type: c.Name, Text: strings.Join(lines, "\n")}

@@ -2,7 +2,9 @@
 // parallel tabs of a real Chrome, through the same MCP tools and per-page
 // locks an agent uses, checks each page (HTTP status, uncaught exceptions and
 // console errors, failed requests, DevTools issues, expected text and
-// elements, Lighthouse scores) and reports which are broken.
+// elements, accessibility with axe-core, links, Lighthouse scores) and
+// reports which are broken. Steps (--steps, --login) act on pages before
+// the checks; --crawl adds the pages their links lead to.
 //
 // It does not parse pagemux's server flags: main adds the browser flags to
 // the same flag set and hands over the browser.Config they make.
@@ -91,6 +93,21 @@ type Options struct {
 	// Cookies (--cookie, NAME=VALUE) are set for the hosts of the pages
 	// checked before the first loads; never printed.
 	Cookies [][2]string
+	// StorageState (--storage-state) is set before the first page loads:
+	// its cookies browser-wide, its localStorage in each tab; never printed.
+	StorageState *StorageState
+	// Steps (--steps) run in each page after it loads, before its checks.
+	Steps *StepsFile
+	// Login (--login) runs once, before every page, in a tab of its own.
+	Login []Step
+	// Crawl (--crawl) is how many pages more to check, found by following
+	// the same-origin links of those checked.
+	Crawl int
+	// CheckLinks (--check-links) requests every same-origin link of each
+	// page.
+	CheckLinks bool
+	// A11y are the --a11y flags; no Tags, no a11y check.
+	A11y A11yOptions
 }
 
 // flagValues holds the flags as typed, before Finish checks them.
@@ -106,6 +123,11 @@ type flagValues struct {
 	cookies       listFlag
 	basicAuth     string
 	sitemaps      listFlag
+	a11y          string
+	a11yIgnore    listFlag
+	a11yImpact    string
+	storageState  string
+	steps, login  string
 }
 
 type listFlag []string
@@ -136,6 +158,9 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.texts, "expect-text", "every page must show `TEXT`; repeatable")
 	fs.Var(&v.sels, "expect-selector", "every page must have an element matching `CSS`; repeatable")
 	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 (categories: "+strings.Join(Categories, ", ")+"; one audit at a time, while the other pages go on)")
+	fs.StringVar(&v.a11y, "a11y", "", "check every page with axe-core (built in) for the rules of `LEVELS`, comma-separated: wcag2a, wcag2aa, wcag2aaa, wcag21a, wcag21aa, wcag22aa (each level includes those below it), best-practice, section508, EN-301-549; every violation is listed with its rule, impact, elements and help page")
+	fs.Var(&v.a11yIgnore, "a11y-ignore", "do not run the axe `RULE`, such as color-contrast (a violation's first word in the report); repeatable, or comma-separated")
+	fs.StringVar(&v.a11yImpact, "a11y-impact", "minor", "the lowest `IMPACT` of an axe violation that fails a page: minor, moderate, serious or critical; those below it are warnings")
 	fs.StringVar(&v.failOn, "fail-on", "error", "`LEVEL` that fails a page: error, or warning (console warnings, DevTools issues, a network that never went quiet)")
 	fs.StringVar(&o.JSONPath, "json", "", "write the full report as JSON to `FILE`")
 	fs.StringVar(&o.JUnitPath, "junit", "", "write a JUnit XML report to `FILE`: one testcase per page and check")
@@ -143,6 +168,11 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.headers, "header", "send `'NAME: VALUE'` with every request to the checked pages' origins (never to another origin), such as a preview deployment's token; $VAR or ${VAR} in VALUE is read from the environment, so that the secret stays off the command line; never printed; repeatable")
 	fs.Var(&v.cookies, "cookie", "set the cookie `NAME=VALUE` for the checked pages' hosts before the first page loads, such as a logged-in session ($VAR read from the environment, as --header's); never printed; repeatable")
 	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
+	fs.BoolVar(&o.CheckLinks, "check-links", false, "request every link (<a href>) of each page to its own origin, HEAD then GET if HEAD fails, as the page would (its cookies and headers); a link answering 400 or more, or failing, fails the page; each link once per run; --ignore-request REGEX skips links, and with a session (--login, --cookie, --storage-state) sign-out links are skipped")
+	fs.IntVar(&o.Crawl, "crawl", 0, "also check up to `N` pages found by following the same-origin links of the pages checked (and of those found, breadth first), each once; files (.pdf, images …) and, with a session, sign-out links are not followed")
+	fs.StringVar(&v.storageState, "storage-state", "", "start logged in: set the cookies (scoped as the file says) and localStorage (before each page's scripts run) of `FILE`, as Playwright's storageState({path}) writes it; never printed")
+	fs.StringVar(&v.steps, "steps", "", "before a page is checked, run the steps of `FILE` (JSON, or YAML for .yaml/.yml): navigate, click, fill, press, waitForSelector, waitForURL, waitForText; for every page, or by page URL or path ({\"all\": [...], \"pages\": {\"/checkout\": [...]}}); a fill's value may be $VAR, from the environment, never printed; a failed step fails the page, naming it")
+	fs.StringVar(&v.login, "login", "", "log in first: run the steps of `FILE` (as --steps', a list, its first a navigate) once, before every page, in a tab of the same browser context, so that every page has its cookies; a failed step fails every page, naming it")
 	fs.StringVar(&o.LogFile, "log-file", "", "append pagemux's logs to `FILE` (default: none)")
 	return &Flags{v: v}
 }
@@ -192,6 +222,14 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		}
 	}
 	o.ExpectText, o.ExpectSelector = v.texts, v.sels
+	if v.storageState != "" {
+		if o.StorageState, err = readStorageState(v.storageState); err != nil {
+			return nil, err
+		}
+	}
+	if o.A11y, err = parseA11y(v.a11y, v.a11yIgnore, v.a11yImpact); err != nil {
+		return nil, err
+	}
 	if o.Headers, err = v.requestHeaders(); err != nil {
 		return nil, err
 	}
@@ -231,6 +269,9 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 	if o.Retries < 0 || o.Retries > 10 {
 		return nil, fmt.Errorf("--retries %d: want 0 to 10", o.Retries)
 	}
+	if o.Crawl < 0 || o.Crawl > 10000 {
+		return nil, fmt.Errorf("--crawl %d: want 0 (no crawl) to 10000 pages", o.Crawl)
+	}
 	if o.MaxPages < 0 {
 		return nil, fmt.Errorf("--max-pages %d: want 0 (all) or more", o.MaxPages)
 	}
@@ -251,7 +292,48 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 		o.Sitemaps = append(o.Sitemaps, u)
 	}
 	o.SitemapBase = base
+	if v.steps != "" {
+		if o.Steps, err = readStepsFile("--steps", v.steps, base, true); err != nil {
+			return nil, err
+		}
+	}
+	if v.login != "" {
+		if o.Login, err = readLogin(v.login, base, o.URLs); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
+}
+
+// readLogin reads --login: a list of steps whose first is a navigate, its
+// path on --base-url, or on the first page's site.
+func readLogin(file string, base *url.URL, urls []string) ([]Step, error) {
+	sf, err := readStepsFile("--login", file, base, false)
+	if err != nil {
+		return nil, err
+	}
+	steps := sf.All
+	if steps[0].Kind != stepNavigate {
+		return nil, fmt.Errorf("--login %s: step 1 is %s: the first step is a navigate, to the login page, such as {\"navigate\": \"/login\"}", file, steps[0].describe())
+	}
+	for i, s := range steps {
+		if s.Kind != stepNavigate || !strings.HasPrefix(s.Target, "/") {
+			continue
+		}
+		on := base
+		if on == nil && len(urls) > 0 {
+			on, _ = url.Parse(urls[0])
+		}
+		if on == nil {
+			return nil, fmt.Errorf("--login %s: step %d (%s) is a path: give --base-url, or the full URL", file, i+1, s.describe())
+		}
+		ref, err := url.Parse(s.Target)
+		if err != nil {
+			return nil, fmt.Errorf("--login %s: step %d (%s): %v", file, i+1, s.describe(), err)
+		}
+		steps[i].Target = on.ResolveReference(ref).String()
+	}
+	return steps, nil
 }
 
 func compile(flagName, expr string) (*regexp.Regexp, error) {

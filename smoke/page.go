@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pagemux/pagemux/browser"
 )
 
 // Check names, in report order; expect and lighthouse checks add their
@@ -26,20 +28,48 @@ const (
 // checker checks pages through the tools, one tab each.
 type checker struct {
 	a     *agent
+	b     *browser.Browser
 	o     *Options
 	tmp   string // a workspace of the run's own, for Lighthouse reports
 	shots string // --screenshots, absolute
 	prog  *progress
+	// initScript runs in every document of the tabs before the page's
+	// own scripts (--storage-state's localStorage); "" for none.
+	initScript string
+	// axePath is the axe-core runner in tmp, when --a11y is given.
+	axePath string
+	// secrets are the values no message may show (redact.go).
+	secrets []string
+	// linkResults are --check-links' outcomes, shared by the pages.
+	linkResults linkResults
+	// seen are the URLs of the run's pages, crawled the pages --crawl
+	// added; both guarded as the report's pages are (runAll).
+	seen    map[string]bool
+	crawled int
 }
 
-// checkNames are the checks every page gets, in order.
-func (k *checker) checkNames() []string {
-	names := []string{checkLoad, checkConsole, checkRequests, checkIssues}
+// checkNames are the checks the page of url gets, in order.
+func (k *checker) checkNames(url string) []string {
+	var names []string
+	if len(k.o.Login) > 0 {
+		names = append(names, checkLogin)
+	}
+	names = append(names, checkLoad)
+	if len(k.o.Steps.stepsFor(url)) > 0 {
+		names = append(names, checkSteps)
+	}
+	names = append(names, checkConsole, checkRequests, checkIssues)
 	for _, t := range k.o.ExpectText {
 		names = append(names, "expect-text: "+t)
 	}
 	for _, s := range k.o.ExpectSelector {
 		names = append(names, "expect-selector: "+s)
+	}
+	if len(k.o.A11y.Tags) > 0 {
+		names = append(names, checkA11y)
+	}
+	if k.o.CheckLinks {
+		names = append(names, checkLinks)
 	}
 	for _, c := range sortedCategories(k.o.Lighthouse) {
 		names = append(names, "lighthouse: "+c)
@@ -58,8 +88,14 @@ const afterLoad = 30 * time.Second
 // check loads page n in a tab of its own and runs the checks but
 // Lighthouse's; it reports whether the page loaded well enough to audit.
 func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
-	ctx, cancel := context.WithTimeout(ctx, k.o.Timeout+afterLoad)
+	steps := k.o.Steps.stepsFor(p.URL)
+	limit := k.o.Timeout + afterLoad + k.stepsTime(steps)
+	if k.o.CheckLinks {
+		limit += afterLoad // a page's links are fetched in its time
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	defer k.redact(p) // before a retry's line shows the problems
 	k.prog.set(n, "opening a tab")
 	id, closeTab, err := k.open(ctx, fmt.Sprintf("smoke-%d", n))
 	if err != nil {
@@ -75,10 +111,27 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 		k.screenshot(ctx, n, id, p)
 		return false
 	}
+	if len(steps) > 0 {
+		k.prog.set(n, "running its steps")
+		k.runSteps(ctx, id, steps, p.check(checkSteps))
+	}
 	k.prog.set(n, "checking")
 	k.console(ctx, id, p)
 	k.requests(ctx, id, docID, p)
 	k.expectations(ctx, id, p)
+	if k.axePath != "" {
+		k.prog.set(n, "checking accessibility")
+		k.a11y(ctx, id, p)
+	}
+	if k.o.CheckLinks || k.o.Crawl > 0 {
+		k.prog.set(n, "reading its links")
+		links, err := k.pageLinks(ctx, id)
+		p.links = links
+		if k.o.CheckLinks {
+			k.prog.set(n, "checking its links")
+			k.links(ctx, id, p, links, err)
+		}
+	}
 	p.judge(k.o.FailOn)
 	if !p.Passed {
 		k.screenshot(ctx, n, id, p)
@@ -99,11 +152,24 @@ func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 	if !ok {
 		return 0, nil, fmt.Errorf("new_page: no page of context %s in its answer:\n%s", name, text)
 	}
-	return id, func() {
+	closeTab := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_, _ = k.a.call(cctx, "close_page", map[string]any{"pageId": id})
-	}, nil
+	}
+	if k.initScript != "" {
+		// No tool adds a script to run before a page's own; the page's
+		// own Chrome session does, as Playwright's addInitScript.
+		pg, err := k.b.Page(id)
+		if err == nil {
+			_, err = pg.AddInitScript(ctx, k.initScript)
+		}
+		if err != nil {
+			closeTab()
+			return 0, nil, fmt.Errorf("set the storage state's localStorage in tab %d: %w", id, err)
+		}
+	}
+	return id, closeTab, nil
 }
 
 // load navigates, waits for the network to go quiet, and checks the main
@@ -453,10 +519,10 @@ func (k *checker) expectations(ctx context.Context, id int, p *Page) {
 	}
 }
 
-// skipRest marks every check but load as skipped.
+// skipRest marks every check but load (and login) as skipped.
 func (k *checker) skipRest(p *Page, why string) {
-	for _, name := range k.checkNames()[1:] {
-		if c := p.check(name); c.Result == Pass && len(c.Problems) == 0 {
+	for _, name := range k.checkNames(p.URL) {
+		if c := p.check(name); name != checkLoad && name != checkLogin && c.Result == Pass && len(c.Problems) == 0 {
 			c.skip(why)
 		}
 	}
@@ -480,6 +546,7 @@ func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	defer k.redact(p) // before a retry's line shows the problems
 	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {
 		k.prog.note(fmt.Sprintf("no screenshot of %s: %v", p.URL, err))
 		return

@@ -19,6 +19,7 @@ type progress struct {
 	w      io.Writer
 	live   bool
 	names  []string
+	origin string // what names leave out, when they are paths
 	total  int
 	done   int
 	active map[int]activity
@@ -81,6 +82,23 @@ func (p *progress) set(n int, state string) {
 	}
 	a.state = state
 	p.active[n] = a
+}
+
+// add makes a page more to show, numbered after those before: a page
+// --crawl found. Its name is its path when the pages so far are named by
+// theirs.
+func (p *progress) add(url string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	name := url
+	if p.origin != "" && strings.HasPrefix(url, p.origin+"/") {
+		name = strings.TrimPrefix(url, p.origin)
+	}
+	p.names = append(p.names, name)
+	p.total++
 }
 
 // status says what the run does before it checks pages ("" when it does).

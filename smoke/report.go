@@ -30,6 +30,8 @@ type Report struct {
 // Page is one URL's outcome.
 type Page struct {
 	URL string `json:"url"`
+	// FoundOn is the page whose link --crawl followed here.
+	FoundOn string `json:"foundOn,omitempty"`
 	// FinalURL is where the page ended up, when redirects moved it.
 	FinalURL string `json:"finalUrl,omitempty"`
 	// Passed says no check failed at the run's --fail-on level.
@@ -43,6 +45,8 @@ type Page struct {
 	Time Millis `json:"timeMs"`
 	// Checks are the checks run, in a fixed order (checkNames).
 	Checks []*Check `json:"checks"`
+	// A11y is what axe-core found, with --a11y.
+	A11y *A11yResult `json:"a11y,omitempty"`
 	// Scores are the Lighthouse category scores, 0 to 1.
 	Scores map[string]float64 `json:"lighthouse,omitempty"`
 	// Screenshot is the file of a failing page's screenshot (or of the
@@ -53,6 +57,7 @@ type Page struct {
 	Attempts int `json:"attempts,omitempty"`
 
 	started time.Time
+	links   []string // same-origin links, read for --check-links and --crawl
 }
 
 // Check is one check of a page.
@@ -65,6 +70,10 @@ type Check struct {
 	Problems []Problem `json:"problems,omitempty"`
 	// Note says why a check was skipped or could not run.
 	Note string `json:"note,omitempty"`
+	// Summary, when set, is a failed check's one line in JUnit, for a check
+	// whose problems each matter (the a11y check's violations): else the
+	// first failing problem is.
+	Summary string `json:"summary,omitempty"`
 	// Started is when the check began: the load for load, the audit's tab
 	// for lighthouse; zero for checks that read what the load gathered.
 	Started time.Time `json:"started,omitzero"`

@@ -75,8 +75,9 @@ func Run(ctx context.Context, o *Options, bc browser.Config, stdout, stderr io.W
 		o.URLs = demo.urls
 		fmt.Fprintf(stderr, "No URL given: checking pagemux's demo site at %s (pagemux smoke --help for yours).\n", demo.origin)
 	}
-	names, _ := displayNames(o.URLs)
+	names, origin := displayNames(o.URLs)
 	prog := newProgress(stderr, live, names)
+	prog.origin = origin
 	r, err := runChecks(ctx, o, bc, prog)
 	prog.close()
 	var ue *UsageError
@@ -89,7 +90,11 @@ func Run(ctx context.Context, o *Options, bc browser.Config, stdout, stderr io.W
 		return ExitUsage
 	}
 	r.Demo = demo != nil
-	names, origin := displayNames(o.URLs)
+	var checked []string // --crawl's pages too
+	for _, p := range r.Pages {
+		checked = append(checked, p.URL)
+	}
+	names, origin = displayNames(checked)
 	writeSummary(stdout, r, names, origin)
 	code := ExitPass
 	if !r.Passed {
@@ -124,6 +129,10 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		if _, err := lighthouse.Find(); err != nil {
 			return nil, &UsageError{fmt.Sprintf("--lighthouse: %v", err)}
 		}
+	}
+	// A key may name a page --crawl is yet to find.
+	if keys := o.Steps.unmatched(o.URLs); len(keys) > 0 && o.Crawl == 0 {
+		return nil, &UsageError{fmt.Sprintf("--steps: the pages %q are none of the pages checked; key a page's steps by its URL as checked (such as %s) or by its path", keys, o.URLs[0])}
 	}
 	log, closeLog, err := logger(o.LogFile)
 	if err != nil {
@@ -184,6 +193,11 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 			return nil, fmt.Errorf("--cookie: %w", err)
 		}
 	}
+	if st := o.StorageState; st != nil && len(st.Cookies) > 0 {
+		if err := b.SetCookies(ctx, st.cookieParams()); err != nil {
+			return nil, &UsageError{fmt.Sprintf("--storage-state: Chrome refused its cookies: %v; check their domain, path and sameSite", err)}
+		}
+	}
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: lockWait})
 	// A load may take --timeout, past the tools' default bound.
 	toolTimeout := max(tools.DefaultToolTimeout, o.Timeout+afterLoad)
@@ -200,12 +214,22 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		return nil, fmt.Errorf("initialize the MCP session: %w", err)
 	}
 
-	k := &checker{a: &agent{c: c}, o: o, tmp: tmp, shots: shots, prog: prog}
+	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog, secrets: secretsOf(o)}
+	if o.StorageState != nil {
+		k.initScript = o.StorageState.localStorageScript()
+	}
+	if len(o.A11y.Tags) > 0 {
+		if k.axePath, err = writeAxeRunner(tmp, o.A11y); err != nil {
+			return nil, err
+		}
+	}
 	r.Pages = make([]*Page, len(o.URLs))
 	for i, u := range o.URLs {
 		r.Pages[i] = k.newPage(u)
 	}
-	k.runAll(ctx, r.Pages)
+	if len(o.Login) == 0 || k.loginFirst(ctx, r.Pages) {
+		k.runAll(ctx, r)
+	}
 	r.Passed = true
 	for _, p := range r.Pages {
 		r.Passed = r.Passed && p.Passed
@@ -214,14 +238,15 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	return r, nil
 }
 
-// runAll checks the pages, o.Parallel at a time, and audits those that
-// loaded one after another on the side.
-func (k *checker) runAll(ctx context.Context, pages []*Page) {
+// runAll checks the pages of r, o.Parallel at a time, and audits those
+// that loaded one after another on the side. With --crawl, the pages their
+// links lead to join r.Pages as they are found, and are checked in turn.
+func (k *checker) runAll(ctx context.Context, r *Report) {
 	type job struct {
 		n int
 		p *Page
 	}
-	audits := make(chan job, len(pages))
+	audits := make(chan job, len(r.Pages)+k.o.Crawl)
 	var auditor sync.WaitGroup
 	if len(k.o.Lighthouse) > 0 {
 		auditor.Add(1)
@@ -237,7 +262,24 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 	}
 	sem := make(chan struct{}, k.o.Parallel)
 	var workers sync.WaitGroup
-	for n, p := range pages {
+	// found guards r.Pages, which the workers add crawled pages to; busy
+	// counts the pages whose links are not in yet, so that the loop waits
+	// for more pages while any may come.
+	var mu sync.Mutex
+	found := sync.NewCond(&mu)
+	busy := 0
+	for n := 0; ; n++ {
+		mu.Lock()
+		for n >= len(r.Pages) && busy > 0 {
+			found.Wait()
+		}
+		if n >= len(r.Pages) {
+			mu.Unlock()
+			break
+		}
+		p := r.Pages[n]
+		busy++
+		mu.Unlock()
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -245,6 +287,9 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 		if ctx.Err() != nil {
 			p.check(checkLoad).broken(ctx.Err())
 			p.judge(k.o.FailOn)
+			mu.Lock()
+			busy--
+			mu.Unlock()
 			continue
 		}
 		workers.Add(1)
@@ -253,6 +298,11 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 			p.started = time.Now()
 			k.prog.set(n, "starting")
 			audit := k.checkWithRetries(ctx, n, p)
+			mu.Lock()
+			k.crawl(ctx, r, p)
+			busy--
+			found.Broadcast()
+			mu.Unlock()
 			<-sem
 			if audit && len(k.o.Lighthouse) > 0 {
 				k.prog.set(n, "waiting for Lighthouse")
@@ -270,7 +320,7 @@ func (k *checker) runAll(ctx context.Context, pages []*Page) {
 // newPage is a page to check, its checks in report order.
 func (k *checker) newPage(url string) *Page {
 	p := &Page{URL: url}
-	for _, name := range k.checkNames() {
+	for _, name := range k.checkNames(url) {
 		p.check(name)
 	}
 	return p
@@ -283,9 +333,9 @@ func (k *checker) checkWithRetries(ctx context.Context, n int, p *Page) (audit b
 	audit = k.check(ctx, n, p)
 	for try := 1; !p.Passed && try <= k.o.Retries && ctx.Err() == nil; try++ {
 		failed, shot := problemSummary(p, ""), p.Screenshot
-		started := p.started
+		started, foundOn := p.started, p.FoundOn
 		*p = *k.newPage(p.URL)
-		p.started, p.Attempts = started, try+1
+		p.started, p.Attempts, p.FoundOn = started, try+1, foundOn
 		k.prog.set(n, fmt.Sprintf("failed (%s); retry %d of %d", failed, try, k.o.Retries))
 		if audit = k.check(ctx, n, p); p.Passed {
 			p.check(checkLoad).add(Warning, "passed on attempt %d of %d (--retries); attempt %d failed: %s", try+1, k.o.Retries+1, try, failed)
@@ -307,6 +357,7 @@ func (k *checker) done(n int, p *Page) {
 		}
 	}
 	p.judge(k.o.FailOn)
+	k.redact(p)
 	p.Time = Millis(time.Since(p.started))
 	k.prog.finish(n, p)
 }

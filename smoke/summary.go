@@ -93,9 +93,19 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 			"  add --junit report.xml for CI, --lighthouse accessibility=0.9 for scores; pagemux smoke --help lists the checks.")
 	case failed > 0 && failed == len(r.Pages) && unreachable(r) != "":
 		fmt.Fprintf(w, "FAIL: no page could be reached (%s): is the site up, at the address given? Start it before pagemux smoke, or check the URLs (--base-url).\n", unreachable(r))
+	case failed > 0 && failedCheck(r, checkLogin):
+		fmt.Fprintln(w, "FAIL: the login (--login) failed, so no page was checked: see the step above and what the page showed; fix the steps, or the credentials they fill in.")
 	case failed > 0:
-		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with --ignore-console REGEX / --ignore-request REGEX.\n",
-			plural(failed, "page"), r.FailOn)
+		noise := "--ignore-console REGEX / --ignore-request REGEX"
+		if failedCheck(r, checkA11y) {
+			noise += " / --a11y-ignore RULE (or a higher --a11y-impact)"
+		}
+		steps := ""
+		if failedCheck(r, checkSteps) {
+			steps = " A step that failed stopped its page's steps: check its selector or text against the page (--screenshots DIR shows it), or give the step a longer \"timeout\"."
+		}
+		fmt.Fprintf(w, "FAIL: %s failed at --fail-on=%s. Fix the problems above, or pass known noise with %s.%s\n",
+			plural(failed, "page"), r.FailOn, noise, steps)
 	default:
 		fmt.Fprintf(w, "PASS: every page passed.\n")
 	}
@@ -126,4 +136,16 @@ func unreachable(r *Report) string {
 		}
 	}
 	return strings.Join(kinds, ", ")
+}
+
+// failedCheck says whether the check of that name failed on a page.
+func failedCheck(r *Report, name string) bool {
+	for _, p := range r.Pages {
+		for _, c := range p.Checks {
+			if c.Name == name && c.Result == Fail {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,0 +1,448 @@
+package smoke
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pagemux/pagemux/browser"
+	"go.yaml.in/yaml/v3"
+)
+
+// Steps are what a page needs done before it is checked (--steps): dismiss
+// a banner, open a tab, fill a search. Login is --login's: steps run once,
+// before every page, in a tab of the browser context all pages share, so
+// that they share its cookies.
+
+// Check names of the steps.
+const (
+	checkSteps = "steps"
+	checkLogin = "login"
+)
+
+// Step kinds, as a steps file names them.
+const (
+	stepNavigate        = "navigate"
+	stepClick           = "click"
+	stepFill            = "fill"
+	stepPress           = "press"
+	stepWaitForSelector = "waitForSelector"
+	stepWaitForURL      = "waitForURL"
+	stepWaitForText     = "waitForText"
+)
+
+var stepKinds = []string{stepNavigate, stepClick, stepFill, stepPress, stepWaitForSelector, stepWaitForURL, stepWaitForText}
+
+// Step is one action of a steps file.
+type Step struct {
+	// Kind is one of stepKinds; Target its selector, URL, key or text.
+	Kind, Target string
+	// Value is what fill enters; Secret says it came from the environment
+	// ($VAR), so it is kept out of every message.
+	Value  string
+	Secret bool
+	// Timeout bounds the step; 0 is --timeout.
+	Timeout time.Duration
+}
+
+// describe names the step in a report, without its value: "click #buy".
+func (s Step) describe() string {
+	switch s.Kind {
+	case stepWaitForSelector:
+		return "wait for selector " + s.Target
+	case stepWaitForURL:
+		return "wait for URL " + s.Target
+	case stepWaitForText:
+		return fmt.Sprintf("wait for text %q", s.Target)
+	}
+	return s.Kind + " " + s.Target
+}
+
+// StepsFile is a --steps file: steps for every page, then each page's own,
+// by its URL (or path, on --base-url).
+type StepsFile struct {
+	All   []Step
+	Pages map[string][]Step
+}
+
+// stepsHelp ends a bad file's error: what a file looks like.
+const stepsHelp = `a steps file is a list of steps, or {"all": [steps], "pages": {"URL or /path": [steps]}}; a step is one of {"navigate": URL}, {"click": CSS}, {"fill": CSS, "value": TEXT or $VAR}, {"press": KEY}, {"waitForSelector": CSS}, {"waitForURL": TEXT}, {"waitForText": TEXT}, each with an optional "timeout": "5s"`
+
+// readStepsFile reads --steps (JSON, or YAML for .yaml and .yml).
+func readStepsFile(flagName, file string, base *url.URL, pagesAllowed bool) (*StepsFile, error) {
+	raw, err := readStructured(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s %s: %s; %s", flagName, file, fmt.Sprintf(format, args...), stepsHelp)
+	}
+	sf := &StepsFile{Pages: map[string][]Step{}}
+	var all any
+	switch v := raw.(type) {
+	case []any:
+		all = v
+	case map[string]any:
+		for k := range v {
+			if k != "all" && k != "pages" {
+				return nil, bad("unknown key %q at the top", k)
+			}
+		}
+		all = v["all"]
+		if pages, ok := v["pages"]; ok {
+			if !pagesAllowed {
+				return nil, bad(`"pages" is for --steps; --login's steps run once, before every page`)
+			}
+			m, ok := pages.(map[string]any)
+			if !ok {
+				return nil, bad(`"pages" is not an object of URL: [steps]`)
+			}
+			for _, key := range slices.Sorted(maps.Keys(m)) {
+				list := m[key]
+				u, err := onBase(key, base)
+				if err != nil && strings.HasPrefix(key, "/") {
+					u, err = key, nil // a path, matched against the pages' paths
+				}
+				if err != nil {
+					return nil, bad("pages[%q]: %v", key, err)
+				}
+				steps, err := parseSteps(fmt.Sprintf("pages[%q] ", key), list, bad)
+				if err != nil {
+					return nil, err
+				}
+				sf.Pages[u] = append(sf.Pages[u], steps...)
+			}
+		}
+	default:
+		return nil, bad("want a list of steps or an object")
+	}
+	if all != nil {
+		if sf.All, err = parseSteps("", all, bad); err != nil {
+			return nil, err
+		}
+	}
+	if len(sf.All) == 0 && len(sf.Pages) == 0 {
+		return nil, bad("no steps in it")
+	}
+	return sf, nil
+}
+
+// readStructured decodes a JSON or YAML file into plain values (maps,
+// lists, strings, numbers). YAML goes through JSON's types, so both are
+// read by the same rules.
+func readStructured(file string) (any, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if ext := strings.ToLower(path.Ext(file)); ext == ".yaml" || ext == ".yml" {
+		if err := yaml.Unmarshal(b, &v); err != nil {
+			return nil, fmt.Errorf("%s is not YAML: %v", file, err)
+		}
+		// YAML maps may have non-string keys; a steps file has none.
+		j, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v (keys must be strings)", file, err)
+		}
+		b = j
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s is not JSON at line %d (%v); a .yaml or .yml file is read as YAML", file, lineOf(b, se.Offset), se)
+		}
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return v, nil
+}
+
+// parseSteps reads a list of steps; where prefixes the step's place in
+// errors.
+func parseSteps(where string, list any, bad func(string, ...any) error) ([]Step, error) {
+	items, ok := list.([]any)
+	if !ok {
+		return nil, bad("%swant a list of steps", where)
+	}
+	var out []Step
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return nil, bad("%sstep %d is not an object", where, i+1)
+		}
+		s, err := parseStep(m)
+		if err != nil {
+			return nil, bad("%sstep %d: %v", where, i+1, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func parseStep(m map[string]any) (Step, error) {
+	var s Step
+	str := func(key string) (string, error) {
+		v, ok := m[key].(string)
+		if !ok {
+			return "", fmt.Errorf("%q wants a string", key)
+		}
+		return v, nil
+	}
+	for key := range m {
+		if !slices.Contains(stepKinds, key) && key != "value" && key != "timeout" {
+			return s, fmt.Errorf("unknown key %q", key)
+		}
+		if slices.Contains(stepKinds, key) {
+			if s.Kind != "" {
+				return s, fmt.Errorf("both %q and %q: give one action a step", s.Kind, key)
+			}
+			s.Kind = key
+		}
+	}
+	if s.Kind == "" {
+		return s, errors.New("no action")
+	}
+	var err error
+	if s.Target, err = str(s.Kind); err != nil {
+		return s, err
+	}
+	if strings.TrimSpace(s.Target) == "" {
+		return s, fmt.Errorf("%q is empty", s.Kind)
+	}
+	if _, ok := m["value"]; ok != (s.Kind == stepFill) {
+		if ok {
+			return s, fmt.Errorf(`"value" is for fill`)
+		}
+		return s, errors.New(`fill needs "value" (the text to enter; $VAR reads it from the environment)`)
+	}
+	if s.Kind == stepFill {
+		if s.Value, err = str("value"); err != nil {
+			return s, err
+		}
+		if strings.Contains(s.Value, "$") {
+			s.Secret = true
+			if s.Value, err = fromEnv("fill "+s.Target, s.Value); err != nil {
+				return s, err
+			}
+		}
+	}
+	if s.Kind == stepPress {
+		if _, err := browser.ParseKey(s.Target); err != nil {
+			return s, err
+		}
+	}
+	if _, ok := m["timeout"]; ok {
+		t, err := str("timeout")
+		if err == nil {
+			s.Timeout, err = time.ParseDuration(t)
+		}
+		if err != nil || s.Timeout <= 0 {
+			return s, errors.New(`"timeout" wants a positive duration, such as "5s"`)
+		}
+	}
+	return s, nil
+}
+
+// stepsFor are the steps of a page: the file's steps for all, then those
+// keyed by its URL or path.
+func (sf *StepsFile) stepsFor(pageURL string) []Step {
+	if sf == nil {
+		return nil
+	}
+	steps := slices.Clone(sf.All)
+	steps = append(steps, sf.Pages[pageURL]...)
+	if u, err := url.Parse(pageURL); err == nil && u.RequestURI() != pageURL {
+		steps = append(steps, sf.Pages[u.RequestURI()]...)
+	}
+	return steps
+}
+
+// unmatched are the keys of pages no page checked has, for the error that
+// names them.
+func (sf *StepsFile) unmatched(pages []string) []string {
+	if sf == nil {
+		return nil
+	}
+	var out []string
+	for key := range sf.Pages {
+		if !slices.ContainsFunc(pages, func(p string) bool {
+			u, err := url.Parse(p)
+			return p == key || err == nil && u.RequestURI() == key
+		}) {
+			out = append(out, key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// runSteps runs steps in tab id, in order, and adds a problem to c for the
+// first that fails, naming it: the steps after it do not run. It reports
+// whether all ran.
+func (k *checker) runSteps(ctx context.Context, id int, steps []Step, c *Check) bool {
+	start := time.Now()
+	defer func() { c.Time = Millis(time.Since(start)) }()
+	pg, err := k.b.Page(id)
+	if err != nil {
+		c.broken(err)
+		return false
+	}
+	for i, s := range steps {
+		if err := k.step(ctx, id, pg, s); err != nil {
+			// The page's own words may hold a secret it was given:
+			// redact.go takes them out before anything shows them.
+			c.add(Error, "step %d (%s): %s", i+1, s.describe(), oneLine(strings.TrimPrefix(err.Error(), "Error: ")))
+			return false
+		}
+	}
+	return true
+}
+
+// stepsTime is the longest the steps may take, each its timeout.
+func (k *checker) stepsTime(steps []Step) time.Duration {
+	var d time.Duration
+	for _, s := range steps {
+		d += cmp.Or(s.Timeout, k.o.Timeout)
+	}
+	return d
+}
+
+// step runs one step: a navigation with navigate_page, as the load; the
+// others with the browser's actions that the click, fill, press_key and
+// wait_for tools run, on elements named by CSS selectors rather than
+// snapshot uids.
+func (k *checker) step(ctx context.Context, id int, pg *browser.Page, s Step) error {
+	timeout := cmp.Or(s.Timeout, k.o.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+afterLoad)
+	defer cancel()
+	switch s.Kind {
+	case stepNavigate:
+		target, err := resolveOn(pg.URL(), s.Target)
+		if err != nil {
+			return err
+		}
+		text, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": target, "timeout": timeout.Milliseconds()})
+		if err == nil {
+			var ignored Check
+			err = k.answerDialogs(ctx, id, text, &ignored)
+		}
+		return err
+	case stepClick:
+		return pg.ClickSelector(ctx, s.Target, timeout)
+	case stepFill:
+		return pg.FillSelector(ctx, s.Target, s.Value, timeout)
+	case stepPress:
+		key, err := browser.ParseKey(s.Target)
+		if err != nil {
+			return err
+		}
+		return pg.PressKey(ctx, key)
+	case stepWaitForSelector:
+		return pg.WaitForSelector(ctx, s.Target, timeout)
+	case stepWaitForText:
+		_, err := pg.WaitForText(ctx, []string{s.Target}, timeout)
+		var te *browser.WaitTimeoutError
+		if errors.As(err, &te) {
+			return fmt.Errorf("the page did not show %q within %v", s.Target, timeout)
+		}
+		return err
+	case stepWaitForURL:
+		last, ok, err := pg.WaitForURL(ctx, func(u string) bool { return urlMatches(u, s.Target) }, timeout)
+		if err == nil && !ok {
+			err = fmt.Errorf("the page is still at %s after %v", last, timeout)
+		}
+		return err
+	}
+	return fmt.Errorf("unknown step %q", s.Kind)
+}
+
+// resolveOn makes target, maybe a path, a URL on the page's current one, as
+// a link there would lead.
+func resolveOn(current, target string) (string, error) {
+	ref, err := url.Parse(target)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a URL: %v", target, err)
+	}
+	if ref.IsAbs() {
+		return target, nil
+	}
+	base, err := url.Parse(current)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") {
+		return "", fmt.Errorf("%q is a path, and the tab is on %s: give a full URL", target, current)
+	}
+	return base.ResolveReference(ref).String(), nil
+}
+
+// urlMatches says whether u matches a waitForURL: as a glob where it has a
+// * (which matches anything, slashes too), else when u contains it.
+func urlMatches(u, pattern string) bool {
+	if !strings.Contains(pattern, "*") {
+		return strings.Contains(u, pattern)
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(u, parts[0]) {
+		return false
+	}
+	rest := u[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(rest, p)
+		}
+		j := strings.Index(rest, p)
+		if j < 0 {
+			return false
+		}
+		rest = rest[j+len(p):]
+	}
+	return true
+}
+
+// login runs --login's steps once, in a tab of its own that is closed
+// after: the pages' tabs share its browser context, so its cookies (and
+// localStorage) are theirs. It returns the login check, and whether every
+// step ran.
+func (k *checker) login(ctx context.Context) (*Check, bool) {
+	c := &Check{Name: checkLogin, Result: Pass, Started: time.Now()}
+	k.prog.status("logging in (--login)")
+	defer k.prog.status("")
+	id, closeTab, err := k.open(ctx, "smoke-login")
+	if err != nil {
+		c.broken(err)
+		return c, false
+	}
+	defer closeTab()
+	ok := k.runSteps(ctx, id, k.o.Login, c)
+	return c, ok
+}
+
+// loginFirst runs --login and gives every page its login check. When a step
+// failed the pages are not loaded: each fails with the login, its other
+// checks skipped. It reports whether the pages are to be checked.
+func (k *checker) loginFirst(ctx context.Context, pages []*Page) bool {
+	lc, ok := k.login(ctx)
+	if ok {
+		k.prog.note(fmt.Sprintf("Logged in (--login): %s in %s.", plural(len(k.o.Login), "step"), fmtDuration(lc.Time.D())))
+	}
+	for n, p := range pages {
+		c := p.check(checkLogin)
+		*c = *lc
+		c.Problems = slices.Clone(lc.Problems)
+		if !ok {
+			p.check(checkLoad).skip("the login (--login) failed")
+			k.skipRest(p, "the login (--login) failed")
+			p.judge(k.o.FailOn)
+			k.redact(p)
+			k.prog.finish(n, p)
+		}
+	}
+	return ok
+}
