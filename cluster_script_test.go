@@ -125,11 +125,14 @@ func TestClusterScript(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
-	// The same tab, under the id each replica gives it.
+	// The same tab, the agent's own on both, under one id.
 	through := map[string]struct {
 		c    *client.Client
 		page int
 	}{"a": {c1, pageIn(c1)}, "b": {c2, pageIn(c2)}}
+	if through["a"].page != through["b"].page {
+		t.Errorf("the tab is page %d on replica 1 and %d on replica 2", through["a"].page, through["b"].page)
+	}
 	const n = 4
 	var wg sync.WaitGroup
 	for i := range n {
