@@ -73,7 +73,8 @@ func (m *Mirror) Set(ctx context.Context, key, value string) error {
 }
 
 // CatchUp returns once every change made to the set before it was called,
-// by any process, has been applied here.
+// by any process, has been applied here. It waits at most the request
+// timeout for the watch to bring them.
 func (m *Mirror) CatchUp(ctx context.Context) error {
 	start := time.Now()
 	rctx, cancel := m.l.requestContext(ctx)
@@ -86,6 +87,9 @@ func (m *Mirror) CatchUp(ctx context.Context) error {
 	if len(res.Kvs) == 1 {
 		want = res.Kvs[0].ModRevision
 	}
+	// The watch is etcd's too: bounded as a request is.
+	ctx, cancel = m.l.requestContext(ctx)
+	defer cancel()
 	for {
 		m.mu.Lock()
 		applied, changed := m.applied, m.changed
