@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,8 @@ func bigPage(t *testing.T, n int) string {
 }
 
 // TestMaxOutput: a result longer than --max-output is cut with a note that
-// says how much and what to do, over real MCP; filePath still saves all.
+// says how much and what to do, over real MCP, and a snapshot outlined
+// whole; filePath still saves all.
 func TestMaxOutput(t *testing.T) {
 	t.Parallel()
 	const limit = 3000
@@ -84,18 +86,23 @@ func TestMaxOutput(t *testing.T) {
 	e.ok(t, "new_page", map[string]any{"url": url})
 	id := e.b.SelectedID()
 
+	// Too big: an outline of the whole page, its first rows and its last.
 	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
-	body, note, ok := strings.Cut(snap, "\n… (cut: the text is ")
-	if !ok {
-		t.Fatalf("no cut note in a snapshot of 2,000 buttons:\n%.500s", snap)
-	}
-	mustContain(t, note, "pass filePath to save all of it)")
-	if n := utf8.RuneCountInString(body); n > limit || n < limit-1000 {
+	body := snap
+	mustContain(t, snap, "## Latest page snapshot\nOutlined: the snapshot is ", "more than fits in --max-output (3000)",
+		`button "Buy 0"`, `button "Buy 1999"`, "take_snapshot uid=")
+	if n := utf8.RuneCountInString(snap); n > limit || n < limit-1000 {
 		t.Errorf("%d characters shown, want about %d", n, limit)
 	}
-	if !strings.HasPrefix(body, "## Latest page snapshot\nuid=") || !strings.HasSuffix(body, `"`) {
-		t.Errorf("the cut snapshot does not end on a whole line:\n%s", body[len(body)-200:])
+	if !regexp.MustCompile(`(?m)^ +… \d+ nodes from uid=\S+ to uid=\S+ \(\d+ characters\): take_snapshot uid=\S+$`).MatchString(snap) {
+		t.Errorf("no fold of the rows between:\n%s", snap)
 	}
+	// A subtree asked for is outlined the same way when it is too big.
+	root := regexp.MustCompile(`uid=(\S+) main`).FindStringSubmatch(snap)
+	if root == nil {
+		t.Fatalf("no main landmark in the outline:\n%s", snap)
+	}
+	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id, "uid": root[1]}), "(uid="+root[1]+" and below)\nOutlined:", `button "Buy 1999"`)
 
 	path := filepath.Join(t.TempDir(), "big.txt")
 	e.ok(t, "take_snapshot", map[string]any{"pageId": id, "filePath": path})
@@ -119,5 +126,5 @@ func TestMaxOutput(t *testing.T) {
 	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": "() => 1"}), "```json\n1\n```")
 	uid := uidIn(t, body, `button "Buy 3"`)
 	clicked := e.ok(t, "click", map[string]any{"pageId": id, "uid": uid, "includeSnapshot": true})
-	mustContain(t, clicked, "Successfully clicked on the element", "call take_snapshot with filePath to save the whole snapshot)")
+	mustContain(t, clicked, "Successfully clicked on the element", "Outlined: the snapshot is ", `button "Buy 1999"`)
 }

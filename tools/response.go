@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // response collects what a tool says. The Guard middleware turns it into one
@@ -182,6 +183,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 			nonEmpty = append(nonEmpty, p)
 		}
 	}
+	outlineSnapshot(nonEmpty, s.maxOutput)
 	capOutput(nonEmpty, s.maxOutput, cutHint(c.req.Params.Name, r.withSnapshot))
 	text := strings.Join(nonEmpty, "\n")
 	if n := len(nonEmpty); n > 0 && strings.HasPrefix(nonEmpty[n-1], snapshotHeading) {
@@ -195,6 +197,43 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 // carry, the default of --max-output: a snapshot of a big page is
 // megabytes, more than an agent's context holds.
 const DefaultMaxOutput = 100_000
+
+// outlineSnapshot writes a whole snapshot (or a uid's subtree) that would
+// take the answer past limit as an outline of all of it (snapshot.Outline)
+// that fits beside the other parts: its top levels and last regions show,
+// each folded part is a line naming the uid that opens it. A snapshot whose
+// outline cannot fit is left for capOutput to cut.
+func outlineSnapshot(parts []string, limit int) {
+	if limit <= 0 {
+		return
+	}
+	total := countRunes(parts)
+	if total <= limit {
+		return
+	}
+	for i, p := range parts {
+		head, body, _ := strings.Cut(p, "\n")
+		if head != snapshotHeading && !strings.HasPrefix(head, snapshotHeading+" (uid=") {
+			continue
+		}
+		// Lines before the tree (incremental's "Full snapshot (…)") stay.
+		lead := ""
+		for !strings.HasPrefix(strings.TrimLeft(body, " "), "uid=") && body != "" {
+			line, rest, _ := strings.Cut(body, "\n")
+			lead, body = lead+line+"\n", rest
+		}
+		tree := snapshot.ParseTree(body)
+		note := fmt.Sprintf("Outlined: the snapshot is %d nodes, %d characters, more than fits in --max-output (%d); each \"… N nodes\" line stands for a folded part and names the uid to open it with take_snapshot uid=…, or pass filePath to save the whole snapshot.",
+			tree.Len(), utf8.RuneCountInString(body), limit)
+		budget := limit - (total - utf8.RuneCountInString(p)) - len(head) - len(lead) - len(note) - 2
+		out, ok := tree.Outline(budget)
+		if !ok {
+			return
+		}
+		parts[i] = head + "\n" + lead + note + "\n" + strings.TrimSuffix(out, "\n")
+		return
+	}
+}
 
 // capOutput cuts the longest of parts so that the text they make, joined by
 // newlines, has at most limit characters (runes), and ends it with a note

@@ -1,0 +1,143 @@
+package snapshot
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// bigPage is the text of a page of regions, each a heading and sections of
+// links; the last region is small, as a footer is.
+func bigPage(regions, sections, links int) string {
+	var b strings.Builder
+	n := 0
+	uid := func() string { n++; return fmt.Sprintf("1_%d", n) }
+	fmt.Fprintf(&b, "uid=%s RootWebArea \"Docs\" url=\"https://example.com/\"\n", uid())
+	for r := range regions {
+		fmt.Fprintf(&b, "  uid=%s region \"Region %d\"\n", uid(), r)
+		for s := range sections {
+			fmt.Fprintf(&b, "    uid=%s heading \"Section %d.%d\" level=\"2\"\n", uid(), r, s)
+			fmt.Fprintf(&b, "    uid=%s list\n", uid())
+			for l := range links {
+				fmt.Fprintf(&b, "      uid=%s listitem\n        uid=%s link \"Link %d.%d.%d\" url=\"https://example.com/%d/%d/%d\"\n", uid(), uid(), r, s, l, r, s, l)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "  uid=%s contentinfo\n    uid=%s link \"Privacy\"\n", uid(), uid())
+	return b.String()
+}
+
+var foldRe = regexp.MustCompile(`^( *)… (\d+) nodes (below|from uid=(\S+) to uid=(\S+)) \((\d+) characters(?:; headings (.*))?\): take_snapshot uid=(\S+?)((?:, uid=\S+)*)$`)
+
+// checkOutline checks an outline against its tree: within the budget, each
+// line of it a line of the tree unchanged, in order, or a fold whose counts
+// are those of what it stands for; together they cover every node once.
+func checkOutline(t *testing.T, full, outline string, budget int) {
+	t.Helper()
+	if len(outline) > budget {
+		t.Errorf("outline of %d bytes for a budget of %d", len(outline), budget)
+	}
+	tree := ParseTree(full)
+	covered := 0
+	next := 0 // the tree line the outline must show or fold next
+	for line := range strings.Lines(outline) {
+		line = strings.TrimSuffix(line, "\n")
+		if m := foldRe.FindStringSubmatch(line); m != nil {
+			count, _ := strconv.Atoi(m[2])
+			size, _ := strconv.Atoi(m[6])
+			open := tree.index[m[8]]
+			for _, uid := range append([]string{m[8]}, strings.Split(m[9], ", uid=")[1:]...) {
+				if _, ok := tree.index[uid]; !ok {
+					t.Errorf("fold names uid=%s, not in the tree: %s", uid, line)
+				}
+			}
+			want := 0
+			for j := next; j < next+count; j++ {
+				want += tree.lineCostForTest(j)
+			}
+			if size != want {
+				t.Errorf("fold says %d characters, its %d nodes from line %d are %d: %s", size, count, next, want, line)
+			}
+			if m[3] == "below" && int(tree.lines[open].end) != next+count {
+				t.Errorf("fold below uid=%s covers lines %d..%d, its subtree ends at %d", m[8], next, next+count, tree.lines[open].end)
+			}
+			covered += count
+			next += count
+			continue
+		}
+		if next >= tree.Len() {
+			t.Fatalf("outline line past the tree: %q", line)
+		}
+		want := strings.Repeat("  ", int(tree.lines[next].depth)) + tree.lines[next].text
+		if line != want {
+			t.Fatalf("outline line %q where the tree has %q", line, want)
+		}
+		covered++
+		next++
+	}
+	if covered != tree.Len() || next != tree.Len() {
+		t.Errorf("the outline covers %d of %d nodes", covered, tree.Len())
+	}
+}
+
+func (t *Tree) lineCostForTest(i int) int { return 2*int(t.lines[i].depth) + len(t.lines[i].text) + 1 }
+
+func TestOutline(t *testing.T) {
+	t.Parallel()
+	full := bigPage(6, 4, 30)
+	tree := ParseTree(full)
+	for _, budget := range []int{600, 800, 2000, 8000, 40000} {
+		out, ok := tree.Outline(budget)
+		if !ok {
+			t.Fatalf("budget %d: no outline", budget)
+		}
+		checkOutline(t, full, out, budget)
+		if budget >= 2000 {
+			// Every region shows, the last (the footer) too.
+			for _, want := range []string{`region "Region 0"`, `region "Region 5"`, "contentinfo"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("budget %d: the outline lacks %s:\n%s", budget, want, out)
+				}
+			}
+		}
+		if budget == 800 && !strings.Contains(out, "take_snapshot uid=1_500, uid=1_749, uid=1_998\n") {
+			t.Errorf("a short run of folded regions does not name each one's uid:\n%s", out)
+		}
+		if budget == 600 && !regexp.MustCompile(`… \d+ nodes (below|from uid=\S+ to uid=\S+) \(\d+ characters; headings "Section \d\.0", "Section \d\.1", "Section \d\.2"\): take_snapshot uid=1_\d+`).MatchString(out) {
+			t.Errorf("a folded region does not name its headings and its uid:\n%s", out)
+		}
+	}
+	if out, ok := tree.Outline(len(full)); !ok || out != full {
+		t.Errorf("a tree that fits its budget is not given whole")
+	}
+	if _, ok := tree.Outline(20); ok {
+		t.Error("an outline within 20 bytes")
+	}
+}
+
+// A node with more children than fit shows its first and last ones and
+// folds the run between into one line naming both ends.
+func TestOutlineLongRun(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("uid=1_1 RootWebArea \"Flat\"\n")
+	for i := 2; i <= 20001; i++ {
+		fmt.Fprintf(&b, "  uid=1_%d link \"Item %d\"\n", i, i)
+	}
+	full := b.String()
+	out, ok := ParseTree(full).Outline(3000)
+	if !ok {
+		t.Fatal("no outline")
+	}
+	checkOutline(t, full, out, 3000)
+	for _, want := range []string{`uid=1_2 link "Item 2"`, `uid=1_20001 link "Item 20001"`, "take_snapshot uid=1_1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the outline lacks %s:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`… \d+ nodes from uid=1_\d+ to uid=1_\d+ \(`).MatchString(out) {
+		t.Errorf("no fold of the run:\n%s", out)
+	}
+}
