@@ -82,20 +82,36 @@ func (t *Tree) Len() int { return len(t.lines) }
 // indented from the node's own line at no indent, as a snapshot of that part
 // of the page would be; ok is false when no line of the tree has uid.
 func (t *Tree) Subtree(uid string) (text string, ok bool) {
-	i, ok := t.index[uid]
+	text, err := t.Run(uid, uid)
+	return text, err == nil
+}
+
+// Run is Subtree for the siblings from uid first to uid last, each with
+// everything below it, as an outline's fold line names a run of them. It
+// fails when a uid is not in the tree, or last is not first or a later
+// sibling of it.
+func (t *Tree) Run(first, last string) (string, error) {
+	i, ok := t.index[first]
 	if !ok {
-		return "", false
+		return "", fmt.Errorf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", first)
+	}
+	j, ok := t.index[last]
+	if !ok {
+		return "", fmt.Errorf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", last)
+	}
+	if j < i || t.lines[j].parent != t.lines[i].parent {
+		return "", fmt.Errorf("uid %s is not uid %s or a later sibling of it; give the two ends of a run of siblings, as an outline's fold line names them", last, first)
 	}
 	var b strings.Builder
 	base := t.lines[i].depth
-	for _, l := range t.lines[i:t.lines[i].end] {
+	for _, l := range t.lines[i:t.lines[j].end] {
 		for range l.depth - base {
 			b.WriteString("  ")
 		}
 		b.WriteString(l.text)
 		b.WriteByte('\n')
 	}
-	return b.String(), true
+	return b.String(), nil
 }
 
 // Changes is what differs between two snapshots of one document, from Diff.

@@ -16,32 +16,30 @@ import (
 // Outline writes the tree in at most budget bytes: its lines as far as
 // they fit, each node's children opened in breadth-first order (the roots
 // first, then their children, …), and a fold line where a node's children
-// stay closed. A node whose children do not all fit shows its first and
-// last children and folds the run between them. ok is false when not even
-// the roots and their folds fit.
+// stay closed. A node whose children do not all fit shows its heading
+// children and its first and last ones, as many as fit, and folds each run
+// between them into a line. ok is false when not even the roots and their
+// folds fit.
 func (t *Tree) Outline(budget int) (text string, ok bool) {
-	o := outliner{t: t, children: make([][]int32, len(t.lines)), state: make([]int8, len(t.lines)),
-		runs: map[int32]run{}, size: make([]int, len(t.lines)+1)}
-	var roots []int32
-	for i := range t.lines {
-		o.size[i+1] = o.size[i] + o.lineCost(int32(i))
+	// The roots are the children of a node of no line of its own, the
+	// top, which is opened as any node is: a subtree has one root, a run
+	// of siblings (take_snapshot uid to) several.
+	n := int32(len(t.lines))
+	o := outliner{t: t, top: n, children: make([][]int32, n+1), state: make([]int8, n+1),
+		partial: map[int32]map[int]bool{}, size: make([]int, n+1)}
+	for i := range n {
+		o.size[i+1] = o.size[i] + o.lineCost(i)
 		if _, ok := headingName(t.lines[i].body()); ok {
-			o.headings = append(o.headings, int32(i))
+			o.headings = append(o.headings, i)
 		}
-		if p := t.lines[i].parent; p >= 0 {
-			o.children[p] = append(o.children[p], int32(i))
-		} else {
-			roots = append(roots, int32(i))
+		p := t.lines[i].parent
+		if p < 0 {
+			p = n
 		}
+		o.children[p] = append(o.children[p], i)
 	}
 	left := budget
-	for _, r := range roots {
-		left -= o.shownCost(r)
-	}
-	if left < 0 {
-		return "", false
-	}
-	queue := roots
+	queue := []int32{n}
 	for len(queue) > 0 {
 		i := queue[0]
 		queue = queue[1:]
@@ -59,42 +57,31 @@ func (t *Tree) Outline(budget int) (text string, ok bool) {
 			queue = append(queue, kids...)
 			continue
 		}
-		// Not all fit: the first and the last children, taken in turn, and
-		// one line for the run between them.
+		// Not all fit: some children show, and each run of those that do
+		// not is one line. Headings first (the page's table of contents,
+		// higher levels first), then the first and the last children in
+		// turn, while they fit.
 		left += o.foldCost(i)
-		head, tail, used := 0, len(kids), 0
-		for head < tail {
-			c := kids[head]
-			if (head+len(kids)-tail)%2 == 1 {
-				c = kids[tail-1]
+		sel := o.choose(i, kids, left)
+		if len(sel.shown) == 0 {
+			if i == o.top {
+				return "", false
 			}
-			if used+o.shownCost(c)+o.runCost(i, kids, head, tail, c) > left {
-				break
-			}
-			used += o.shownCost(c)
-			if c == kids[head] {
-				head++
-			} else {
-				tail--
-			}
-		}
-		if head == 0 && tail == len(kids) {
 			left -= o.foldCost(i) // nothing fits beside the fold
 			continue
 		}
-		left -= used + o.runCost(i, kids, head, tail, -1)
+		left -= sel.cost
 		o.state[i] = opened
-		if head < tail {
-			o.runs[i] = run{from: head, to: tail}
+		o.partial[i] = sel.shown
+		for k, c := range kids {
+			if sel.shown[k] {
+				queue = append(queue, c)
+			}
 		}
-		queue = append(queue, kids[:head]...)
-		queue = append(queue, kids[tail:]...)
 	}
 	var b strings.Builder
 	b.Grow(budget - left)
-	for _, r := range roots {
-		o.write(&b, r)
-	}
+	o.writeChildren(&b, n)
 	return b.String(), true
 }
 
@@ -106,16 +93,70 @@ const (
 
 type outliner struct {
 	t        *Tree
+	top      int32 // the node above the roots, of no line
 	children [][]int32
 	state    []int8
-	runs     map[int32]run // by parent
-	size     []int         // size[i] is the bytes of lines [0, i)
-	headings []int32       // the heading lines, in order
+	partial  map[int32]map[int]bool // by parent: which of its children show, when not all
+	size     []int                  // size[i] is the bytes of lines [0, i)
+	headings []int32                // the heading lines, in order
 }
 
-// run is a run of a node's children folded into one line: children from
-// up to, not including, to.
-type run struct{ from, to int }
+// selection is the children of a node that show when not all fit.
+type selection struct {
+	shown map[int]bool // by index among the children
+	cost  int          // of their lines and of the run lines between
+}
+
+// choose picks the children of i to show within left bytes, counting a
+// run line for each run of those left out: heading children first, by
+// level then in order, then the first and the last in turn.
+func (o *outliner) choose(i int32, kids []int32, left int) selection {
+	var order []int
+	type head struct{ k, level int }
+	var heads []head
+	for k, c := range kids {
+		if name, ok := headingName(o.t.lines[c].body()); ok && name != "" {
+			heads = append(heads, head{k, headingLevel(o.t.lines[c].body())})
+		}
+	}
+	slices.SortStableFunc(heads, func(a, b head) int { return a.level - b.level })
+	for _, h := range heads {
+		order = append(order, h.k)
+	}
+	for f, l := 0, len(kids)-1; f <= l; f, l = f+1, l-1 {
+		order = append(order, f)
+		if l != f {
+			order = append(order, l)
+		}
+	}
+	sel := selection{shown: map[int]bool{}, cost: o.runCost(i, kids, 0, len(kids))}
+	var picked []int // sorted
+	for j, k := range order {
+		if sel.shown[k] {
+			continue
+		}
+		// The run k is in, between the shown children around it.
+		at, _ := slices.BinarySearch(picked, k)
+		from, to := 0, len(kids)
+		if at > 0 {
+			from = picked[at-1] + 1
+		}
+		if at < len(picked) {
+			to = picked[at]
+		}
+		delta := o.shownCost(kids[k]) - o.runCost(i, kids, from, to) + o.runCost(i, kids, from, k) + o.runCost(i, kids, k+1, to)
+		if sel.cost+delta > left {
+			if j < len(heads) {
+				continue // another heading may fit still
+			}
+			break
+		}
+		sel.cost += delta
+		sel.shown[k] = true
+		picked = slices.Insert(picked, at, k)
+	}
+	return sel
+}
 
 // lineCost is the bytes of line i as written: indent, text, newline.
 func (o *outliner) lineCost(i int32) int {
@@ -132,25 +173,30 @@ func (o *outliner) shownCost(i int32) int {
 	return c
 }
 
-// foldCost is the bytes of the fold line of a closed node.
+// foldCost is the bytes of the fold line of a closed node; the top has
+// none, as it is always opened.
 func (o *outliner) foldCost(i int32) int {
+	if i == o.top {
+		return 0
+	}
 	return len(o.foldLine(i))
 }
 
-// runCost is the bytes of the fold line of kids[head:tail] when c is
-// shown too (or none, c < 0); 0 when nothing is left between.
-func (o *outliner) runCost(parent int32, kids []int32, head, tail int, c int32) int {
-	if c >= 0 {
-		if c == kids[head] {
-			head++
-		} else {
-			tail--
-		}
+// depth is the depth of node i's line; -1 for the top.
+func (o *outliner) depth(i int32) int32 {
+	if i == o.top {
+		return -1
 	}
-	if head >= tail {
+	return o.t.lines[i].depth
+}
+
+// runCost is the bytes of the fold line of the run kids[from:to]; 0 for
+// an empty run.
+func (o *outliner) runCost(parent int32, kids []int32, from, to int) int {
+	if from >= to {
 		return 0
 	}
-	return len(o.runLine(parent, kids[head:tail]))
+	return len(o.runLine(parent, kids[from:to]))
 }
 
 // foldLine is the line that stands for the descendants of closed node i.
@@ -160,23 +206,19 @@ func (o *outliner) foldLine(i int32) string {
 }
 
 // runLine is the line that stands for a run of parent's children: it names
-// each of a short run's uids to open, else the parent's.
+// the take_snapshot that opens the run (uid and to, its two ends).
 func (o *outliner) runLine(parent int32, kids []int32) string {
 	first, last := kids[0], kids[len(kids)-1]
-	open := o.t.lines[parent].uid()
-	if len(kids) <= 4 {
-		uids := make([]string, len(kids))
-		for k, c := range kids {
-			uids[k] = o.t.lines[c].uid()
-		}
-		open = strings.Join(uids, ", uid=")
+	open := o.t.lines[first].uid()
+	if last != first {
+		open += " to=" + o.t.lines[last].uid()
 	}
-	return o.fold(o.t.lines[parent].depth+1, first, o.t.lines[last].end,
+	return o.fold(o.depth(parent)+1, first, o.t.lines[last].end,
 		"from uid="+o.t.lines[first].uid()+" to uid="+o.t.lines[last].uid(), open)
 }
 
 // fold writes a fold line for lines [from, to): how many, their size, the
-// first headings among them, and the uids to open (a list "A, uid=B").
+// first headings among them, and the take_snapshot that opens them.
 func (o *outliner) fold(depth, from, to int32, what, open string) string {
 	size := o.size[to] - o.size[from]
 	var heads []string
@@ -236,18 +278,32 @@ func (o *outliner) write(b *strings.Builder, i int32) {
 		b.WriteString(o.foldLine(i))
 		return
 	}
-	from, to := len(kids), len(kids)
-	if r, ok := o.runs[i]; ok {
-		from, to = r.from, r.to
-	}
-	for k, c := range kids {
-		switch {
-		case k == from:
-			b.WriteString(o.runLine(i, kids[from:to]))
-			fallthrough
-		case k > from && k < to:
+	o.writeChildren(b, i)
+}
+
+// writeChildren writes the children of opened node i that show, and a run
+// line for each run of those that do not.
+func (o *outliner) writeChildren(b *strings.Builder, i int32) {
+	kids, shown := o.children[i], o.partial[i]
+	for k := 0; k < len(kids); k++ {
+		if shown == nil || shown[k] {
+			o.write(b, kids[k])
 			continue
 		}
-		o.write(b, c)
+		end := k
+		for end < len(kids) && !shown[end] {
+			end++
+		}
+		b.WriteString(o.runLine(i, kids[k:end]))
+		k = end - 1
 	}
+}
+
+// headingLevel is the level="N" of a heading line's body, 9 without one.
+func headingLevel(body string) int {
+	_, rest, ok := strings.Cut(body, ` level="`)
+	if !ok || len(rest) < 2 || rest[1] != '"' || rest[0] < '1' || rest[0] > '9' {
+		return 9
+	}
+	return int(rest[0] - '0')
 }

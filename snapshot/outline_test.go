@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -29,7 +30,7 @@ func bigPage(regions, sections, links int) string {
 	return b.String()
 }
 
-var foldRe = regexp.MustCompile(`^( *)… (\d+) nodes (below|from uid=(\S+) to uid=(\S+)) \((\d+) characters(?:; headings (.*))?\): take_snapshot uid=(\S+?)((?:, uid=\S+)*)$`)
+var foldRe = regexp.MustCompile(`^( *)… (\d+) nodes (below|from uid=(\S+) to uid=(\S+)) \((\d+) characters(?:; headings (.*))?\): take_snapshot uid=(\S+?)(?: to=(\S+))?$`)
 
 // checkOutline checks an outline against its tree: within the budget, each
 // line of it a line of the tree unchanged, in order, or a fold whose counts
@@ -48,9 +49,16 @@ func checkOutline(t *testing.T, full, outline string, budget int) {
 			count, _ := strconv.Atoi(m[2])
 			size, _ := strconv.Atoi(m[6])
 			open := tree.index[m[8]]
-			for _, uid := range append([]string{m[8]}, strings.Split(m[9], ", uid=")[1:]...) {
-				if _, ok := tree.index[uid]; !ok {
+			for _, uid := range []string{m[8], m[9]} {
+				if _, ok := tree.index[uid]; !ok && uid != "" {
 					t.Errorf("fold names uid=%s, not in the tree: %s", uid, line)
+				}
+			}
+			if m[3] != "below" {
+				// The run opens with uid and to: exactly its nodes.
+				text, err := tree.Run(m[8], cmp.Or(m[9], m[8]))
+				if err != nil || strings.Count(text, "\n") != count {
+					t.Errorf("take_snapshot uid=%s to=%s gives %d lines (%v), the fold says %d: %s", m[8], m[9], strings.Count(text, "\n"), err, count, line)
 				}
 			}
 			want := 0
@@ -102,8 +110,8 @@ func TestOutline(t *testing.T) {
 				}
 			}
 		}
-		if budget == 800 && !strings.Contains(out, "take_snapshot uid=1_500, uid=1_749, uid=1_998\n") {
-			t.Errorf("a short run of folded regions does not name each one's uid:\n%s", out)
+		if budget == 800 && !strings.Contains(out, "take_snapshot uid=1_500 to=1_998\n") {
+			t.Errorf("a run of folded regions does not name its two ends:\n%s", out)
 		}
 		if budget == 600 && !regexp.MustCompile(`… \d+ nodes (below|from uid=\S+ to uid=\S+) \(\d+ characters; headings "Section \d\.0", "Section \d\.1", "Section \d\.2"\): take_snapshot uid=1_\d+`).MatchString(out) {
 			t.Errorf("a folded region does not name its headings and its uid:\n%s", out)
@@ -132,12 +140,60 @@ func TestOutlineLongRun(t *testing.T) {
 		t.Fatal("no outline")
 	}
 	checkOutline(t, full, out, 3000)
-	for _, want := range []string{`uid=1_2 link "Item 2"`, `uid=1_20001 link "Item 20001"`, "take_snapshot uid=1_1"} {
+	for _, want := range []string{`uid=1_2 link "Item 2"`, `uid=1_20001 link "Item 20001"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the outline lacks %s:\n%s", want, out)
 		}
 	}
-	if !regexp.MustCompile(`… \d+ nodes from uid=1_\d+ to uid=1_\d+ \(`).MatchString(out) {
+	if !regexp.MustCompile(`… \d+ nodes from uid=(1_\d+) to uid=(1_\d+) \(\d+ characters\): take_snapshot uid=1_\d+ to=1_\d+\n`).MatchString(out) {
 		t.Errorf("no fold of the run:\n%s", out)
+	}
+	// The run itself, as take_snapshot uid to gives it: many roots.
+	run, err := ParseTree(full).Run("1_2", "1_20001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ok = ParseTree(run).Outline(3000)
+	if !ok {
+		t.Fatal("no outline of a run")
+	}
+	checkOutline(t, run, out, 3000)
+	if !strings.HasPrefix(out, `uid=1_2 link "Item 2"`) || !strings.HasSuffix(out, "uid=1_20001 link \"Item 20001\"\n") {
+		t.Errorf("the outline of a run does not show its ends:\n%s", out)
+	}
+}
+
+// A flat page (a document of paragraphs, as a spec is) keeps its headings,
+// the higher levels first: they are its table of contents.
+func TestOutlineKeepsHeadings(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("uid=1_1 RootWebArea \"Spec\"\n")
+	n := 1
+	for s := range 20 {
+		n++
+		fmt.Fprintf(&b, "  uid=1_%d heading \"Chapter %d\" level=\"2\"\n", n, s)
+		for p := range 5 {
+			n++
+			fmt.Fprintf(&b, "  uid=1_%d heading \"Part %d.%d\" level=\"3\"\n", n, s, p)
+			for range 20 {
+				n++
+				fmt.Fprintf(&b, "  uid=1_%d \"%s\"\n", n, strings.Repeat("text ", 30))
+			}
+		}
+	}
+	full := b.String()
+	out, ok := ParseTree(full).Outline(4000)
+	if !ok {
+		t.Fatal("no outline")
+	}
+	checkOutline(t, full, out, 4000)
+	for s := range 20 {
+		if !strings.Contains(out, fmt.Sprintf(`heading "Chapter %d" level="2"`, s)) {
+			t.Errorf("the outline lacks chapter %d:\n%s", s, out)
+		}
+	}
+	if strings.Count(out, `level="3"`) >= 100 {
+		t.Error("every part fit in 4000 bytes: the test proves nothing")
 	}
 }

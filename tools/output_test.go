@@ -94,9 +94,15 @@ func TestMaxOutput(t *testing.T) {
 	if n := utf8.RuneCountInString(snap); n > limit || n < limit-1000 {
 		t.Errorf("%d characters shown, want about %d", n, limit)
 	}
-	if !regexp.MustCompile(`(?m)^ +… \d+ nodes from uid=\S+ to uid=\S+ \(\d+ characters\): take_snapshot uid=\S+$`).MatchString(snap) {
-		t.Errorf("no fold of the rows between:\n%s", snap)
+	fold := regexp.MustCompile(`(?m)^ +… (\d+) nodes from uid=\S+ to uid=\S+ \(\d+ characters\): take_snapshot uid=(\S+) to=(\S+)$`).FindStringSubmatch(snap)
+	if fold == nil {
+		t.Fatalf("no fold of the rows between:\n%s", snap)
 	}
+	// The fold's own take_snapshot opens that run (outlined again, as it
+	// is too big still); to must be a later sibling.
+	run := e.ok(t, "take_snapshot", map[string]any{"pageId": id, "uid": fold[2], "to": fold[3]})
+	mustContain(t, run, "## Latest page snapshot (uid="+fold[2]+" to uid="+fold[3]+", and below)\nOutlined: the snapshot is "+fold[1]+" nodes")
+	mustContain(t, e.fails(t, "take_snapshot", map[string]any{"pageId": id, "uid": fold[3], "to": fold[2]}), "is not uid "+fold[3]+" or a later sibling of it")
 	// A subtree asked for is outlined the same way when it is too big.
 	root := regexp.MustCompile(`uid=(\S+) main`).FindStringSubmatch(snap)
 	if root == nil {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,7 +28,8 @@ type snapshotArgs struct {
 	FilePath string `json:"filePath,omitempty" jsonschema:"The absolute path, or a path relative to the workspace (its first root; never the server's working directory), to save the snapshot to instead of attaching it to the response."`
 	// Mode and UID are pagemux's own (incremental.go).
 	Mode string `json:"mode,omitempty" jsonschema:"full: the whole tree. incremental: after your first snapshot of the page's document, only what changed since your last snapshot of it: lines added (+), removed (-), changed (~) or moved (>), with their uids, each run of unchanged lines folded into one; a new document (after a navigation) gets the whole tree. Default: the server's --snapshot-mode, full unless set. A filePath always gets the whole tree."`
-	UID  string `json:"uid,omitempty" jsonschema:"The uid of an element of the latest snapshot: answer with that element and everything below it, whole (neither mode applies)."`
+	UID  string `json:"uid,omitempty" jsonschema:"The uid of an element of the latest snapshot: answer with that element and everything below it (neither mode applies; too big for the answer, it is outlined)."`
+	To   string `json:"to,omitempty" jsonschema:"With uid: the uid of a later sibling of that element: answer with the run of siblings from uid to this one, each with everything below it, as an outline's fold line names a run."`
 }
 
 func (s *Server) takeSnapshot() tool {
@@ -46,10 +48,15 @@ func (s *Server) takeSnapshot() tool {
 				c.resp.snapshotMode = a.Mode
 				return nil
 			}
+			if a.To != "" && a.UID == "" {
+				return &argError{"to names the last of a run of siblings: pass uid too, the first of them"}
+			}
 			if a.UID != "" {
 				// Fail at once on a uid that was never this document's.
-				if _, err := c.page.UIDs.Lookup(a.UID); err != nil {
-					return &argError{err.Error()}
+				for _, uid := range []string{a.UID, a.To} {
+					if _, err := c.page.UIDs.Lookup(uid); err != nil && uid != "" {
+						return &argError{err.Error()}
+					}
 				}
 			}
 			if a.FilePath != "" {
@@ -63,9 +70,9 @@ func (s *Server) takeSnapshot() tool {
 			}
 			text := snap.Text
 			if a.UID != "" {
-				sub, ok := snapshot.ParseTree(snap.Text).Subtree(a.UID)
-				if !ok {
-					return &argError{fmt.Sprintf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", a.UID)}
+				sub, err := snapshot.ParseTree(snap.Text).Run(a.UID, cmp.Or(a.To, a.UID))
+				if err != nil {
+					return &argError{err.Error()}
 				}
 				text = sub
 				if a.FilePath == "" {
@@ -73,7 +80,11 @@ func (s *Server) takeSnapshot() tool {
 					// snapshot of the whole page stays what incremental
 					// answers compare with.
 					c.resp.withSnapshot = true
-					c.resp.scoped = fmt.Sprintf("%s (uid=%s and below)\n%s", snapshotHeading, a.UID, strings.TrimSuffix(sub, "\n"))
+					what := "uid=" + a.UID + " and below"
+					if a.To != "" {
+						what = "uid=" + a.UID + " to uid=" + a.To + ", and below"
+					}
+					c.resp.scoped = fmt.Sprintf("%s (%s)\n%s", snapshotHeading, what, strings.TrimSuffix(sub, "\n"))
 					return nil
 				}
 			} else {
