@@ -1,0 +1,323 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/pagelock"
+)
+
+// The task tests drive real Chrome over mcp-go's client: in process here,
+// over HTTP in tasks_http_test.go. A task is created by hand (the client
+// has no call that returns a CreateTaskResult), then read with the client's
+// tasks/get, tasks/result and tasks/cancel.
+
+var taskSeq atomic.Int64
+
+// rpcError is a JSON-RPC error answer, as the tests compare them.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// createTask sends a task-augmented tools/call; ttl 0 asks for none, and a
+// progress token "" for no progress.
+func createTask(ctx context.Context, c *client.Client, name string, args map[string]any, ttl int64, token string) (mcp.Task, error) {
+	task := map[string]any{}
+	if ttl > 0 {
+		task["ttl"] = ttl
+	}
+	params := map[string]any{"name": name, "arguments": args, "task": task}
+	if token != "" {
+		params["_meta"] = map[string]any{"progressToken": token}
+	}
+	resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: "2.0",
+		ID: mcp.NewRequestId(fmt.Sprintf("task-%d", taskSeq.Add(1))), Method: "tools/call", Params: params})
+	if err != nil {
+		return mcp.Task{}, err
+	}
+	if resp.Error != nil {
+		return mcp.Task{}, &rpcError{Code: resp.Error.Code, Message: resp.Error.Message}
+	}
+	var r struct {
+		Task *mcp.Task `json:"task"`
+	}
+	if err := json.Unmarshal(resp.Result, &r); err != nil || r.Task == nil {
+		return mcp.Task{}, fmt.Errorf("tools/call with params.task answered no task: %s", resp.Result)
+	}
+	return *r.Task, nil
+}
+
+func mustCreate(t *testing.T, c *client.Client, name string, args map[string]any, ttl int64) mcp.Task {
+	t.Helper()
+	task, err := createTask(t.Context(), c, name, args, ttl, "")
+	if err != nil {
+		t.Fatalf("%s as a task: %v", name, err)
+	}
+	if task.Status != mcp.TaskStatusWorking || task.TaskId == "" {
+		t.Fatalf("%s as a task: created %+v", name, task)
+	}
+	return task
+}
+
+// taskResult reads a task's answer, waiting for it.
+func taskResult(t *testing.T, c *client.Client, id string) result {
+	t.Helper()
+	res, err := c.TaskResult(t.Context(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
+	if err != nil {
+		t.Fatalf("tasks/result %s: %v", id, err)
+	}
+	if rel, _ := res.Meta.AdditionalFields[mcp.RelatedTaskMetaKey].(map[string]any); rel["taskId"] != id {
+		t.Errorf("tasks/result %s: related task %v", id, res.Meta.AdditionalFields)
+	}
+	var r result
+	r.isError = res.IsError
+	for _, c := range res.Content {
+		if c, ok := c.(mcp.TextContent); ok {
+			r.text += c.Text
+		}
+	}
+	r.text = waitNotice.ReplaceAllString(r.text, "")
+	return r
+}
+
+func getTask(t *testing.T, c *client.Client, id string) mcp.Task {
+	t.Helper()
+	res, err := c.GetTask(t.Context(), mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: id}})
+	if err != nil {
+		t.Fatalf("tasks/get %s: %v", id, err)
+	}
+	return res.Task
+}
+
+// holdPage takes a page's lock as a call would, for the test to release.
+func (e *testEnv) holdPage(t *testing.T, id int) *pagelock.Guard {
+	t.Helper()
+	g, err := e.srv.locks.Acquire(pagelock.WithOwner(t.Context(), "the test"), pagelock.PageKey(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Release) // idempotent: after a failure too
+	return g
+}
+
+var heapSaved = regexp.MustCompile(`^Heap snapshot saved to (.+\.heapsnapshot) \([0-9.]+ [kM]?B\)\.`)
+
+// The work of a task goes on after its request ended: a task that waits
+// for its page's lock well past the create result (which ends the request
+// and, in mcp-go, the context the task runs on) still takes its snapshot,
+// and answers as the plain call does. Then the other orders of
+// cancellation, TTL, lock and completion, and the bound on tasks.
+func TestTasks(t *testing.T) {
+	t.Parallel()
+	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{MaxTasks: 2}, false)
+	t.Cleanup(e.close)
+	tc := sessionClient(t, e) // the tasks revision's; e.client speaks the stateless one
+	id := e.openPage(t, "/form.html")
+	key := pagelock.PageKey(id)
+	dir := t.TempDir()
+
+	t.Run("detached from its request", func(t *testing.T) {
+		g := e.holdPage(t, id)
+		path := filepath.Join(dir, "detached.heapsnapshot")
+		task := mustCreate(t, tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": path}, 0)
+		if task.TTL == nil || *task.TTL != DefaultTaskTTL.Milliseconds() {
+			t.Errorf("a task without a ttl got ttl %v, want %v", task.TTL, DefaultTaskTTL.Milliseconds())
+		}
+		// The create result is in: mcp-go has ended the request's context.
+		e.waitQueued(t, key, 1)
+		if got := getTask(t, tc, task.TaskId); got.Status != mcp.TaskStatusWorking {
+			t.Fatalf("a task waiting for its lock: %+v", got)
+		}
+		g.Release()
+		r := taskResult(t, tc, task.TaskId)
+		if r.isError || !heapSaved.MatchString(r.text) {
+			t.Fatalf("the task's answer: %+v", r)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Fatal(err)
+		}
+		if got := getTask(t, tc, task.TaskId); got.Status != mcp.TaskStatusCompleted {
+			t.Errorf("after its answer: %+v", got)
+		}
+		// A plain call's answer has the same form.
+		plain := e.ok(t, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "plain.heapsnapshot")})
+		if strings.Replace(heapSaved.ReplaceAllString(plain, ""), "plain", "detached", 1) != heapSaved.ReplaceAllString(r.text, "") {
+			t.Errorf("a task answers\n%s\nwhere a plain call answers\n%s", r.text, plain)
+		}
+		// Cancelling a task that is done changes nothing.
+		_, err := tc.CancelTask(t.Context(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}})
+		if err == nil || !strings.Contains(err.Error(), "terminal status") {
+			t.Errorf("tasks/cancel of a completed task: %v", err)
+		}
+		if r2 := taskResult(t, tc, task.TaskId); r2.text != r.text {
+			t.Errorf("the answer changed after tasks/cancel: %q", r2.text)
+		}
+	})
+
+	t.Run("cancelled while waiting for its lock", func(t *testing.T) {
+		g := e.holdPage(t, id)
+		path := filepath.Join(dir, "never.heapsnapshot")
+		task := mustCreate(t, tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": path}, 0)
+		e.waitQueued(t, key, 1)
+		res, err := tc.CancelTask(t.Context(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}})
+		if err != nil || res.Status != mcp.TaskStatusCancelled {
+			t.Fatalf("tasks/cancel: %+v, %v", res, err)
+		}
+		e.waitQueued0(t, key) // its wait was withdrawn while the lock is still held
+		g.Release()
+		e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("a task cancelled before it ran wrote its file: %v", err)
+		}
+		if got := getTask(t, tc, task.TaskId); got.Status != mcp.TaskStatusCancelled {
+			t.Errorf("after tasks/cancel: %+v", got)
+		}
+		e.waitTasksEnded(t)
+	})
+
+	t.Run("cancelled while running", func(t *testing.T) {
+		// A reload that cannot end: the trace's start waits for the page to
+		// load, holding the page's lock and Chrome's tracing.
+		slow := e.openPage(t, "/form.html")
+		e.call(t, "navigate_page", map[string]any{"pageId": slow, "url": testSite.URL + "/neverloads.html", "timeout": 300}) // fails: it never loads
+		task := mustCreate(t, tc, "performance_start_trace", map[string]any{"pageId": slow}, 0)
+		waitFor(t, "the trace to record", func() bool { return e.srv.perf.running() != nil })
+		if _, err := tc.CancelTask(t.Context(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}}); err != nil {
+			t.Fatal(err)
+		}
+		e.waitTasksEnded(t)
+		waitFor(t, "the trace to end", func() bool { return e.srv.perf.running() == nil })
+		// Its locks are free: the page, and tracing for a trace of another page.
+		e.ok(t, "list_console_messages", map[string]any{"pageId": slow})
+		e.ok(t, "performance_start_trace", map[string]any{"pageId": id, "reload": false, "autoStop": false})
+		mustContain(t, e.ok(t, "performance_stop_trace", map[string]any{"pageId": id}), "The performance trace has been stopped.")
+		if got := getTask(t, tc, task.TaskId); got.Status != mcp.TaskStatusCancelled {
+			t.Errorf("after tasks/cancel: %+v", got)
+		}
+	})
+
+	t.Run("TTL passes while waiting", func(t *testing.T) {
+		g := e.holdPage(t, id)
+		task := mustCreate(t, tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "ttl.heapsnapshot")}, 300)
+		if task.TTL == nil || *task.TTL != 300 {
+			t.Errorf("ttl %v, want the 300 ms asked", task.TTL)
+		}
+		e.waitQueued(t, key, 1)
+		e.waitTasksEnded(t) // stopped at its TTL, the lock still held
+		e.waitQueued0(t, key)
+		g.Release()
+		e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+		_, err := tc.GetTask(t.Context(), mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: task.TaskId}})
+		if err == nil || !strings.Contains(err.Error(), "expired") {
+			t.Errorf("tasks/get past the TTL: %v", err)
+		}
+	})
+
+	t.Run("bound per agent", func(t *testing.T) {
+		g := e.holdPage(t, id)
+		var tasks []mcp.Task
+		for i := range 2 {
+			tasks = append(tasks, mustCreate(t, tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, fmt.Sprintf("bound%d.heapsnapshot", i))}, 0))
+		}
+		_, err := createTask(t.Context(), tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "over.heapsnapshot")}, 0, "")
+		if err == nil || !strings.Contains(err.Error(), "you run 2 tasks already") || !strings.Contains(err.Error(), "--max-tasks") {
+			t.Fatalf("a third task: %v", err)
+		}
+		// Plain calls are not bounded.
+		e.ok(t, "list_pages", nil)
+		g.Release()
+		for _, task := range tasks {
+			if r := taskResult(t, tc, task.TaskId); r.isError {
+				t.Fatal(r.text)
+			}
+		}
+		e.waitTasksEnded(t)
+		mustCreate(t, tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "after.heapsnapshot")}, 0)
+		e.waitTasksEnded(t)
+	})
+
+	t.Run("progress", func(t *testing.T) {
+		// A call that waits over a second for its lock hears that it waits,
+		// and then that it runs; a task the same, after its create result.
+		for _, asTask := range []bool{false, true} {
+			token := fmt.Sprintf("progress-%v", asTask)
+			on := e
+			if asTask {
+				on = &testEnv{client: tc} // for its notifications
+			}
+			progress := on.watchProgress(token)
+			g := e.holdPage(t, id)
+			args := map[string]any{"pageId": id, "filePath": filepath.Join(dir, token+".heapsnapshot")}
+			var answer func() result
+			if asTask {
+				task, err := createTask(t.Context(), tc, "take_heapsnapshot", args, 0, token)
+				if err != nil {
+					t.Fatal(err)
+				}
+				answer = func() result { return taskResult(t, tc, task.TaskId) }
+			} else {
+				o := e.callWithProgress(t.Context(), "take_heapsnapshot", args, token)
+				answer = func() result { return must(t, <-o) }
+			}
+			<-progress.got
+			g.Release()
+			if r := answer(); r.isError {
+				t.Fatal(r.text)
+			}
+			progress.mu.Lock()
+			msgs, vals := progress.messages, progress.values
+			progress.mu.Unlock()
+			if len(msgs) == 0 || !strings.HasPrefix(msgs[0], "take_heapsnapshot: waiting for its locks (") {
+				t.Errorf("task %v: progress %q", asTask, msgs)
+			}
+			for i := 1; i < len(vals); i++ {
+				if vals[i] <= vals[i-1] {
+					t.Errorf("task %v: progress does not grow: %v", asTask, vals)
+				}
+			}
+		}
+	})
+}
+
+// sessionClient connects another in-process client to e's server, of
+// revision 2025-11-25: the last with tasks/result, which 2026-07-28 removed.
+func sessionClient(t *testing.T, e *testEnv) *client.Client {
+	t.Helper()
+	c := client.NewClient(transport.NewInProcessTransport(e.srv.MCP()))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.ProtocolVersion20251125,
+		ClientInfo:      mcp.Implementation{Name: "pagemux-test", Version: "1"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitTasksEnded waits until no task of the server runs, nor waits.
+func (e *testEnv) waitTasksEnded(t *testing.T) {
+	t.Helper()
+	waitFor(t, "the tasks to end", func() bool {
+		e.srv.tasks.mu.Lock()
+		defer e.srv.tasks.mu.Unlock()
+		return len(e.srv.tasks.running) == 0
+	})
+}
