@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/pagelock"
 )
 
 // Long calls as MCP tasks (revision 2025-11-25). The tools of taskTools
@@ -190,7 +191,7 @@ func (t *taskTable) full(limiter string) error {
 	if t.running[limiter] < t.max {
 		return nil
 	}
-	return fmt.Errorf("you run %d tasks already, the most one agent may at once (--max-tasks): wait for one to end (tasks/get), cancel one (tasks/cancel), or make this call without params.task", t.max)
+	return fmt.Errorf("too many tasks: you run as many as one agent may at once (%d, --max-tasks); wait for one to end (tasks/get), cancel one (tasks/cancel), or make this call without params.task", t.max)
 }
 
 // beforeTaskCall makes the run of a task-augmented call of a task tool:
@@ -382,9 +383,14 @@ func (s *Server) taskContext(ctx context.Context, req mcp.CallToolRequest) (_ co
 		s.tasks.mu.Lock()
 		s.tasks.endLocked(run)
 		s.tasks.mu.Unlock()
-		return ctx, func() {}, fmt.Errorf("you ran %d tasks already when this one came, the most one agent may at once (--max-tasks): call again once one ended", s.tasks.max)
+		return ctx, func() {}, fmt.Errorf("too many tasks: you ran as many as one agent may at once (%d, --max-tasks) when this one came; call again once one ended", s.tasks.max)
 	}
 	ctx, end = s.tasks.detach(ctx, run)
+	// The request's ticket is its transport's, which admits it when the
+	// create result is sent, as the work may just begin: the work takes no
+	// turn in its client's line (it queues for its locks as it starts, and a
+	// call sent after the create result may queue before it).
+	ctx = pagelock.WithTicket(ctx, nil)
 	s.log.Debug("task runs", "task", run.id, "tool", req.Params.Name)
 	return ctx, end, nil
 }

@@ -234,7 +234,7 @@ func TestTasks(t *testing.T) {
 			tasks = append(tasks, mustCreate(t, tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, fmt.Sprintf("bound%d.heapsnapshot", i))}, 0))
 		}
 		_, err := createTask(t.Context(), tc, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "over.heapsnapshot")}, 0, "")
-		if err == nil || !strings.Contains(err.Error(), "you run 2 tasks already") || !strings.Contains(err.Error(), "--max-tasks") {
+		if err == nil || !strings.Contains(err.Error(), "too many tasks: you run as many as one agent may at once (2, --max-tasks)") || !strings.Contains(err.Error(), "--max-tasks") {
 			t.Fatalf("a third task: %v", err)
 		}
 		// Plain calls are not bounded.

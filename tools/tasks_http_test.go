@@ -1,0 +1,215 @@
+package tools
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/serve"
+)
+
+// tasksHTTP is a server with two tokens over Streamable HTTP.
+type tasksHTTP struct {
+	*testEnv
+	url string
+}
+
+// rpc is one JSON-RPC request sent by hand over its own TCP connection
+// (closed after it), as an SDK would not send it: session "" sends none,
+// and a stateless request carries the 2026-07-28 _meta and headers.
+func (h *tasksHTTP) rpc(t *testing.T, secret, agent, session string, stateless bool, method string, params map[string]any) (result json.RawMessage, rerr *rpcError) {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	protocol := mcp.ProtocolVersion20251125
+	if stateless {
+		protocol = "2026-07-28"
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": protocol,
+			"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": taskSeq.Add(1), "method": method, "params": params})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, h.url+"/mcp", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", protocol)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if stateless {
+		req.Header.Set("Mcp-Method", method)
+		if n, ok := params["name"].(string); ok {
+			req.Header.Set("Mcp-Name", n)
+		}
+	}
+	if agent != "" {
+		req.Header.Set(serve.AgentHeader, agent)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections() // the connection is dropped after each request
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The answer is the last event; progress may come before it.
+		var last string
+		sc := bufio.NewScanner(strings.NewReader(string(raw)))
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				last = d
+			}
+		}
+		raw = []byte(last)
+	}
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m.Result == nil && m.Error == nil {
+		t.Fatalf("%s: HTTP %d, %s", method, resp.StatusCode, raw)
+	}
+	return m.Result, m.Error
+}
+
+// Tasks are their agent's and session's: another token's session, another
+// agent of the same token, and a stateless request of the same token get,
+// for its id, the very answer an unknown id gets, on tasks/get,
+// tasks/result and tasks/cancel, and tasks/list shows them none of it; the
+// task is untouched. Its result survives the connection it was created on,
+// and is read on a new one. The bound counts per token; and a stateless
+// call with params.task is a plain call, its revision having no
+// tasks/result.
+func TestTasksHTTP(t *testing.T) {
+	t.Parallel()
+	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
+		Options{Agents: agents.New(agents.Owned), MaxTasks: 1}, false)
+	t.Cleanup(e.close)
+	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{"alice": aliceSecret, "bob": bobSecret}}))
+	t.Cleanup(ts.Close)
+	h := &tasksHTTP{testEnv: e, url: ts.URL}
+
+	alice := mcptest.HTTPClient(t, ts.URL+"/mcp", map[string]string{"Authorization": "Bearer " + aliceSecret}, mcp.ProtocolVersion20251125)
+	aliceSession := sessionOf(t, alice)
+	bob := mcptest.HTTPClient(t, ts.URL+"/mcp", map[string]string{"Authorization": "Bearer " + bobSecret}, mcp.ProtocolVersion20251125)
+	bobSession := sessionOf(t, bob)
+	alicePage := selectedPage(t, (&testEnv{client: alice}).ok(t, "navigate_page", map[string]any{"url": testSite.URL + "/form.html"}))
+	bobPage := selectedPage(t, (&testEnv{client: bob}).ok(t, "navigate_page", map[string]any{"url": testSite.URL + "/form.html"}))
+
+	g := e.holdPage(t, alicePage)
+	res, rerr := h.rpc(t, aliceSecret, "", aliceSession, false, "tools/call", map[string]any{"name": "take_heapsnapshot",
+		"arguments": map[string]any{"pageId": alicePage, "filePath": "alice.heapsnapshot"}, "task": map[string]any{"ttl": 60000}})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var created struct{ Task mcp.Task }
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskId == "" || *created.Task.TTL != 60000 {
+		t.Fatalf("the create result: %s", res)
+	}
+	id := created.Task.TaskId
+	e.waitQueued(t, pagelock.PageKey(alicePage), 1)
+
+	// The connection it came on is closed; the task goes on.
+	unknown := "0b3f2c9e-5d7a-4e1b-9c8d-2a6f4e0d1b7c"
+	others := []struct {
+		name          string
+		secret, agent string
+		session       string
+		stateless     bool
+		methods       []string
+	}{
+		{"another token's session", bobSecret, "", bobSession, false, []string{"tasks/get", "tasks/result", "tasks/cancel"}},
+		{"another agent of the token", aliceSecret, "other", "", true, []string{"tasks/get", "tasks/cancel"}},
+		{"the token, stateless", aliceSecret, "", "", true, []string{"tasks/get", "tasks/cancel"}},
+		{"another token, stateless", bobSecret, "", "", true, []string{"tasks/get", "tasks/cancel"}},
+	}
+	for _, o := range others {
+		for _, m := range o.methods {
+			_, got := h.rpc(t, o.secret, o.agent, o.session, o.stateless, m, map[string]any{"taskId": id})
+			_, want := h.rpc(t, o.secret, o.agent, o.session, o.stateless, m, map[string]any{"taskId": unknown})
+			if got == nil || want == nil || *got != *want {
+				t.Errorf("%s, %s of alice's task: %v; of an unknown id: %v", o.name, m, got, want)
+			}
+		}
+	}
+	list, rerr := h.rpc(t, bobSecret, "", bobSession, false, "tasks/list", nil)
+	if rerr != nil || strings.Contains(string(list), id) {
+		t.Errorf("bob's tasks/list: %s %v", list, rerr)
+	}
+	list, _ = h.rpc(t, aliceSecret, "", aliceSession, false, "tasks/list", nil)
+	if !strings.Contains(string(list), id) {
+		t.Errorf("alice's tasks/list lacks her task: %s", list)
+	}
+	if got := getTask(t, alice, id); got.Status != mcp.TaskStatusWorking {
+		t.Fatalf("alice's task after the others tried it: %+v", got)
+	}
+
+	// The bound is alice's: a second task of hers is refused, bob's runs.
+	_, rerr = h.rpc(t, aliceSecret, "", aliceSession, false, "tools/call", map[string]any{"name": "take_heapsnapshot",
+		"arguments": map[string]any{"pageId": alicePage, "filePath": "alice2.heapsnapshot"}, "task": map[string]any{}})
+	if rerr == nil || !strings.Contains(rerr.Message, "too many tasks") {
+		t.Errorf("alice's second task: %v", rerr)
+	}
+	bobTask := mustCreate(t, bob, "take_heapsnapshot", map[string]any{"pageId": bobPage, "filePath": "bob.heapsnapshot"}, 0)
+	if r := taskResult(t, bob, bobTask.TaskId); r.isError || !heapSaved.MatchString(r.text) {
+		t.Errorf("bob's task: %+v", r)
+	}
+
+	// On a new connection, once the lock is free, alice reads her result.
+	g.Release()
+	res, rerr = h.rpc(t, aliceSecret, "", aliceSession, false, "tasks/result", map[string]any{"taskId": id})
+	if rerr != nil || !heapSaved.MatchString(textOf(t, res)) {
+		t.Fatalf("alice's tasks/result on a new connection: %s %v", res, rerr)
+	}
+
+	// Stateless, params.task makes no task: the call answers as a plain one.
+	res, rerr = h.rpc(t, bobSecret, "", "", true, "tools/call", map[string]any{"name": "take_heapsnapshot",
+		"arguments": map[string]any{"pageId": bobPage, "filePath": "stateless.heapsnapshot"}, "task": map[string]any{}})
+	if rerr != nil || !heapSaved.MatchString(textOf(t, res)) {
+		t.Errorf("a stateless call with params.task: %s %v", res, rerr)
+	}
+	e.waitTasksEnded(t)
+}
+
+// textOf is the text of a tool result.
+func textOf(t *testing.T, res json.RawMessage) string {
+	t.Helper()
+	var r struct {
+		Content []struct{ Text string }
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatalf("%s: %v", res, err)
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+var selectedLine = regexp.MustCompile(`(?m)^(\d+): .*\[selected\]`)
+
+// selectedPage is the page an answer's page list marks selected.
+func selectedPage(t *testing.T, text string) int {
+	t.Helper()
+	m := selectedLine.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no selected page in:\n%s", text)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
