@@ -91,6 +91,10 @@ type HTTPOptions struct {
 	// MaxConns bounds the connections ServeHTTP keeps open at once;
 	// 0: DefaultMaxConns.
 	MaxConns int
+	// SeesTask reports whether the agent of ctx (agents.From), on session,
+	// may see the MCP task taskID: the streams of a session carry only the
+	// status notifications of such tasks (tasknotes.go). nil: all of them.
+	SeesTask func(ctx context.Context, session, taskID string) bool
 }
 
 // AgentHeader names one of several agents that share a token (or, without
@@ -228,6 +232,7 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodDelete && session != "" {
 		defer h.forget(agent)
 	}
+	w = h.filterTaskNotes(ctx, w, session) // tasknotes.go
 	if r.Method != http.MethodPost {
 		h.mcp.ServeHTTP(w, r.WithContext(ctx))
 		return

@@ -301,6 +301,21 @@ func (t *taskTable) mine(ctx context.Context, id string) bool {
 	return run != nil && run.owner == ownerOf(ctx)
 }
 
+// SeesTask reports whether the agent of ctx (agents.From), on the MCP
+// session, may see the task: whether it is the one that made it. The HTTP
+// transport asks it of each task status notification (serve.HTTPOptions).
+func (s *Server) SeesTask(ctx context.Context, session, taskID string) bool {
+	run := s.tasks.named(taskID)
+	if run == nil {
+		return false
+	}
+	want := taskOwner{session: session}
+	if a, ok := agents.From(ctx); ok {
+		want.agent = a.ID
+	}
+	return run.owner == want
+}
+
 // vet turns *id into one that names no task unless the task is the
 // caller's.
 func (t *taskTable) vet(ctx context.Context, id *string) {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -99,7 +100,7 @@ func TestTasksHTTP(t *testing.T) {
 	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
 		Options{Agents: agents.New(agents.Owned), MaxTasks: 1}, false)
 	t.Cleanup(e.close)
-	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{"alice": aliceSecret, "bob": bobSecret}}))
+	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{"alice": aliceSecret, "bob": bobSecret}, SeesTask: e.srv.SeesTask}))
 	t.Cleanup(ts.Close)
 	h := &tasksHTTP{testEnv: e, url: ts.URL}
 
@@ -107,6 +108,7 @@ func TestTasksHTTP(t *testing.T) {
 	aliceSession := sessionOf(t, alice)
 	bob := mcptest.HTTPClient(t, ts.URL+"/mcp", map[string]string{"Authorization": "Bearer " + bobSecret}, mcp.ProtocolVersion20251125)
 	bobSession := sessionOf(t, bob)
+	bobEvents := h.listen(t, bobSecret, bobSession)
 	alicePage := selectedPage(t, (&testEnv{client: alice}).ok(t, "navigate_page", map[string]any{"url": testSite.URL + "/form.html"}))
 	bobPage := selectedPage(t, (&testEnv{client: bob}).ok(t, "navigate_page", map[string]any{"url": testSite.URL + "/form.html"}))
 
@@ -176,6 +178,20 @@ func TestTasksHTTP(t *testing.T) {
 		t.Fatalf("alice's tasks/result on a new connection: %s %v", res, rerr)
 	}
 
+	// Alice's task's status notifications reach no stream of bob's; his
+	// own reach his GET stream. (Alice's ended before bob's next one began.)
+	gb := e.holdPage(t, bobPage)
+	bob2 := mustCreate(t, bob, "take_heapsnapshot", map[string]any{"pageId": bobPage, "filePath": "bob2.heapsnapshot"}, 0)
+	gb.Release() // it ends after its create POST, so its notification goes to the GET stream
+	for ev := range bobEvents {
+		if strings.Contains(ev, id) {
+			t.Fatalf("bob's GET stream told of alice's task: %s", ev)
+		}
+		if strings.Contains(ev, bob2.TaskId) && strings.Contains(ev, `"completed"`) {
+			break
+		}
+	}
+
 	// Stateless, params.task makes no task: the call answers as a plain one.
 	res, rerr = h.rpc(t, bobSecret, "", "", true, "tools/call", map[string]any{"name": "take_heapsnapshot",
 		"arguments": map[string]any{"pageId": bobPage, "filePath": "stateless.heapsnapshot"}, "task": map[string]any{}})
@@ -183,6 +199,47 @@ func TestTasksHTTP(t *testing.T) {
 		t.Errorf("a stateless call with params.task: %s %v", res, rerr)
 	}
 	e.waitTasksEnded(t)
+}
+
+// listen opens a session's GET stream and returns its events' data, until
+// the test ends.
+func (h *tasksHTTP) listen(t *testing.T, secret, session string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcp.ProtocolVersion20251125)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Mcp-Session-Id", session)
+	tr := &http.Transport{}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		cancel()
+		t.Fatalf("GET stream: %v %v", resp, err)
+	}
+	events := make(chan string, 100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				select {
+				case events <- d:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		resp.Body.Close()
+		<-done
+		tr.CloseIdleConnections()
+	})
+	return events
 }
 
 // textOf is the text of a tool result.
