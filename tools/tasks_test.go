@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/serve"
 )
 
 // The task tests drive real Chrome over mcp-go's client: in process here,
@@ -320,4 +324,54 @@ func (e *testEnv) waitTasksEnded(t *testing.T) {
 		defer e.srv.tasks.mu.Unlock()
 		return len(e.srv.tasks.running) == 0
 	})
+}
+
+// Over stdio a task runs as over any transport, and ends with its
+// connection: once stdin closes, no one can read its result, so a task
+// still waiting for its lock stops waiting.
+func TestTasksStdio(t *testing.T) {
+	t.Parallel()
+	log := testLogger()
+	b := browser.New(browser.Config{Logger: log})
+	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}), Options{Log: log})
+	clientRead, serverWrite := io.Pipe()
+	serverRead, clientWrite := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- serve.ServeStdio(t.Context(), srv.MCP(), serverRead, serverWrite, serve.StdioOptions{Log: log})
+		serverWrite.Close()
+	}()
+	c := client.NewClient(transport.NewIO(clientRead, clientWrite, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "pagemux-test", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{srv: srv, b: b, client: c}
+	t.Cleanup(func() { b.Close() })
+	id := e.openPage(t, "/form.html")
+	key := pagelock.PageKey(id)
+	dir := t.TempDir()
+
+	g := e.holdPage(t, id)
+	task := mustCreate(t, c, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "stdio.heapsnapshot")}, 0)
+	e.waitQueued(t, key, 1)
+	g.Release()
+	if r := taskResult(t, c, task.TaskId); r.isError || !heapSaved.MatchString(r.text) {
+		t.Fatalf("a task over stdio: %+v", r)
+	}
+
+	g = e.holdPage(t, id)
+	mustCreate(t, c, "take_heapsnapshot", map[string]any{"pageId": id, "filePath": filepath.Join(dir, "orphan.heapsnapshot")}, 0)
+	e.waitQueued(t, key, 1)
+	clientWrite.Close() // stdin ends
+	if err := <-served; err != nil && !errors.Is(err, serve.ErrClientGone) {
+		t.Errorf("ServeStdio: %v", err)
+	}
+	e.waitTasksEnded(t)
+	e.waitQueued0(t, key)
+	g.Release()
+	c.Close()
 }
