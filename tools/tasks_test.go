@@ -333,7 +333,8 @@ func TestTasksStdio(t *testing.T) {
 	t.Parallel()
 	log := testLogger()
 	b := browser.New(browser.Config{Logger: log})
-	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}), Options{Log: log})
+	// A lock wait longer than waitFor's: only the end of the session ends it.
+	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Minute}), Options{Log: log})
 	clientRead, serverWrite := io.Pipe()
 	serverRead, clientWrite := io.Pipe()
 	served := make(chan error, 1)
