@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -314,6 +315,38 @@ func sessionClient(t *testing.T, e *testEnv) *client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// The one Lighthouse audit of the task tests: as a task, it answers the
+// create at once, tells its steps to the task's progress token, and its
+// result is the plain call's report.
+func TestTaskLighthouse(t *testing.T) {
+	needLighthouse(t)
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	tc := sessionClient(t, e)
+	id := e.openPage(t, "/lighthouse.html")
+	progress := (&testEnv{client: tc}).watchProgress("lh-task")
+	start := time.Now()
+	task, err := createTask(t.Context(), tc, "lighthouse_audit", audit(id, "outputDirPath", filepath.Join(t.TempDir(), "reports")), 0, "lh-task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Since(start)
+	r := taskResult(t, tc, task.TaskId)
+	t.Logf("lighthouse_audit as a task: created in %v, answered in %v", created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if r.isError {
+		t.Fatal(r.text)
+	}
+	mustContain(t, r.text, "## Lighthouse audit results", "Mode: navigation", "### Category scores", "### Reports")
+	if !accessibilityScore.MatchString(r.text) {
+		t.Errorf("no accessibility score in:\n%s", r.text)
+	}
+	progress.mu.Lock()
+	defer progress.mu.Unlock()
+	if !slices.Contains(progress.messages, "Starting Lighthouse") || len(progress.messages) < 3 {
+		t.Errorf("the task's progress: %q", progress.messages)
+	}
 }
 
 // waitTasksEnded waits until no task of the server runs, nor waits.
