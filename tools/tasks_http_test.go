@@ -31,6 +31,24 @@ type tasksHTTP struct {
 // and a stateless request carries the 2026-07-28 _meta and headers.
 func (h *tasksHTTP) rpc(t *testing.T, secret, agent, session string, stateless bool, method string, params map[string]any) (result json.RawMessage, rerr *rpcError) {
 	t.Helper()
+	var last string
+	for ev := range h.send(t, secret, agent, session, stateless, method, params) {
+		last = ev // the answer is the last message; progress may come before it
+	}
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(last), &m); err != nil || m.Result == nil && m.Error == nil {
+		t.Fatalf("%s: answered %s", method, last)
+	}
+	return m.Result, m.Error
+}
+
+// send is rpc's request; it returns the messages of the answer as they
+// come: the JSON body, or the data of each event of a stream.
+func (h *tasksHTTP) send(t *testing.T, secret, agent, session string, stateless bool, method string, params map[string]any) <-chan string {
+	t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
@@ -39,6 +57,10 @@ func (h *tasksHTTP) rpc(t *testing.T, secret, agent, session string, stateless b
 		protocol = "2026-07-28"
 		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": protocol,
 			"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+		if token, ok := params["progressToken"]; ok {
+			delete(params, "progressToken")
+			params["_meta"].(map[string]any)["progressToken"] = token
+		}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": taskSeq.Add(1), "method": method, "params": params})
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, h.url+"/mcp", strings.NewReader(string(body)))
@@ -59,32 +81,28 @@ func (h *tasksHTTP) rpc(t *testing.T, secret, agent, session string, stateless b
 		req.Header.Set("Mcp-Session-Id", session)
 	}
 	tr := &http.Transport{}
-	defer tr.CloseIdleConnections() // the connection is dropped after each request
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// The answer is the last event; progress may come before it.
-		var last string
-		sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	msgs := make(chan string, 100)
+	go func() {
+		defer close(msgs)
+		defer tr.CloseIdleConnections() // the connection is dropped after each request
+		defer resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			raw, _ := io.ReadAll(resp.Body)
+			msgs <- string(raw)
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
 			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				last = d
+				msgs <- d
 			}
 		}
-		raw = []byte(last)
-	}
-	var m struct {
-		Result json.RawMessage `json:"result"`
-		Error  *rpcError       `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil || m.Result == nil && m.Error == nil {
-		t.Fatalf("%s: HTTP %d, %s", method, resp.StatusCode, raw)
-	}
-	return m.Result, m.Error
+	}()
+	return msgs
 }
 
 // Tasks are their agent's and session's: another token's session, another
@@ -180,23 +198,52 @@ func TestTasksHTTP(t *testing.T) {
 
 	// Alice's task's status notifications reach no stream of bob's; his
 	// own reach his GET stream. (Alice's ended before bob's next one began.)
+	// The progress of bob's task, after its create, comes there too.
 	gb := e.holdPage(t, bobPage)
-	bob2 := mustCreate(t, bob, "take_heapsnapshot", map[string]any{"pageId": bobPage, "filePath": "bob2.heapsnapshot"}, 0)
-	gb.Release() // it ends after its create POST, so its notification goes to the GET stream
+	bob2, err := createTask(t.Context(), bob, "take_heapsnapshot", map[string]any{"pageId": bobPage, "filePath": "bob2.heapsnapshot"}, 0, "bob2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	progressed, completed := false, false
 	for ev := range bobEvents {
 		if strings.Contains(ev, id) {
 			t.Fatalf("bob's GET stream told of alice's task: %s", ev)
 		}
-		if strings.Contains(ev, bob2.TaskId) && strings.Contains(ev, `"completed"`) {
+		if strings.Contains(ev, `"notifications/progress"`) && strings.Contains(ev, `"bob2"`) && !progressed {
+			progressed = true
+			gb.Release() // it ends after its create POST, so its status goes to the GET stream
+		}
+		if completed = strings.Contains(ev, bob2.TaskId) && strings.Contains(ev, `"completed"`); completed {
 			break
 		}
 	}
+	if !progressed || !completed {
+		t.Errorf("bob's GET stream: progress %v, completion %v", progressed, completed)
+	}
+	if r := taskResult(t, bob, bob2.TaskId); r.isError {
+		t.Error(r.text)
+	}
 
-	// Stateless, params.task makes no task: the call answers as a plain one.
-	res, rerr = h.rpc(t, bobSecret, "", "", true, "tools/call", map[string]any{"name": "take_heapsnapshot",
+	// Stateless, params.task makes no task: the call answers as a plain
+	// one, with its progress before the answer on its own stream.
+	gb = e.holdPage(t, bobPage)
+	msgs := h.send(t, bobSecret, "", "", true, "tools/call", map[string]any{"name": "take_heapsnapshot", "progressToken": "stateless",
 		"arguments": map[string]any{"pageId": bobPage, "filePath": "stateless.heapsnapshot"}, "task": map[string]any{}})
-	if rerr != nil || !heapSaved.MatchString(textOf(t, res)) {
-		t.Errorf("a stateless call with params.task: %s %v", res, rerr)
+	var last string
+	progressed = false
+	for m := range msgs {
+		if strings.Contains(m, `"notifications/progress"`) && strings.Contains(m, `"stateless"`) && !progressed {
+			progressed = true
+			gb.Release() // it told that it waits for its lock
+		}
+		last = m
+	}
+	if !progressed {
+		t.Error("a stateless call that waited over a second told no progress")
+	}
+	var answer struct{ Result json.RawMessage }
+	if json.Unmarshal([]byte(last), &answer) != nil || !heapSaved.MatchString(textOf(t, answer.Result)) {
+		t.Errorf("a stateless call with params.task: %s", last)
 	}
 	e.waitTasksEnded(t)
 }
