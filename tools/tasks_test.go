@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
@@ -213,6 +214,23 @@ func TestTasks(t *testing.T) {
 		if got := getTask(t, tc, task.TaskId); got.Status != mcp.TaskStatusCancelled {
 			t.Errorf("after tasks/cancel: %+v", got)
 		}
+
+		// The TTL passing while it runs stops it as tasks/cancel does.
+		task = mustCreate(t, tc, "performance_start_trace", map[string]any{"pageId": slow}, 3000)
+		recorded := false
+		waitFor(t, "the trace to record", func() bool {
+			recorded = recorded || e.srv.perf.running() != nil
+			return recorded || !e.tasksRun()
+		})
+		if !recorded {
+			t.Log("the TTL passed before the trace began, on a machine this slow: the end is checked all the same")
+		}
+		e.waitTasksEnded(t)
+		waitFor(t, "the trace to end", func() bool { return e.srv.perf.running() == nil })
+		e.ok(t, "list_console_messages", map[string]any{"pageId": slow})
+		if _, err := tc.GetTask(t.Context(), mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: task.TaskId}}); err == nil || !strings.Contains(err.Error(), "expired") {
+			t.Errorf("tasks/get past the TTL: %v", err)
+		}
 	})
 
 	t.Run("TTL passes while waiting", func(t *testing.T) {
@@ -352,11 +370,14 @@ func TestTaskLighthouse(t *testing.T) {
 // waitTasksEnded waits until no task of the server runs, nor waits.
 func (e *testEnv) waitTasksEnded(t *testing.T) {
 	t.Helper()
-	waitFor(t, "the tasks to end", func() bool {
-		e.srv.tasks.mu.Lock()
-		defer e.srv.tasks.mu.Unlock()
-		return len(e.srv.tasks.running) == 0
-	})
+	waitFor(t, "the tasks to end", func() bool { return !e.tasksRun() })
+}
+
+// tasksRun reports whether a task of the server runs or waits.
+func (e *testEnv) tasksRun() bool {
+	e.srv.tasks.mu.Lock()
+	defer e.srv.tasks.mu.Unlock()
+	return len(e.srv.tasks.running) > 0
 }
 
 // Over stdio a task runs as over any transport, and ends with its
@@ -408,4 +429,71 @@ func TestTasksStdio(t *testing.T) {
 	e.waitQueued0(t, key)
 	g.Release()
 	c.Close()
+}
+
+func serverTaskMetrics(id string) server.TaskMetrics {
+	return server.TaskMetrics{TaskID: id, ToolName: "take_heapsnapshot"}
+}
+
+// Exactly the long tools may run as tasks, and none must.
+func TestTaskSupport(t *testing.T) {
+	t.Parallel()
+	for _, def := range definitions(t) {
+		want := slices.Contains(taskTools, def.Name)
+		got := def.Execution != nil && def.Execution.TaskSupport == mcp.TaskSupportOptional
+		if got != want || def.Execution != nil && !got {
+			t.Errorf("%s: execution %+v, want task support %v", def.Name, def.Execution, want)
+		}
+	}
+}
+
+// The orders no Chrome is needed for: a task stopped before its work
+// began (tasks/cancel just after the create) starts on an ended context;
+// a halt after the work ended changes nothing; a run past the bound in a
+// burst fails, and gives back no place it did not take.
+func TestTaskRunOrders(t *testing.T) {
+	t.Parallel()
+	s := &Server{log: testLogger()}
+	s.tasks.max = 1
+	newRun := func(ctx context.Context) (*taskRun, mcp.CallToolRequest) {
+		req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "take_heapsnapshot", Task: &mcp.TaskParams{}}}
+		s.beforeTaskCall(ctx, 1, &req)
+		id := fmt.Sprintf("t%d", taskSeq.Add(1))
+		s.taskCreated(ctx, serverTaskMetrics(id))
+		return s.tasks.named(id), req
+	}
+	ctx1, ctx2 := context.WithValue(t.Context(), progressKey{}, 1), context.WithValue(t.Context(), progressKey{}, 2)
+	first, req1 := newRun(ctx1)
+	second, req2 := newRun(ctx2)
+	if first == nil || second == nil || first.over || !second.over {
+		t.Fatalf("runs %+v, %+v: want the second over the bound of 1", first, second)
+	}
+
+	first.halt(errTaskCancelled) // before its work began
+	ctx, end, err := s.taskContext(ctx1, req1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() == nil || context.Cause(ctx) != errTaskCancelled {
+		t.Errorf("a task cancelled before its work: context %v, cause %v", ctx.Err(), context.Cause(ctx))
+	}
+	if pagelock.TicketFrom(ctx) != nil {
+		t.Error("a task's work kept its request's ticket")
+	}
+	end()
+	first.halt(errTaskExpired) // after it ended: nothing
+	if context.Cause(ctx) != errTaskCancelled {
+		t.Errorf("cause after a late halt: %v", context.Cause(ctx))
+	}
+
+	if _, _, err := s.taskContext(ctx2, req2); err == nil || !strings.Contains(err.Error(), "too many tasks") {
+		t.Errorf("a run past the bound: %v", err)
+	}
+	if n := len(s.tasks.running); n != 0 {
+		t.Errorf("places taken after both ended: %v", s.tasks.running)
+	}
+	// A plain call is not a task, nor a task's params it did not see.
+	if run := s.tasks.claim(mcp.CallToolRequest{Params: mcp.CallToolParams{Task: &mcp.TaskParams{}}}); run != nil {
+		t.Errorf("claimed a run for params pagemux never gave: %+v", run)
+	}
 }
