@@ -62,6 +62,12 @@ const (
 // Options.MaxTasks says otherwise.
 const DefaultMaxTasks = 4
 
+// keptPerRunning bounds the tasks one agent has until their TTLs pass,
+// ended or not, as a multiple of the tasks it may run: each is kept by
+// mcp-go, with a goroutine of its own, until its TTL, and a client can
+// make tasks that end at once faster than any TTL passes.
+const keptPerRunning = 16
+
 // Why a task's work was stopped, as its call's context's cause.
 var (
 	errTaskCancelled = errors.New("the task was cancelled (tasks/cancel)")
@@ -112,6 +118,7 @@ type taskTable struct {
 	byParams map[*mcp.TaskParams]*taskRun // until the handler claims it
 	byID     map[string]*taskRun          // named, until their tombstone goes
 	running  map[string]int               // by limiter: runs not ended
+	kept     map[string]int               // by limiter: tasks made whose TTL has not passed
 }
 
 // taskTombstone is how long after its TTL a task's owner is remembered,
@@ -188,6 +195,9 @@ func (s *Server) refuseOverTasks(ctx context.Context, _ any, message any) error 
 func (t *taskTable) full(limiter string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := t.max * keptPerRunning; t.kept[limiter] >= n {
+		return fmt.Errorf("too many tasks: you have %d whose TTL has not passed, the most one agent may keep (%d × --max-tasks); read their results, and give the next ones a shorter ttl, or call without params.task until some expire", t.kept[limiter], keptPerRunning)
+	}
 	if t.running[limiter] < t.max {
 		return nil
 	}
@@ -221,9 +231,9 @@ func (t *taskTable) add(ctx context.Context, run *taskRun) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byCtx == nil {
-		t.byCtx, t.byParams, t.byID, t.running = map[context.Context]*taskRun{}, map[*mcp.TaskParams]*taskRun{}, map[string]*taskRun{}, map[string]int{}
+		t.byCtx, t.byParams, t.byID, t.running, t.kept = map[context.Context]*taskRun{}, map[*mcp.TaskParams]*taskRun{}, map[string]*taskRun{}, map[string]int{}, map[string]int{}
 	}
-	run.over = t.running[run.limiter] >= t.max
+	run.over = t.running[run.limiter] >= t.max || t.kept[run.limiter] >= t.max*keptPerRunning
 	if !run.over {
 		t.running[run.limiter]++
 	}
@@ -240,13 +250,21 @@ func (s *Server) taskCreated(ctx context.Context, m server.TaskMetrics) {
 	if run != nil {
 		run.id = m.TaskID
 		t.byID[m.TaskID] = run
+		t.kept[run.limiter]++
 	}
 	t.mu.Unlock()
 	if run == nil {
 		s.log.Warn("a task of a call pagemux did not see", "task", m.TaskID, "tool", m.ToolName)
 		return
 	}
-	time.AfterFunc(run.ttl, func() { run.halt(errTaskExpired) })
+	time.AfterFunc(run.ttl, func() {
+		run.halt(errTaskExpired)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.kept[run.limiter]--; t.kept[run.limiter] <= 0 {
+			delete(t.kept, run.limiter)
+		}
+	})
 	time.AfterFunc(run.ttl+taskTombstone, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()

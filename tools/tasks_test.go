@@ -497,3 +497,34 @@ func TestTaskRunOrders(t *testing.T) {
 		t.Errorf("claimed a run for params pagemux never gave: %+v", run)
 	}
 }
+
+// Tasks kept until their TTL count too: an agent whose tasks end at once
+// cannot pile them up faster than their TTLs pass.
+func TestTasksKept(t *testing.T) {
+	t.Parallel()
+	s := &Server{log: testLogger()}
+	s.tasks.max = 1
+	ctx := t.Context()
+	for i := range keptPerRunning {
+		c := context.WithValue(ctx, progressKey{}, i) // a request context of its own
+		if err := s.refuseOverTasks(c, i, json.RawMessage(`{"method":"tools/call","params":{"name":"take_heapsnapshot","task":{}}}`)); err != nil {
+			t.Fatalf("task %d: %v", i, err)
+		}
+		req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "take_heapsnapshot", Task: &mcp.TaskParams{}}}
+		s.beforeTaskCall(c, i, &req)
+		s.taskCreated(c, serverTaskMetrics(fmt.Sprintf("kept-%d", taskSeq.Add(1))))
+		_, end, err := s.taskContext(c, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end() // it ended at once; its result is kept
+	}
+	err := s.refuseOverTasks(ctx, 0, json.RawMessage(`{"method":"tools/call","params":{"name":"take_heapsnapshot","task":{}}}`))
+	if err == nil || !strings.Contains(err.Error(), "whose TTL has not passed") {
+		t.Errorf("a task past the kept bound: %v", err)
+	}
+	// A stateless call with params.task is a plain call: not refused.
+	if err := s.refuseOverTasks(ctx, 0, json.RawMessage(`{"method":"tools/call","params":{"name":"take_heapsnapshot","task":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)); err != nil {
+		t.Errorf("a stateless call: %v", err)
+	}
+}
