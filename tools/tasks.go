@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,13 +30,15 @@ import (
 //     request's context, which ends as soon as the create result is sent,
 //     and tasks/cancel or the TTL only cancel a context already ended. The
 //     Guard runs a task's call on a context that keeps the request's values
-//     (agent, session, ticket) but not its cancellation, and that pagemux
-//     ends itself on tasks/cancel, at the TTL, and when the session ends.
+//     (agent, session; not its ticket: see taskContext) but not its
+//     cancellation, and that pagemux ends itself on tasks/cancel, at the
+//     TTL, and when the session ends.
 //   - Tasks are their agent's. mcp-go keeps a task from other sessions,
 //     but not from a caller without one (a stateless request), and it tells
 //     every session of every task's status. pagemux answers a task id of
 //     another agent or session exactly as an unknown id.
-//   - An agent runs at most Options.MaxTasks tasks at once.
+//   - An agent runs at most Options.MaxTasks tasks at once, and keeps at
+//     most keptPerRunning times as many until their TTLs.
 //   - Every task has a TTL: a client that gives none gets DefaultTaskTTL,
 //     and none gets more than MaxTaskTTL, so that results do not pile up.
 //
@@ -109,7 +112,8 @@ func ownerOf(ctx context.Context) taskOwner {
 	return o
 }
 
-// taskTable is the server's task runs. Its zero value is ready for use.
+// taskTable is the server's task runs. Its zero value is ready for use
+// once max is set.
 type taskTable struct {
 	max int // runs per agent at once; set by New
 
@@ -170,8 +174,8 @@ func (s *Server) addTaskHooks(h *server.Hooks) {
 // there is refused by its work, in its task's result.
 func (s *Server) refuseOverTasks(ctx context.Context, _ any, message any) error {
 	raw, ok := message.(json.RawMessage)
-	if !ok {
-		return nil
+	if !ok || !bytes.Contains(raw, []byte(`"task"`)) {
+		return nil // every request passes here: most need no decoding
 	}
 	var m struct {
 		Method string `json:"method"`
