@@ -273,6 +273,19 @@ func TestTasks(t *testing.T) {
 		e.waitTasksEnded(t)
 	})
 
+	t.Run("progress of a navigation", func(t *testing.T) {
+		progress := e.watchProgress("navigation")
+		o := must(t, <-e.callWithProgress(t.Context(), "navigate_page", map[string]any{"pageId": id, "url": testSite.URL + "/slow?ms=1500"}, "navigation"))
+		if o.isError {
+			t.Fatal(o.text)
+		}
+		progress.mu.Lock()
+		defer progress.mu.Unlock()
+		if len(progress.messages) == 0 || !strings.HasPrefix(progress.messages[0], "navigate_page: waiting for the page to load (") {
+			t.Errorf("a navigation of 1.5 s told %q", progress.messages)
+		}
+	})
+
 	t.Run("progress", func(t *testing.T) {
 		// A call that waits over a second for its lock hears that it waits,
 		// and then that it runs; a task the same, after its create result.
