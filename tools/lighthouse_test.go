@@ -280,10 +280,14 @@ func TestLighthouseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	audited := e.callWithProgress(ctx, "lighthouse_audit", audit(a), "lh-cancel")
-	// Past "Starting Lighthouse": the runner is up and talking.
-	for n := 0; n < 2; n++ {
+	// Past "Starting Lighthouse": the runner is up and talking (the
+	// Guard's own "lighthouse_audit: …" notes do not count).
+	for steps := 0; steps < 2; {
 		select {
 		case <-progress.got:
+			progress.mu.Lock()
+			steps = len(slices.DeleteFunc(slices.Clone(progress.messages), func(m string) bool { return strings.HasPrefix(m, "lighthouse_audit: ") }))
+			progress.mu.Unlock()
 		case o := <-audited:
 			t.Fatalf("the audit ended before it was cancelled: %v %s", o.err, o.r.text)
 		case <-time.After(time.Minute):
