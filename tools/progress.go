@@ -18,7 +18,8 @@ import (
 // its locks, or running. A call that ends sooner sends nothing, so short
 // calls cost nothing. A task's progress comes with its token as well, on
 // the session's streams, as the call's own stream ended with the create
-// result (serve/http.go). No progress follows a call's answer.
+// result (serve/http.go). No progress follows a call's answer, nor its
+// cancellation (for a task: tasks/cancel, its TTL).
 
 // progressQuiet is how long a call may go without telling its progress.
 const progressQuiet = time.Second
@@ -99,7 +100,10 @@ func (p *progress) phase(doing string) {
 func (p *progress) send(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock() // held while sending, so values reach the client in order
-	if p.ended {
+	// A call cancelled, or a task cancelled or past its TTL (terminal, as
+	// its client sees it), is told no more, though its work may take a
+	// moment to stop.
+	if p.ended || p.ctx.Err() != nil {
 		return
 	}
 	p.n++
