@@ -135,8 +135,8 @@ func (s *Server) taskOptions() []server.ServerOption {
 	th := &server.TaskHooks{}
 	th.AddOnTaskCreated(s.taskCreated)
 	th.AddOnTaskCancelled(func(ctx context.Context, m server.TaskMetrics) {
-		if run := s.tasks.named(m.TaskID); run != nil {
-			run.halt(errTaskCancelled)
+		if run := s.tasks.named(m.TaskID); run != nil && run.halt(errTaskCancelled) {
+			s.log.Info("task cancelled", "task", m.TaskID, "tool", m.ToolName)
 		}
 	})
 	return []server.ServerOption{
@@ -262,7 +262,9 @@ func (s *Server) taskCreated(ctx context.Context, m server.TaskMetrics) {
 		return
 	}
 	time.AfterFunc(run.ttl, func() {
-		run.halt(errTaskExpired)
+		if run.halt(errTaskExpired) {
+			s.log.Info("task stopped: its TTL passed", "task", run.id, "tool", m.ToolName, "ttl", run.ttl)
+		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.kept[run.limiter]--; t.kept[run.limiter] <= 0 {
@@ -358,7 +360,7 @@ func (t *taskTable) sessionEnded(session string) {
 	}
 	t.mu.Unlock()
 	for _, run := range runs {
-		run.halt(errTaskSession)
+		run.halt(errTaskSession) // its session's end is logged
 	}
 }
 
@@ -377,16 +379,18 @@ func (t *taskTable) endLocked(run *taskRun) {
 }
 
 // halt stops run's work with cause, at once if it began, else as it begins.
-func (run *taskRun) halt(cause error) {
+// It reports whether the work was still to stop.
+func (run *taskRun) halt(cause error) bool {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	if run.stop != nil || run.ended {
-		return
+		return false
 	}
 	run.stop = cause
 	if run.cancel != nil {
 		run.cancel(cause)
 	}
+	return true
 }
 
 // detach returns the context a task's work runs on: ctx's values, not its
