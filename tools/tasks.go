@@ -165,6 +165,17 @@ func (s *Server) addTaskHooks(h *server.Hooks) {
 		res.Tasks = slices.DeleteFunc(res.Tasks, func(t mcp.Task) bool { return !s.tasks.mine(ctx, t.TaskId) })
 	})
 	h.AddOnUnregisterSession(func(ctx context.Context, sess server.ClientSession) { s.tasks.sessionEnded(sess.SessionID()) })
+	// The stateless revision has no tasks/result: its clients are told of
+	// no tasks (mcp-go would offer them), and run every call as a plain one.
+	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) { res.Capabilities.Tasks = nil })
+	h.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if server.IsModernRequest(ctx) {
+			res.Tools = slices.Clone(res.Tools)
+			for i := range res.Tools {
+				res.Tools[i].Execution = nil
+			}
+		}
+	})
 }
 
 // refuseOverTasks fails a task-augmented call at once, with a JSON-RPC

@@ -448,6 +448,45 @@ func serverTaskMetrics(id string) server.TaskMetrics {
 	return server.TaskMetrics{TaskID: id, ToolName: "take_heapsnapshot"}
 }
 
+// Tasks are offered where the revision has them: to 2025-11-25 (initialize
+// and tools/list), not to 2026-07-28 (server/discover and tools/list).
+func TestTasksAdvertised(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	tc := sessionClient(t, e)
+	for _, c := range []struct {
+		name  string
+		c     *client.Client
+		tasks bool
+	}{{"2025-11-25", tc, true}, {"2026-07-28", e.client, false}} {
+		list, err := c.c.ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, def := range list.Tools {
+			if def.Execution != nil && def.Execution.TaskSupport == mcp.TaskSupportOptional {
+				n++
+			}
+		}
+		if want := map[bool]int{true: len(taskTools), false: 0}[c.tasks]; n != want {
+			t.Errorf("%s: %d tools take tasks, want %d", c.name, n, want)
+		}
+	}
+	answer := func(msg string) string {
+		b, _ := json.Marshal(e.srv.MCP().HandleMessage(t.Context(), json.RawMessage(msg)))
+		return string(b)
+	}
+	init := answer(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if !strings.Contains(init, `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`) {
+		t.Errorf("initialize (2025-11-25) offers no tasks: %s", init)
+	}
+	disc := answer(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if !strings.Contains(disc, `"capabilities"`) || strings.Contains(disc, `"tasks"`) {
+		t.Errorf("server/discover (2026-07-28) offers tasks, or answered no capabilities: %s", disc)
+	}
+}
+
 // Exactly the long tools may run as tasks, and none must.
 func TestTaskSupport(t *testing.T) {
 	t.Parallel()
