@@ -580,3 +580,27 @@ func TestTasksKept(t *testing.T) {
 		t.Errorf("a stateless call: %v", err)
 	}
 }
+
+// A task obeys --tool-timeout as a call does, and answers what the call
+// would. The long tools keep bounds of minutes of their own (ownBounds), so
+// the test takes the trace's away for its run; it is not parallel, so that
+// no other test reads ownBounds meanwhile (parallel tests wait for it).
+func TestTaskToolTimeout(t *testing.T) {
+	const tool = "performance_start_trace"
+	saved := ownBounds[tool]
+	delete(ownBounds, tool)
+	t.Cleanup(func() { ownBounds[tool] = saved })
+	e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 2 * time.Second})
+	tc := sessionClient(t, e)
+	page := e.openPageUnbounded(t, "/form.html")
+	e.call(t, "navigate_page", map[string]any{"pageId": page, "url": testSite.URL + "/neverloads.html", "timeout": 300}) // fails: it never loads
+	task := mustCreate(t, tc, tool, map[string]any{"pageId": page}, 0)
+	r := taskResult(t, tc, task.TaskId)
+	if !r.isError {
+		t.Fatalf("a trace whose reload never ends, past --tool-timeout: %s", r.text)
+	}
+	mustContain(t, r.text, tool+" ran past its 2s limit (--tool-timeout)", "released")
+	waitFor(t, "the trace to end", func() bool { return e.srv.perf.running() == nil })
+	e.ok(t, "list_console_messages", map[string]any{"pageId": page})
+	e.waitTasksEnded(t)
+}
