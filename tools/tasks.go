@@ -167,7 +167,9 @@ func (s *Server) addTaskHooks(h *server.Hooks) {
 	h.AddOnUnregisterSession(func(ctx context.Context, sess server.ClientSession) { s.tasks.sessionEnded(sess.SessionID()) })
 	// The stateless revision has no tasks/result: its clients are told of
 	// no tasks (mcp-go would offer them), and run every call as a plain one.
-	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) { res.Capabilities.Tasks = nil })
+	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Capabilities.Tasks = nil
+	})
 	h.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		if server.IsModernRequest(ctx) {
 			res.Tools = slices.Clone(res.Tools)
