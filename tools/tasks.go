@@ -235,7 +235,7 @@ func (s *Server) beforeTaskCall(ctx context.Context, _ any, req *mcp.CallToolReq
 	}
 	ttl := DefaultTaskTTL
 	if p := req.Params.Task.TTL; p != nil && *p > 0 {
-		ttl = min(time.Duration(*p)*time.Millisecond, MaxTaskTTL)
+		ttl = time.Duration(min(*p, MaxTaskTTL.Milliseconds())) * time.Millisecond // no overflow
 	}
 	ms := ttl.Milliseconds()
 	run := &taskRun{owner: ownerOf(ctx), limiter: lockAgent(ctx), params: &mcp.TaskParams{TTL: &ms}, ttl: ttl}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -544,6 +545,15 @@ func TestTaskRunOrders(t *testing.T) {
 	if n := len(s.tasks.running); n != 0 {
 		t.Errorf("places taken after both ended: %v", s.tasks.running)
 	}
+	// A TTL past MaxTaskTTL, however far, gets MaxTaskTTL.
+	huge := int64(math.MaxInt64)
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "take_heapsnapshot", Task: &mcp.TaskParams{TTL: &huge}}}
+	s.beforeTaskCall(t.Context(), 3, &req)
+	if got := *req.Params.Task.TTL; got != MaxTaskTTL.Milliseconds() {
+		t.Errorf("ttl %d asked: got %d ms, want %d", huge, got, MaxTaskTTL.Milliseconds())
+	}
+	s.tasks.unnamed(t.Context())
+
 	// A plain call is not a task, nor a task's params it did not see.
 	if run := s.tasks.claim(mcp.CallToolRequest{Params: mcp.CallToolParams{Task: &mcp.TaskParams{}}}); run != nil {
 		t.Errorf("claimed a run for params pagemux never gave: %+v", run)
