@@ -333,24 +333,24 @@ func (t *taskTable) named(id string) *taskRun {
 }
 
 // mine reports whether the task id is one the request of ctx may see.
-func (t *taskTable) mine(ctx context.Context, id string) bool {
+func (t *taskTable) mine(ctx context.Context, id string) bool { return t.ownedBy(id, ownerOf(ctx)) }
+
+// ownedBy reports whether o made the task id.
+func (t *taskTable) ownedBy(id string, o taskOwner) bool {
 	run := t.named(id)
-	return run != nil && run.owner == ownerOf(ctx)
+	return run != nil && run.owner == o
 }
 
 // SeesTask reports whether the agent of ctx (agents.From), on the MCP
 // session, may see the task: whether it is the one that made it. The HTTP
-// transport asks it of each task status notification (serve.HTTPOptions).
+// transport asks it of each task status notification (serve.HTTPOptions),
+// where ctx is the stream's request, which names no MCP session.
 func (s *Server) SeesTask(ctx context.Context, session, taskID string) bool {
-	run := s.tasks.named(taskID)
-	if run == nil {
-		return false
-	}
-	want := taskOwner{session: session}
+	o := taskOwner{session: session}
 	if a, ok := agents.From(ctx); ok {
-		want.agent = a.ID
+		o.agent = a.ID
 	}
-	return run.owner == want
+	return s.tasks.ownedBy(taskID, o)
 }
 
 // vet turns *id into one that names no task unless the task is the
