@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/internal/mcptest"
@@ -246,6 +248,33 @@ func TestTasksHTTP(t *testing.T) {
 		t.Errorf("a stateless call with params.task: %s", last)
 	}
 	e.waitTasksEnded(t)
+
+	// Through --join, a stdio client of revision 2025-11-25 runs tasks too.
+	in, toBridge := io.Pipe()
+	fromBridge, out := io.Pipe()
+	joined := make(chan error, 1)
+	go func() {
+		joined <- serve.Join(context.Background(), ts.URL+"/mcp", in, out, serve.JoinOptions{Token: bobSecret, Agent: "bridge"})
+		out.Close()
+	}()
+	jc := client.NewClient(transport.NewIO(fromBridge, toBridge, io.NopCloser(strings.NewReader(""))))
+	if err := jc.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jc.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.ProtocolVersion20251125, ClientInfo: mcp.Implementation{Name: "bridged", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	bridgedPage := selectedPage(t, (&testEnv{client: jc}).ok(t, "navigate_page", map[string]any{"url": testSite.URL + "/form.html"}))
+	bt := mustCreate(t, jc, "take_heapsnapshot", map[string]any{"pageId": bridgedPage, "filePath": "bridged.heapsnapshot"}, 0)
+	if r := taskResult(t, jc, bt.TaskId); r.isError || !heapSaved.MatchString(r.text) {
+		t.Errorf("a task through --join: %+v", r)
+	}
+	toBridge.Close() // stdin ends: the bridge ends its session and returns
+	if err := <-joined; err != nil {
+		t.Errorf("Join: %v", err)
+	}
+	jc.Close()
 }
 
 // listen opens a session's GET stream and returns its events' data, until
