@@ -249,6 +249,18 @@ func TestTasksHTTP(t *testing.T) {
 	}
 	e.waitTasksEnded(t)
 
+	// A session that ends (DELETE) takes its tasks with it: one waiting
+	// for its lock stops waiting.
+	leaver := mcptest.HTTPClient(t, ts.URL+"/mcp", map[string]string{"Authorization": "Bearer " + aliceSecret, serve.AgentHeader: "leaver"}, mcp.ProtocolVersion20251125)
+	leaverPage := selectedPage(t, (&testEnv{client: leaver}).ok(t, "navigate_page", map[string]any{"url": testSite.URL + "/form.html"}))
+	gl := e.holdPage(t, leaverPage)
+	mustCreate(t, leaver, "take_heapsnapshot", map[string]any{"pageId": leaverPage, "filePath": "leaver.heapsnapshot"}, 0)
+	e.waitQueued(t, pagelock.PageKey(leaverPage), 1)
+	leaver.Close() // DELETE
+	e.waitTasksEnded(t)
+	e.waitQueued0(t, pagelock.PageKey(leaverPage))
+	gl.Release()
+
 	// Through --join, a stdio client of revision 2025-11-25 runs tasks too.
 	in, toBridge := io.Pipe()
 	fromBridge, out := io.Pipe()
