@@ -62,6 +62,8 @@ type config struct {
 	sharedContext bool
 	// maxPagesPerAgent bounds the pages of one HTTP agent; 0: no bound.
 	maxPagesPerAgent int
+	// maxTasks bounds the MCP tasks one agent runs at once.
+	maxTasks int
 	// metricsAddr serves /metrics there (loopback), for stdio too.
 	metricsAddr string
 	// join bridges stdio to a pagemux serving HTTP at this URL.
@@ -102,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.sharedContext, "shared-context", false, "with --http, open every agent's pages in one browser context (one logged-in profile: agents share cookies, storage and cache) instead of one context per agent")
 	fs.Var(&admins, "admin-token", "with --http, the `NAME` of an --auth-token whose agents see every agent's calls and pages in /locks and pagemux://locks (others see their own and \"another agent\"); repeatable")
 	fs.IntVar(&c.maxPagesPerAgent, "max-pages-per-agent", defaultMaxPagesPerAgent, "with --http, the most pages `N` one agent may have open, popups its pages open included (a popup past it is closed at once); 0: no bound")
+	fs.IntVar(&c.maxTasks, "max-tasks", tools.DefaultMaxTasks, "the most MCP tasks `N` one agent (one --auth-token; the one client on stdio) runs at once: long calls (lighthouse_audit, traces, take_heapsnapshot, screencast_stop) sent with params.task; past it a task-augmented call is refused")
 	fs.BoolVar(&c.keepPages, "keep-pages", false, "with --http, keep the pages of an agent that left, for its next session (same token and agent name), instead of closing them")
 	fs.DurationVar(&c.http.IdleTTL, "agent-idle", 30*time.Minute, "with --http, an agent that sent nothing for this long leaves (its pages close)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics (loopback only), with stdio too; with --http they are also at /metrics there")
@@ -175,6 +178,9 @@ Flags:
 	}
 	if c.maxQueue < 0 {
 		return nil, fmt.Errorf("--max-queue %d: want 0 (unbounded) or more", c.maxQueue)
+	}
+	if c.maxTasks < 1 {
+		return nil, fmt.Errorf("--max-tasks %d: want 1 or more (a client that wants no tasks sends no params.task)", c.maxTasks)
 	}
 	return c, nil
 }
@@ -390,7 +396,8 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
-		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode})
+		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
+		MaxTasks: c.maxTasks})
 	defer srv.Close()
 	if shared != nil {
 		m.Gauge("etcd_fallback_local", "With --etcd and --etcd-fallback=local, 1 while calls are served on this process's locks alone because etcd is unavailable.", func() float64 {
@@ -416,6 +423,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		opts := c.http
 		opts.Log, opts.Health, opts.Metrics = log, b.Status, m.Handler()
 		opts.Locks = func(ctx context.Context) any { return srv.LocksFor(ctx) }
+		opts.SeesTask = srv.SeesTask
 		log.Info("serving MCP over HTTP", "addr", c.httpAddr, "lock_mode", mode, "tokens", slices.Sorted(maps.Keys(opts.Tokens)))
 		return serveThenClose(ctx, log, b, func(ctx context.Context) error {
 			return serve.ListenHTTP(ctx, c.httpAddr, srv.MCP(), opts)

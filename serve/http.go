@@ -91,6 +91,10 @@ type HTTPOptions struct {
 	// MaxConns bounds the connections ServeHTTP keeps open at once;
 	// 0: DefaultMaxConns.
 	MaxConns int
+	// SeesTask reports whether the agent of ctx (agents.From), on session,
+	// may see the MCP task taskID: the streams of a session carry only the
+	// status notifications of such tasks (tasknotes.go). nil: all of them.
+	SeesTask func(ctx context.Context, session, taskID string) bool
 }
 
 // AgentHeader names one of several agents that share a token (or, without
@@ -228,6 +232,7 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodDelete && session != "" {
 		defer h.forget(agent)
 	}
+	w = h.filterTaskNotes(ctx, w, session) // tasknotes.go
 	if r.Method != http.MethodPost {
 		h.mcp.ServeHTTP(w, r.WithContext(ctx))
 		return
@@ -269,7 +274,7 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, w, swapped := h.ids.swap(session, msg, body, w) // httpid.go
 	defer swapped()
-	if _, isRequest := msg["id"]; isRequest && isMethod(msg, mcp.MethodToolsCall) {
+	if _, isRequest := msg["id"]; isRequest && isMethod(msg, mcp.MethodToolsCall) && !sessionTask(r, msg) {
 		stream := newCallStream(w, h.log.Debug) // callstream.go
 		defer stream.finish()
 		ctx = context.WithValue(ctx, callStreamKey{}, stream)
@@ -310,6 +315,25 @@ func statelessNotification(r *http.Request, msg map[string]json.RawMessage) bool
 	_ = json.Unmarshal(msg["params"], &params)
 	v, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	return mcp.IsModernProtocol(v)
+}
+
+// sessionTask reports whether msg is a task-augmented tools/call of a
+// session (revision 2025-11-25). Such a call is answered at once with its
+// task, and its work goes on after its POST stream ended: it gets no
+// callStream, so that the progress of its work goes to its session's
+// streams (the GET stream, or a POST the session has open), where the
+// client can still hear it. The stateless revision has no tasks/result:
+// there pagemux runs the call as a plain one, on its own stream.
+func sessionTask(r *http.Request, msg map[string]json.RawMessage) bool {
+	var params struct {
+		Task json.RawMessage `json:"task"`
+		Meta map[string]any  `json:"_meta"`
+	}
+	if json.Unmarshal(msg["params"], &params) != nil || len(params.Task) == 0 || string(params.Task) == "null" {
+		return false
+	}
+	v, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return !mcp.IsModernProtocol(v) && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 }
 
 // agent is the caller with a token name, an agent name and a session.

@@ -39,7 +39,14 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		res, page := s.serveCall(ctx, t, schema, req)
+		ctx, endTask, err := s.taskContext(ctx, req) // tasks.go: a task's work outlives its request
+		if err != nil {
+			return toolError(err), nil
+		}
+		defer endTask()
+		prog := s.startProgress(ctx, req) // progress.go
+		res, page := s.serveCall(withProgress(ctx, prog), t, schema, req)
+		prog.end() // before the answer: no progress may follow it
 		took := time.Since(start)
 		s.logCall(ctx, name, page, took, res)
 		if s.onCall != nil {
@@ -83,6 +90,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	}
 	defer release()
 	ticket.Admit()
+	progressFrom(ctx).phase("waiting for its locks")
 	g, err := r.Wait()
 	if err != nil {
 		if page != nil && page.Closed() {
@@ -111,6 +119,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			return mcp.NewToolResultError(formatDialog(string(dlg.Type), dlg.Message) + "\n" + errorText(fmt.Errorf("%w (%s: %s)", browser.ErrDialogOpen, dlg.Type, dlg.Message))), page
 		}
 	}
+	progressFrom(ctx).phase("running")
 	c := &call{req: req, page: page, args: args, resp: &response{}, since: s.browser.NextID()}
 	if page != nil {
 		c.startURL = page.URL()

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
@@ -191,22 +190,13 @@ func (s *Server) reportPaths(ctx context.Context, outputDirPath string) (jsonPat
 }
 
 // progressReporter returns a func that sends each message as an MCP
-// progress notification, when the client asked for them with a progress
-// token; otherwise the func does nothing.
+// progress notification of the call (progress.go), when the client asked
+// for them with a progress token; otherwise the func does nothing.
 func progressReporter(ctx context.Context, c *call) func(string) {
-	meta := c.req.Params.Meta
-	srv := server.ServerFromContext(ctx)
-	if meta == nil || meta.ProgressToken == nil || srv == nil {
-		return func(string) {}
-	}
-	token, n := meta.ProgressToken, 0
+	p := progressFrom(ctx)
 	return func(msg string) {
-		n++
-		// A client that went away cannot be told; the audit goes on until
-		// the cancellation reaches it.
-		_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
-			"progressToken": token, "progress": n, "message": msg,
-		})
+		p.phase("Lighthouse: " + msg)
+		p.say(msg)
 	}
 }
 

@@ -25,6 +25,7 @@ func (s *Server) takeHeapSnapshot() tool {
 			if err != nil {
 				return fmt.Errorf("create %s: %w", a.FilePath, err)
 			}
+			progressFrom(ctx).phase("writing the heap snapshot")
 			n, err := c.page.HeapSnapshot(ctx, f)
 			if cerr := f.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("write %s: %w", a.FilePath, cerr)

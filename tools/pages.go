@@ -66,6 +66,7 @@ func (s *Server) newPage() tool {
 				return err
 			}
 			defer release()
+			progressFrom(ctx).phase("waiting for the page to load")
 			if err := p.Navigate(ctx, a.URL, ms(a.Timeout, browser.DefaultNavigationTimeout)); err != nil && !isDialog(err) {
 				return fmt.Errorf("opened page %d, but %w", p.ID, err)
 			}
@@ -171,6 +172,7 @@ func (s *Server) navigatePage() tool {
 				opts = append(opts, browser.InitScript(a.InitScript))
 			}
 			from := c.page.URL()
+			progressFrom(ctx).phase("waiting for the page to load") // progress.go
 			var err error
 			switch typ {
 			case "url":

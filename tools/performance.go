@@ -128,6 +128,7 @@ func (s *Server) startTrace() tool {
 				return err
 			}
 			if a.Reload == nil || *a.Reload {
+				progressFrom(ctx).phase("reloading the page")
 				err := c.page.Reload(ctx, a.IgnoreCache, browser.DefaultNavigationTimeout)
 				if err != nil && !isDialog(err) {
 					s.abortTrace(run)
@@ -143,6 +144,7 @@ func (s *Server) startTrace() tool {
 				return nil
 			}
 			// Late paints, layout shifts and long tasks come after the load.
+			progressFrom(ctx).phase("recording the trace after the load")
 			t := time.NewTimer(c.page.Scale(autoStopQuiet))
 			defer t.Stop()
 			select {
@@ -422,6 +424,7 @@ func analyzeFile(path string, p *browser.Page) (*perftrace.Summary, error) {
 // to path (else where the start asked) and writes the summary.
 func (s *Server) answerTrace(ctx context.Context, c *call, run *traceRun, path string) error {
 	s.endTrace(run, "")
+	progressFrom(ctx).phase("stopping and analysing the trace")
 	select {
 	case <-run.done:
 	case <-ctx.Done():

@@ -77,6 +77,7 @@ func (s *Server) stopScreencast() tool {
 			if sc == nil {
 				return &argError{"no active screencast recording to stop."}
 			}
+			progressFrom(ctx).phase("encoding the screencast")
 			if _, err := sc.Stop(ctx); err != nil {
 				return err
 			}

@@ -115,6 +115,7 @@ func (s *Server) waitFor() tool {
 			if len(a.Text) == 0 {
 				return &argError{"wait_for needs at least one text to wait for"}
 			}
+			progressFrom(ctx).phase("waiting for the text to appear") // progress.go
 			if _, err := c.page.WaitForText(ctx, a.Text, ms(a.Timeout, defaultWaitTimeout)); err != nil {
 				return err
 			}

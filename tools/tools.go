@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -47,6 +48,7 @@ type Server struct {
 	keepPages     bool
 	isolateAgents bool
 	cluster       *clusterState // cluster.go; nil: this process's locks alone
+	tasks         taskTable     // tasks.go: the calls that run as MCP tasks
 	snapshotMode  string        // incremental.go: SnapshotFull or SnapshotIncremental
 	seen          seenSnapshots // incremental.go: each agent's last snapshot of each page
 }
@@ -94,6 +96,9 @@ type Options struct {
 	// Cluster, if set, shares every call's locks with the other pagemux
 	// processes that drive the same browser, in etcd (cluster.go).
 	Cluster *Cluster
+	// MaxTasks bounds the MCP tasks one agent (one token, or one client
+	// without tokens) runs at once (tasks.go); zero: DefaultMaxTasks.
+	MaxTasks int
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -119,12 +124,15 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 			s.agents.Share(s.replicas) // replicas.go
 		}
 	}
-	s.mcp = server.NewMCPServer("pagemux", Version,
+	s.tasks.max = cmp.Or(max(opts.MaxTasks, 0), DefaultMaxTasks)
+	hooks := s.agentHooks()
+	s.addTaskHooks(hooks) // tasks.go
+	s.mcp = server.NewMCPServer("pagemux", Version, append(s.taskOptions(),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
-		server.WithHooks(s.agentHooks()),
+		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
-	)
+	)...)
 	b.SetURLPolicy(opts.URLPolicy)
 	if s.agents != nil {
 		s.agents.KeepPages(opts.KeepPages)
@@ -264,7 +272,7 @@ func newTool[A any](name, description string, sc scope, handle func(ctx context.
 
 // tools lists every tool, group by group; each group's file lists its own.
 func (s *Server) tools() []tool {
-	return withCompat(slices.Concat(
+	return markTasks(withCompat(slices.Concat(
 		s.pageTools(),        // pages.go: list, new, select, close, navigate
 		s.snapshotTools(),    // snapshot.go: wait_for, take_snapshot
 		s.inputTools(),       // input.go: click, hover, fill, type, keys, dialogs
@@ -279,7 +287,7 @@ func (s *Server) tools() []tool {
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
 		s.cssTools(),         // css.go: get_css_styles
 		s.screencastTools(),  // screencast.go: screencast_start, screencast_stop
-	))
+	))) // tasks.go: the long ones may run as MCP tasks
 }
 
 // ms turns a timeout argument in milliseconds into a duration, def if 0 or
