@@ -41,7 +41,7 @@ type schemaDoc struct {
 // the README's compatibility section.
 var (
 	// pagemux-only parameters.
-	extraParams = map[string]bool{"lighthouse_audit.categories": true, "lighthouse_audit.wait": true, "performance_start_trace.wait": true,
+	extraParams = map[string]bool{"lighthouse_audit.categories": true, "take_snapshot.to": true, "lighthouse_audit.wait": true, "performance_start_trace.wait": true,
 		"take_snapshot.mode": true, "take_snapshot.uid": true}
 	// "No emulation" ends network throttling, as the description says.
 	extraEnum = map[string][]any{"emulate.networkConditions": {"No emulation"}}
