@@ -424,6 +424,12 @@ func (p *Page) fill(ctx context.Context, uid, value string) error {
 	if err != nil {
 		return err
 	}
+	return p.fillElement(ctx, el, value)
+}
+
+// fillElement fills el as Fill does, without the wait for the page: a
+// select's option or a checkbox is set in the page, text is typed in.
+func (p *Page) fillElement(ctx context.Context, el *element, value string) error {
 	how, err := p.callFunction(ctx, prepareFillJS, el.object, value)
 	if err != nil || string(how) != `"type"` {
 		return err

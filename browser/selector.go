@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/dom"
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -145,15 +144,7 @@ func (p *Page) FillSelector(ctx context.Context, selector, value string, timeout
 		if err != nil {
 			return err
 		}
-		how, err := p.callFunction(ctx, prepareFillJS, el.object, value)
-		if err != nil || string(how) != `"type"` {
-			return err
-		}
-		if value == "" {
-			return pressKey(ctx, Key{Name: "Backspace"})
-		}
-		_, err = chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: value})
-		return err
+		return p.fillElement(ctx, el, value)
 	})
 }
 
