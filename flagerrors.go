@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/pagemux/pagemux/internal/typo"
 )
 
 // parseArgs is fs.Parse with its errors in the user's own spelling and one
@@ -68,39 +70,9 @@ func spelled(args []string, name string) string {
 }
 
 // nearestFlag is the defined flag closest to name, "" when none is close
-// enough to be what was meant (an edit distance of a third of its length,
-// at least 2).
+// enough to be what was meant (typo.Nearest).
 func nearestFlag(fs *flag.FlagSet, name string) string {
-	best, bestD := "", 0
-	fs.VisitAll(func(f *flag.Flag) {
-		d := editDistance(strings.ToLower(name), f.Name)
-		if best == "" || d < bestD {
-			best, bestD = f.Name, d
-		}
-	})
-	if bestD > max(2, len(name)/3) {
-		return ""
-	}
-	return best
-}
-
-// editDistance is Levenshtein's distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return typo.Nearest(strings.ToLower(name), names, 0)
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/typo"
 )
 
 // The a11y check runs axe-core (Deque's accessibility engine, the one
@@ -299,34 +301,6 @@ func elementList(v Violation) string {
 	return s
 }
 
-// nearest is the name among names closest to s by edit distance, if close
-// enough to be a typo of it; "" if none is.
-func nearest(s string, names []string) string {
-	best, bestD := "", len(s)/3+1
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
+// nearest is the name among names closest to s, if close enough to be a
+// typo of it; "" if none is.
+func nearest(s string, names []string) string { return typo.Nearest(s, names, 0) }
