@@ -56,6 +56,7 @@ func TestMain(m *testing.M) {
 	for _, e := range shared {
 		e.close()
 	}
+	closeLeases() // lease_test.go
 	testSite.Close()
 	if code == 0 {
 		// Every server, browser and call of the tests is done: no goroutine
