@@ -85,7 +85,7 @@ func TestLockModes(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, 0)
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			a := e.openPage(t, "/form.html")
 			b := e.openPage(t, "/page2.html")
 			slow := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": sleepJS(3000)})
@@ -129,7 +129,7 @@ func TestFIFOOrder(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, 0)
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			id := e.openPage(t, "/form.html")
 			key := pagelock.PageKey(id)
 			e.eval(t, id, "() => { window.order = []; return 1 }")
@@ -234,7 +234,7 @@ func TestClosePageWithQueuedCalls(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, 0)
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			id := e.openPage(t, "/form.html")
 			key := pagelock.PageKey(id)
 			hold := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": id, "function": sleepJS(800)})

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +22,9 @@ import (
 
 // leaseKey is the options a leased server was made with.
 type leaseKey struct {
-	locks       pagelock.Options
-	toolTimeout time.Duration
+	locks        pagelock.Options
+	toolTimeout  time.Duration
+	snapshotMode string
 }
 
 // lease is one leased server: turn holds a token while a test has it.
@@ -36,11 +38,16 @@ var (
 	leases  = map[leaseKey]*lease{}
 )
 
-// leaseEnv waits for the server of opts and toolTimeout (0: the default)
-// to be free, and holds it until the test ends.
-func leaseEnv(t *testing.T, opts pagelock.Options, toolTimeout time.Duration) *testEnv {
+// leaseEnv waits for the server of opts and sopts to be free, and holds it
+// until the test ends. Of the server options only ToolTimeout and
+// SnapshotMode may be set: the others hold what a test makes (agents,
+// workspaces) or change what every answer says.
+func leaseEnv(t *testing.T, opts pagelock.Options, sopts Options) *testEnv {
 	t.Helper()
-	key := leaseKey{opts, toolTimeout}
+	key := leaseKey{opts, sopts.ToolTimeout, sopts.SnapshotMode}
+	if !reflect.DeepEqual(sopts, Options{ToolTimeout: key.toolTimeout, SnapshotMode: key.snapshotMode}) {
+		t.Fatalf("leaseEnv: server options beyond ToolTimeout and SnapshotMode (%+v): start a server of the test's own (startEnvWith)", sopts)
+	}
 	leaseMu.Lock()
 	l, ok := leases[key]
 	if !ok {
@@ -54,7 +61,7 @@ func leaseEnv(t *testing.T, opts pagelock.Options, toolTimeout time.Duration) *t
 		t.Fatalf("the leased server of %+v was never free", key)
 	}
 	if l.env == nil {
-		l.env = startEnvWith(t, opts, Options{ToolTimeout: toolTimeout}, false)
+		l.env = startEnvWith(t, opts, sopts, false)
 		// Chrome's first tab is there from now on, and stays: its tab is
 		// the browser's root, which must not be closed.
 		l.env.ok(t, "list_pages", nil)

@@ -28,7 +28,7 @@ type rawEnv struct {
 // transport of the test's own.
 func newRawEnv(t *testing.T, opts pagelock.Options) *rawEnv {
 	t.Helper()
-	e := leaseEnv(t, opts, 0)
+	e := leaseEnv(t, opts, Options{})
 	serverRead, clientWrite := io.Pipe()
 	clientRead, serverWrite := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -284,7 +284,7 @@ func TestToolTimeout(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, 3*time.Second)
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{ToolTimeout: 3 * time.Second})
 			page, other := e.openPageUnbounded(t, "/form.html"), e.openPageUnbounded(t, "/page2.html")
 			spin := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": page, "function": "() => { while (true) {} }"})
 			e.waitHeld(t, pagelock.PageKey(page))
@@ -308,7 +308,7 @@ func TestToolTimeout(t *testing.T) {
 // call hold its lock longer than --tool-timeout.
 func TestToolTimeoutCapsOwnTimeout(t *testing.T) {
 	t.Parallel()
-	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, 3*time.Second)
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 3 * time.Second})
 	page := e.openPageUnbounded(t, "/form.html")
 	start := time.Now()
 	text := e.fails(t, "wait_for", map[string]any{"pageId": page, "text": []string{"never on this page"}, "timeout": 600000})

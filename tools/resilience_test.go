@@ -312,7 +312,7 @@ for (let i = 0; i < %d; i++) fetch('/flood/r?i=' + i).catch(() => {});
 // behind the one before.
 func TestEventFloodTool(t *testing.T) {
 	t.Parallel()
-	e := leaseEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: time.Minute, MaxQueue: 64}, 0)
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: time.Minute, MaxQueue: 64}, Options{})
 	other := e.openPage(t, "/page2.html")
 	site := floodSite(t)
 	start := time.Now()
