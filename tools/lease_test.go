@@ -78,6 +78,21 @@ func leaseEnv(t *testing.T, opts pagelock.Options, sopts Options) *testEnv {
 	return e
 }
 
+// leaseStdioEnv is leaseEnv with a client of the test's own over the stdio
+// transport, for what only stdio does (its worker pool); the server's
+// in-process client stays with the lease.
+func leaseStdioEnv(t *testing.T, opts pagelock.Options) *testEnv {
+	t.Helper()
+	e := leaseEnv(t, opts, Options{})
+	c, cancel, done := connect(t, e.srv, testLogger(), true)
+	t.Cleanup(func() { // before the lease is put back
+		c.Close()
+		cancel()
+		<-done
+	})
+	return &testEnv{srv: e.srv, b: e.b, client: c, cancel: cancel, done: done}
+}
+
 // putBack closes the pages a test left open, waits for its calls to let go
 // of their locks, and takes the note that the selected page closed, which
 // would otherwise be the next test's.
