@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/soak"
 )
 
 // These tests drive the real binary with MCP clients pagemux did not write:
@@ -60,6 +63,9 @@ func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.
 
 // TestTypeScriptSDK: the SDK sends ten tool calls at once; pagemux runs them
 // in the order sent, in both lock modes, and an aborted call frees its page.
+// It sends 8 such bursts in each mode, 30 with PAGEMUX_SOAK=1: each is 11
+// calls through a -race pagemux (TestBurstOrder checks the order in
+// process).
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
@@ -70,6 +76,7 @@ func TestTypeScriptSDK(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
 			cmd := clientCommand(ctx, dir, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--log-level=error")
+			cmd.Env = append(cmd.Environ(), fmt.Sprintf("ORDER_BURSTS=%d", soak.N(8, 30)))
 			out, err := cmd.Output()
 			stderr := ""
 			if ee, ok := err.(*exec.ExitError); ok {
@@ -135,7 +142,9 @@ func TestInspectorCLI(t *testing.T) {
 // TestTeam: a lead agent over Streamable HTTP and three subagents through
 // --join bridges (all three on one token), all with the TypeScript SDK,
 // share one browser: each sees only its own tab and document, one's long
-// call holds up no other, and /locks and /metrics show what happened.
+// call holds up no other, and /locks and /metrics show what happened. The
+// four navigate and read their documents at once for 4 rounds, 10 with
+// PAGEMUX_SOAK=1.
 func TestTeam(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
@@ -145,6 +154,7 @@ func TestTeam(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := clientCommand(ctx, dir, "node", "team.mjs", site.URL, base+"/mcp", "lead-secret-1", bin, "team-secret-1")
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("TEAM_ROUNDS=%d", soak.N(4, 10)))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), `"ok":true`) {
 		t.Fatalf("team.mjs: %v\n%s\nserver:\n%s", err, out, stderr.String())

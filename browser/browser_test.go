@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
+	if shared.b != nil {
+		shared.b.Close()
+	}
 	if leaked := leftBehind(tmp); len(leaked) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles or singleton directories left behind:", leaked)
 		code = 1
@@ -56,6 +59,43 @@ func startBrowser(t *testing.T, cfg Config) *Browser {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// shared is the Chrome of sharedBrowser; TestMain closes it.
+var shared struct {
+	sync.Mutex
+	b *Browser
+}
+
+// sharedBrowser returns a Chrome (Config{}) shared by the tests that only
+// work on pages of their own, started on first use: a launch and its end
+// cost 1-1.5 CPU-s, on a machine whose 2 CPUs run every package's tests at
+// once (issue 16). A test on it closes the pages it opened (closeAtEnd),
+// and does nothing to the browser as a whole: it does not crash, freeze or
+// close it, change browser-wide settings (downloads, headers, URL policy)
+// or count its pages, processes or contexts; such a test starts a Chrome of
+// its own with startBrowser.
+func sharedBrowser(t *testing.T) *Browser {
+	t.Helper()
+	needChrome(t)
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.b == nil {
+		b := New(Config{})
+		if err := b.Start(t.Context()); err != nil {
+			b.Close()
+			t.Fatal(err)
+		}
+		shared.b = b
+	}
+	return shared.b
+}
+
+// closeAtEnd closes p when the test ends, so that a shared Chrome does not
+// gather the pages of every test. A page the test closed itself is no
+// matter.
+func closeAtEnd(t *testing.T, b *Browser, p *Page) {
+	t.Cleanup(func() { b.ClosePage(context.Background(), p) })
 }
 
 // The process flags reach Chrome's command line.

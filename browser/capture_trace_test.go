@@ -32,6 +32,7 @@ func tracePage(t *testing.T, b *Browser, url string) *Page {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p)
 	if err := p.Navigate(t.Context(), url, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func traceEvents(t *testing.T, data []byte) map[string]int {
 // A trace records a reload, and Chrome refuses a second trace meanwhile.
 func TestTrace(t *testing.T) {
 	srv := traceSite(t)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t) // not parallel: a trace is the browser's, and no other test runs meanwhile
 	p := tracePage(t, b, srv.URL)
 	tr, err := p.StartTrace(t.Context())
 	if err != nil {
@@ -105,7 +106,7 @@ func TestTrace(t *testing.T) {
 // The trace is the browser's: it survives its page and still saves.
 func TestTraceOutlivesPage(t *testing.T) {
 	srv := traceSite(t)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t) // not parallel: a trace is the browser's, and no other test runs meanwhile
 	keep := tracePage(t, b, srv.URL)
 	p := tracePage(t, b, srv.URL+"/closing")
 	tr, err := p.StartTrace(t.Context())
@@ -131,7 +132,7 @@ func TestTraceOutlivesPage(t *testing.T) {
 // DescribeNodes names live nodes by backend id and leaves out the others.
 func TestDescribeNodes(t *testing.T) {
 	srv := traceSite(t)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p := tracePage(t, b, srv.URL)
 	pctx, cancel := p.Context(t.Context())
 	defer cancel()
@@ -162,7 +163,7 @@ func TestDescribeNodes(t *testing.T) {
 // A heap snapshot streams out as one JSON document.
 func TestHeapSnapshot(t *testing.T) {
 	srv := traceSite(t)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p := tracePage(t, b, srv.URL)
 	var buf bytes.Buffer
 	n, err := p.HeapSnapshot(t.Context(), &buf)

@@ -255,12 +255,13 @@ fetch("/echo", {method: "POST", body: "ping"}).then(r => r.text()).then(t => con
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	ctx := t.Context()
 	p, err := b.NewPage(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p)
 	if err := p.Navigate(ctx, srv.URL+"/page", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}

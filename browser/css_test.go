@@ -14,7 +14,7 @@ import (
 // a page ends with the page.
 func TestCSSDomainOnAndOff(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p, snap := openAt(t, b, formsSite(t)+"/css.html")
 	uid := uidOf(t, snap, "Card button")
 	check := func(when string) {

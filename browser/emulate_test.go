@@ -31,6 +31,7 @@ func openEmulated(t *testing.T, b *Browser, url string) *Page {
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p)
 	if url != "" {
 		if err := p.Navigate(t.Context(), url, 0); err != nil {
 			t.Fatal(err)
@@ -55,7 +56,7 @@ func evalEmulated(t *testing.T, p *Page, fn string) string {
 func TestGeolocationPermission(t *testing.T) {
 	t.Parallel()
 	srv := emulateTestSite(t)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t) // the grants are its server's origin's, a port of its own
 	paris := &Geolocation{Latitude: 48.8584, Longitude: 2.2945}
 	rome := &Geolocation{Latitude: 41.9, Longitude: 12.5}
 

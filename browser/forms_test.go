@@ -30,6 +30,7 @@ func openAt(t *testing.T, b *Browser, url string, opts ...PageOption) (*Page, st
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p)
 	if err := p.Navigate(t.Context(), url, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func evalString(t *testing.T, p *Page, fn string) string {
 
 func TestFillFormStopsAtDialog(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p, snap := openAt(t, b, formsSite(t)+"/fillform.html")
 	user, trap, after := uidOf(t, snap, `textbox "User"`), uidOf(t, snap, `textbox "Trap"`), uidOf(t, snap, `textbox "After"`)
 
@@ -87,7 +88,7 @@ func TestFillFormStopsAtDialog(t *testing.T) {
 
 func TestDragKinds(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p, snap := openAt(t, b, formsSite(t)+"/drag.html")
 	tests := []struct{ from, to, want string }{
 		{`button "Card"`, `region "Drop zone"`, `"dropped card-1"`},
@@ -111,7 +112,7 @@ func TestDragKinds(t *testing.T) {
 
 func TestUploadFileWays(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p, snap := openAt(t, b, formsSite(t)+"/upload.html")
 	file := filepath.Join(t.TempDir(), "f.txt")
 	os.WriteFile(file, []byte("data"), 0o644)

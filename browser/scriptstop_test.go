@@ -113,11 +113,12 @@ func TestTerminatedScriptSaysSo(t *testing.T) {
 // the same words, and so does the page afterwards.
 func TestClosedOutsideOneText(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	keep, err := b.NewPage(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, keep)
 	p, err := b.NewPage(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)
@@ -154,11 +155,12 @@ func TestClosedOutsideOneText(t *testing.T) {
 // outside, and the page is closed from then on.
 func TestDetachedBeforeDestroyed(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	p, err := b.NewPage(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p) // its tab stays: only pagemux's page was told it closed
 	start := time.Now()
 	err = p.explain(t.Context(), fmt.Errorf("target %s: %w: inspected target navigated or closed", p.TargetID, chromedp.ErrTargetDetached))
 	if want := fmt.Sprintf("page %d was closed (outside pagemux)", p.ID); err == nil || err.Error() != want {

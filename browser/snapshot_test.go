@@ -18,12 +18,13 @@ func TestSnapshotStream(t *testing.T) {
 	t.Parallel()
 	site := httptest.NewServer(http.FileServer(http.Dir("../testdata")))
 	t.Cleanup(site.Close)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t)
 	ctx := t.Context()
 	p, err := b.NewPage(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p)
 	for _, path := range []string{"/form.html", "/fillform.html", "/typing.html"} {
 		if err := p.Navigate(ctx, site.URL+path, 0); err != nil {
 			t.Fatal(err)

@@ -41,8 +41,9 @@ const pageId = Number(selected[1]);
 const evaluate = (fn, signal) =>
   client.callTool({ name: "evaluate_script", arguments: { pageId, function: fn } }, undefined, signal ? { signal } : undefined);
 
-// 1. Bursts of parallel calls run in the order the SDK sent them.
-const bursts = 30;
+// 1. Bursts of parallel calls run in the order the SDK sent them: 30, or
+// as many as $ORDER_BURSTS says (the Go test sizes it with internal/soak).
+const bursts = Number(process.env.ORDER_BURSTS || 30);
 for (let b = 0; b < bursts; b++) {
   await evaluate("() => { window.__order = []; return 0 }");
   const calls = [];

@@ -75,7 +75,7 @@ for (const a of team) {
 // 3. All navigate and read their own document, at once; no answer shows
 // another agent's document.
 let leaks = 0;
-const rounds = 10;
+const rounds = Number(process.env.TEAM_ROUNDS || 10); // the Go test sizes it with internal/soak
 await Promise.all(
   team.map(async (a) => {
     for (let i = 0; i < rounds; i++) {

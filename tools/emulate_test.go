@@ -37,9 +37,13 @@ const (
 
 // Each setting takes effect on the emulated page, shows in its answers, and
 // ends when a later emulate call omits it; a second page open at the same
-// time keeps its own settings throughout.
+// time keeps its own settings throughout. The settings take their turns on
+// one pair of pages, as each ends with the page as it was before (which the
+// next one checks again): two pages, not two for each of seven settings.
 func TestEmulateEachSetting(t *testing.T) {
 	e := sharedEnv(t, pagelock.PerPage)
+	a := e.openPage(t, "/form.html")
+	b := e.openPage(t, "/form.html")
 	tests := []struct {
 		name   string
 		args   map[string]any
@@ -68,9 +72,6 @@ func TestEmulateEachSetting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			a := e.openPage(t, "/form.html")
-			b := e.openPage(t, "/form.html")
 			script := tt.script
 			if script == "" {
 				script = `() => "unchecked"`

@@ -85,7 +85,7 @@ func TestLockModes(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute})
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			a := e.openPage(t, "/form.html")
 			b := e.openPage(t, "/page2.html")
 			slow := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": sleepJS(3000)})
@@ -129,7 +129,7 @@ func TestFIFOOrder(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute})
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			id := e.openPage(t, "/form.html")
 			key := pagelock.PageKey(id)
 			e.eval(t, id, "() => { window.order = []; return 1 }")
@@ -157,7 +157,7 @@ func TestFIFOOrder(t *testing.T) {
 // the page while Chrome is still busy with its script.
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	e := newStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := leaseStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
 	id := e.openPage(t, "/form.html")
 	key := pagelock.PageKey(id)
 
@@ -234,7 +234,7 @@ func TestClosePageWithQueuedCalls(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.PerPage, pagelock.Global} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute})
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
 			id := e.openPage(t, "/form.html")
 			key := pagelock.PageKey(id)
 			hold := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": id, "function": sleepJS(800)})
@@ -280,7 +280,7 @@ func TestPanicReleasesLock(t *testing.T) {
 // stdio server has workers enough, and reads on while they wait.
 func TestQueuedCallsDoNotBlockOtherPages(t *testing.T) {
 	t.Parallel()
-	e := newStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
+	e := leaseStdioEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
 	a := e.openPage(t, "/form.html")
 	b := e.openPage(t, "/page2.html")
 	hold := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": sleepJS(3000)})

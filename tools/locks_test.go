@@ -14,7 +14,7 @@ import (
 // the calls waiting behind it, in order, and reading it waits for nothing.
 func TestLocksResource(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{})
 	page := e.openPage(t, "/form.html")
 	slow := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": page, "function": sleepJS(2000)})
 	e.waitHeld(t, pagelock.PageKey(page))

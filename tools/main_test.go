@@ -56,6 +56,7 @@ func TestMain(m *testing.M) {
 	for _, e := range shared {
 		e.close()
 	}
+	closeLeases() // lease_test.go
 	testSite.Close()
 	if code == 0 {
 		// Every server, browser and call of the tests is done: no goroutine
@@ -168,9 +169,17 @@ func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool
 	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
 	sopts.Log = log
 	srv := New(b, pagelock.New(opts), sopts)
+	c, cancel, done := connect(t, srv, log, stdio)
+	return &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+}
+
+// connect starts an initialized MCP client of srv, over the stdio
+// transport (pipes) or in process; cancel ends the stdio server, which
+// closes done once it returned.
+func connect(t *testing.T, srv *Server, log *slog.Logger, stdio bool) (c *client.Client, cancel context.CancelFunc, done chan struct{}) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var c *client.Client
+	done = make(chan struct{})
 	if stdio {
 		clientRead, serverWrite := io.Pipe()
 		serverRead, clientWrite := io.Pipe()
@@ -194,7 +203,7 @@ func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+	return c, cancel, done
 }
 
 // testLogger discards the log, unless PAGEMUX_TEST_LOG asks for it on

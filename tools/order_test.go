@@ -24,10 +24,11 @@ type rawEnv struct {
 	out *bufio.Reader // the server's stdout
 }
 
-func newRawEnv(t *testing.T, opts pagelock.Options, sopts Options) *rawEnv {
+// newRawEnv serves a leased server of opts (lease_test.go) over a stdio
+// transport of the test's own.
+func newRawEnv(t *testing.T, opts pagelock.Options) *rawEnv {
 	t.Helper()
-	e := startEnvWith(t, opts, sopts, false)
-	t.Cleanup(e.close)
+	e := leaseEnv(t, opts, Options{})
 	serverRead, clientWrite := io.Pipe()
 	clientRead, serverWrite := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -156,7 +157,7 @@ func TestBurstOrder(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
+			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64})
 			page := e.openPage(t, "/form.html")
 			id := 0
 			for burst := range soak.N(8, 100) {
@@ -188,7 +189,7 @@ func TestBurstMixedTools(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
+			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64})
 			page := e.openPage(t, "/form.html")
 			e.eval(t, page, `() => {
 				const out = document.createElement('p');
@@ -222,7 +223,7 @@ func TestBurstSelection(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Options{})
+			e := newRawEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64})
 			pages := []int{e.openPage(t, "/form.html"), e.openPage(t, "/page2.html")}
 			for i := range 20 {
 				p := pages[i%2]
@@ -244,7 +245,7 @@ func TestBurstSelection(t *testing.T) {
 // cancels only the call with that very id, which then gets no answer.
 func TestExactIDs(t *testing.T) {
 	t.Parallel()
-	e := newRawEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{})
+	e := newRawEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64})
 	a, b := e.openPage(t, "/form.html"), e.openPage(t, "/page2.html")
 	e.send(t,
 		callLine(json.Number("9007199254740993"), "evaluate_script", map[string]any{"pageId": a, "function": "() => 1"}),
@@ -283,7 +284,7 @@ func TestToolTimeout(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []pagelock.Mode{pagelock.Global, pagelock.PerPage} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnvWith(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{ToolTimeout: 3 * time.Second})
+			e := leaseEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{ToolTimeout: 3 * time.Second})
 			page, other := e.openPageUnbounded(t, "/form.html"), e.openPageUnbounded(t, "/page2.html")
 			spin := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": page, "function": "() => { while (true) {} }"})
 			e.waitHeld(t, pagelock.PageKey(page))
@@ -307,7 +308,7 @@ func TestToolTimeout(t *testing.T) {
 // call hold its lock longer than --tool-timeout.
 func TestToolTimeoutCapsOwnTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 3 * time.Second})
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 3 * time.Second})
 	page := e.openPageUnbounded(t, "/form.html")
 	start := time.Now()
 	text := e.fails(t, "wait_for", map[string]any{"pageId": page, "text": []string{"never on this page"}, "timeout": 600000})

@@ -162,7 +162,7 @@ func TestTracePathOutsideWorkspace(t *testing.T) {
 // and saves gzipped when the path ends in .gz.
 func TestTraceManual(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{})
 	a := e.openPage(t, "/perf.html")
 	b := e.openPage(t, "/page2.html")
 	mustContain(t, e.ok(t, "performance_start_trace", map[string]any{"pageId": a, "reload": false, "autoStop": false}),
@@ -257,7 +257,7 @@ func TestTraceLocking(t *testing.T) {
 // stop hands the result out.
 func TestTracePageClosed(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Second})
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{})
 	a := e.openPage(t, "/perf.html")
 	b := e.openPage(t, "/page2.html")
 	path := filepath.Join(t.TempDir(), "closed.json")
@@ -276,8 +276,10 @@ func TestTracePageClosed(t *testing.T) {
 // A trace nobody stops ends at the time limit and waits for its stop.
 func TestTraceTimeLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Second})
+	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{})
+	limit := e.srv.perf.limit
 	e.srv.perf.limit = 500 * time.Millisecond
+	t.Cleanup(func() { e.srv.perf.limit = limit }) // before the next test has the server
 	a := e.openPage(t, "/page2.html")
 	e.ok(t, "performance_start_trace", map[string]any{"pageId": a, "reload": false, "autoStop": false})
 	deadline := time.Now().Add(20 * time.Second)

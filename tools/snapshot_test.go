@@ -71,12 +71,11 @@ func TestWaitForAcrossNavigation(t *testing.T) {
 	mustContain(t, e.ok(t, "wait_for", map[string]any{"pageId": id, "text": []string{"slow page after"}, "timeout": 10000}), "found")
 }
 
-// incrementalEnv is a server of the test's own in --snapshot-mode=incremental.
+// incrementalEnv is a server in --snapshot-mode=incremental, on lease
+// (lease_test.go).
 func incrementalEnv(t *testing.T) *testEnv {
 	t.Helper()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{SnapshotMode: SnapshotIncremental}, false)
-	t.Cleanup(e.close)
-	return e
+	return leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{SnapshotMode: SnapshotIncremental})
 }
 
 // changesOf splits an incremental snapshot section into its marked lines,
