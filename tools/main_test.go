@@ -136,18 +136,6 @@ func newEnv(t *testing.T, opts pagelock.Options) *testEnv {
 	return e
 }
 
-// newStdioEnv is newEnv over the stdio transport (pipes), for the tests of
-// what only stdio does: its worker pool, notifications/cancelled. mcp-go's
-// stdio session is one per process, so stdio servers in one test binary
-// share their notification stream: tests that read notifications use the
-// in-process transport, whose sessions are each their own.
-func newStdioEnv(t *testing.T, opts pagelock.Options) *testEnv {
-	t.Helper()
-	e := startEnvOver(t, opts, true)
-	t.Cleanup(e.close)
-	return e
-}
-
 func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
 	t.Helper()
 	return startEnvOver(t, opts, false)
