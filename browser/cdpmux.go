@@ -14,8 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/chromedp/cdproto"
 )
 
 // A Chrome that pagemux launches speaks DevTools over its pipe only, and
@@ -442,13 +440,6 @@ func sizeText(n int64) string {
 		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
-}
-
-// IsTooBig reports whether err is Chrome's answer that pagemux dropped for
-// its size.
-func IsTooBig(err error) bool {
-	var cerr *cdproto.Error
-	return errors.As(err, &cerr) && cerr.Code == tooBigCode
 }
 
 // skipMessage reads one message away without keeping it.

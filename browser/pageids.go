@@ -211,7 +211,7 @@ func (cs *contextSet) disposeShared(nc *namedContext) {
 	}
 	ctx, cancel := context.WithTimeout(l.rootCtx, disposeTimeout)
 	defer cancel()
-	infos, err := chromedp.Targets(l.rootCtx)
+	infos, err := chromedp.Targets(ctx) // bounded: a stuck Chrome must not hang a close
 	if err != nil {
 		return
 	}

@@ -91,14 +91,12 @@ func (t *Tree) Subtree(uid string) (text string, ok bool) {
 // fails when a uid is not in the tree, or last is not first or a later
 // sibling of it.
 func (t *Tree) Run(first, last string) (string, error) {
-	i, ok := t.index[first]
-	if !ok {
-		return "", fmt.Errorf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", first)
+	for _, uid := range []string{first, last} {
+		if _, ok := t.index[uid]; !ok {
+			return "", fmt.Errorf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", uid)
+		}
 	}
-	j, ok := t.index[last]
-	if !ok {
-		return "", fmt.Errorf("uid %s is not in the page's accessibility tree now (hidden, or no longer shown); take a new snapshot", last)
-	}
+	i, j := t.index[first], t.index[last]
 	if j < i || t.lines[j].parent != t.lines[i].parent {
 		return "", fmt.Errorf("uid %s is not uid %s or a later sibling of it; give the two ends of a run of siblings, as an outline's fold line names them", last, first)
 	}
