@@ -558,16 +558,12 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 		t.Fatalf("no profile of the killed pagemux to sweep (%v): the test proves nothing", left)
 	}
 
+	// The sweep logs after it removed the directories, and the log reaches
+	// the test through a pipe: wait for the line, then look.
 	next := startServer(t, tmp)
-	deadline := time.Now().Add(15 * time.Second)
-	for len(tmpcheck.LeftBehind(tmp)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the next pagemux did not sweep %v in 15 s", tmpcheck.LeftBehind(tmp))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(next.stderr.String(), "removed the profile of a pagemux that is gone") {
-		t.Errorf("the sweep is not logged:\n%s", next.stderr.String())
+	next.waitLog("removed the profile of a pagemux that is gone")
+	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
+		t.Fatalf("the next pagemux logged its sweep but left %v", left)
 	}
 	next.stdin.Close()
 	next.waitExit(time.Now(), 15*time.Second)
