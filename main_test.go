@@ -446,10 +446,13 @@ const (
 func TestExitOnSignal(t *testing.T) {
 	t.Parallel()
 	// Run under nohup, this binary and so pagemux would start with SIGHUP
-	// ignored, which pagemux rightly leaves alone; caught here, it is at
-	// its default again in the processes started from now on.
-	if signal.Ignored(syscall.SIGHUP) {
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	// ignored, and started with & by a shell without job control, with
+	// SIGINT ignored; pagemux rightly leaves an ignored signal alone. Caught
+	// here, each is at its default again in the processes started from now on.
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
 	}
 	for _, tt := range []struct {
 		name   string
