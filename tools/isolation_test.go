@@ -189,7 +189,7 @@ func listed(list string, id int) bool {
 // alice's pages and storage on a server with the defaults over HTTP.
 func TestIsolationAttacks(t *testing.T) {
 	t.Parallel()
-	e := newIsoEnv(t, pagelock.PerPage, false, 6)
+	e := newIsoEnv(t, pagelock.PerPage, false, 3)
 
 	t.Run("ContextNames", func(t *testing.T) {
 		alice, bob := e.as(t, aliceSecret, "names"), e.as(t, bobSecret, "names")
@@ -357,12 +357,12 @@ func TestIsolationAttacks(t *testing.T) {
 	t.Run("PageBound", func(t *testing.T) {
 		capped := e.as(t, aliceSecret, "capped")
 		var ids []int
-		for range 6 {
+		for range 3 {
 			ids = append(ids, newPageWith(t, capped, "about:blank", nil))
 		}
 		text, failed := use(t, capped, "new_page", map[string]any{"url": "about:blank"})
-		if !failed || !strings.Contains(text, "you have 6 pages open") || !strings.Contains(text, "--max-pages-per-agent 6") || !strings.Contains(text, "close_page") {
-			t.Errorf("a seventh page: %s", text)
+		if !failed || !strings.Contains(text, "you have 3 pages open") || !strings.Contains(text, "--max-pages-per-agent 3") || !strings.Contains(text, "close_page") {
+			t.Errorf("a fourth page: %s", text)
 		}
 		// Another agent's bound is its own.
 		newPageWith(t, e.as(t, bobSecret, "capped"), "about:blank", nil)
@@ -375,28 +375,28 @@ func TestIsolationAttacks(t *testing.T) {
 		me := agents.Agent{ID: "token:alice/agent:capped"}
 		waitFor(t, "the closed pages to be no one's", func() bool { return len(e.reg.Pages(me)) == 1 })
 		before := len(e.b.Pages())
-		out := evalAs(t, capped, opener, "() => { for (let i = 0; i < 40; i++) window.open('about:blank', '_blank'); return 'flooded' }")
-		// 5 fit (6 with the opener); the 35 others are closed at once, and
+		out := evalAs(t, capped, opener, "() => { for (let i = 0; i < 12; i++) window.open('about:blank', '_blank'); return 'flooded' }")
+		// 2 fit (3 with the opener); the 10 others are closed at once, and
 		// the agent's answers say so.
 		closed := countClosed(out)
-		waitFor(t, "the answers to tell of 35 popups closed", func() bool {
+		waitFor(t, "the answers to tell of 10 popups closed", func() bool {
 			list, _ := use(t, capped, "list_pages", nil)
 			closed += countClosed(list)
-			return closed >= 35
+			return closed >= 10
 		})
-		if closed != 35 {
-			t.Errorf("the answers told of %d popups closed, want 35", closed)
+		if closed != 10 {
+			t.Errorf("the answers told of %d popups closed, want 10", closed)
 		}
-		waitFor(t, "the popups over the bound to close", func() bool { return len(e.b.OpenedBy(opener, 0)) == 5 })
-		if n := len(e.b.Pages()); n > before+5 {
-			t.Errorf("%d tabs after the flood, %d before: more than the 5 that fit", n, before)
+		waitFor(t, "the popups over the bound to close", func() bool { return len(e.b.OpenedBy(opener, 0)) == 2 })
+		if n := len(e.b.Pages()); n > before+2 {
+			t.Errorf("%d tabs after the flood, %d before: more than the 2 that fit", n, before)
 		}
-		if n := len(e.reg.Pages(me)); n != 6 {
-			t.Errorf("the agent owns %d pages, want 6", n)
+		if n := len(e.reg.Pages(me)); n != 3 {
+			t.Errorf("the agent owns %d pages, want 3", n)
 		}
 		list, _ := use(t, capped, "list_pages", nil)
-		if got := len(pageLines.FindAllString(list, -1)); got != 6 {
-			t.Errorf("the agent lists %d pages, want 6:\n%s", got, list)
+		if got := len(pageLines.FindAllString(list, -1)); got != 3 {
+			t.Errorf("the agent lists %d pages, want 3:\n%s", got, list)
 		}
 	})
 }
