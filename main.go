@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	tokenFile := ""
 	bf := addBrowserFlags(fs, &c.browser, &c.isolated)
 	addEtcdFlags(fs, &c.etcd)
-	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
+	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>-<random>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
 	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")

@@ -31,7 +31,7 @@ import (
 //     asked again after notifications/roots/list_changed) and the OS temp dir,
 //     as chrome-devtools-mcp does. Never the working directory.
 //   - Else, over HTTP: a directory of the agent's own,
-//     $TMPDIR/pagemux-files-<pid>/<agent-key>/ (mode 0700), removed when
+//     $TMPDIR/pagemux-files-<pid>-<random>/<agent-key>/ (mode 0700), removed when
 //     pagemux exits (Server.Close). Files saved under --workspace are kept.
 //
 // A relative path lands in the first of these. Whatever a root allows,
@@ -40,7 +40,7 @@ import (
 // agents (pagemux-files-*) are refused, symlinks resolved.
 
 // filesPrefix starts the name of the directory of the agents of one pagemux
-// serving HTTP without --workspace: pagemux-files-<pid>.
+// serving HTTP without --workspace: pagemux-files-<pid>-<random>.
 const filesPrefix = "pagemux-files-"
 
 // rootsWait bounds how long a call waits for its client to list its roots.
@@ -59,7 +59,7 @@ type workspace struct {
 	mcp      *server.MCPServer // asks clients for their roots
 
 	mu      sync.Mutex
-	base    string              // made pagemux-files-<pid>; "" until then
+	base    string              // made pagemux-files-<pid>-<random>; "" until then
 	clients map[string][]string // the roots of stdio clients, by session id
 }
 
@@ -202,17 +202,19 @@ func (w *workspace) agentScope(a agents.Agent) (fileScope, error) {
 	return sc, nil
 }
 
-// filesBase makes $TMPDIR/pagemux-files-<pid>, the parent of the agents'
-// directories over HTTP without --workspace.
+// filesBase makes $TMPDIR/pagemux-files-<pid>-<random>, the parent of the
+// agents' directories over HTTP without --workspace: a new one of this
+// server's own (0700, made where none was), so that a server's close never
+// removes another's, nor one made in its place beforehand.
 func (w *workspace) filesBase() (string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.base != "" {
 		return w.base, nil
 	}
-	dir := filepath.Join(w.temp, fmt.Sprintf("%s%d", filesPrefix, os.Getpid()))
-	if err := privateDir(dir); err != nil {
-		return "", err
+	dir, err := os.MkdirTemp(w.temp, fmt.Sprintf("%s%d-", filesPrefix, os.Getpid()))
+	if err != nil {
+		return "", fmt.Errorf("make the agents' directory in %s: %w", w.temp, err)
 	}
 	w.base = dir
 	return dir, nil

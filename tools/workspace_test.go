@@ -138,7 +138,7 @@ func TestWorkspaceAgentsOwnDirs(t *testing.T) {
 	if failed {
 		t.Fatal(text)
 	}
-	aliceDir := filepath.Join(resolved(os.TempDir()), fmt.Sprintf("%s%d", filesPrefix, os.Getpid()), agentKey("token:team/agent:alice"))
+	aliceDir := filepath.Join(e.filesBase(t), agentKey("token:team/agent:alice"))
 	aliceFile := filepath.Join(aliceDir, "notes", "snap.txt")
 	mustContain(t, text, aliceFile)
 	for _, dir := range []string{aliceDir, filepath.Dir(aliceDir)} {
@@ -376,7 +376,7 @@ func TestWorkspaceDownloads(t *testing.T) {
 			t.Fatal(text)
 		}
 		use(t, alice, "evaluate_script", map[string]any{"function": "() => { document.getElementById('a').click(); return 1 }"})
-		dir := filepath.Join(resolved(os.TempDir()), fmt.Sprintf("%s%d", filesPrefix, os.Getpid()), agentKey("token:team/agent:alice"), "downloads")
+		dir := filepath.Join(e.filesBase(t), agentKey("token:team/agent:alice"), "downloads")
 		waitFile(t, filepath.Join(dir, "by-attr.txt"))
 		// Alice can hand her download to a page: it is in her directory.
 		text, failed = use(t, alice, "new_page", map[string]any{"url": testSite.URL + "/upload.html"})
@@ -469,4 +469,15 @@ func TestWorkspaceClientRootsOverStdio(t *testing.T) {
 	if asked != 2 {
 		t.Errorf("the client was asked for its roots %d times, want 2 (once, then after the change)", asked)
 	}
+}
+
+// filesBase is the directory of the server's agents over HTTP without
+// --workspace, resolved as the answers name it.
+func (e *testEnv) filesBase(t *testing.T) string {
+	t.Helper()
+	dir, err := e.srv.files.filesBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resolved(dir)
 }
