@@ -49,6 +49,10 @@ type seenSnapshot struct {
 	document int // snapshot.Snapshot.Document
 	verbose  bool
 	text     string
+	// partial: the answer showed it outlined or cut (--max-output), so the
+	// agent has not seen all of it, and a diff against it would call what
+	// it never saw unchanged.
+	partial bool
 }
 
 // seenSnapshots is every agent's last snapshot of every page.
@@ -68,6 +72,16 @@ func (s *seenSnapshots) swap(key seenKey, now seenSnapshot) (seenSnapshot, bool)
 	prev, ok := s.m[key]
 	s.m[key] = now
 	return prev, ok
+}
+
+// markPartial notes that key's last snapshot was not shown whole.
+func (s *seenSnapshots) markPartial(key seenKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seen, ok := s.m[key]; ok {
+		seen.partial = true
+		s.m[key] = seen
+	}
 }
 
 // forget drops the snapshots of which match.
@@ -91,6 +105,11 @@ func (s *Server) viewer(ctx context.Context) string {
 	return ""
 }
 
+// seenKeyOf names the call's agent's last snapshot of the call's page.
+func (s *Server) seenKeyOf(ctx context.Context, c *call) seenKey {
+	return seenKey{s.viewer(ctx), c.page.ID}
+}
+
 // snapshotSection is the snapshot section of a call's answer: the whole
 // tree in full mode, what changed since the agent's last snapshot of the
 // document in incremental mode. mode "" is the server's. It records snap as
@@ -99,7 +118,7 @@ func (s *Server) snapshotSection(ctx context.Context, c *call, snap *snapshot.Sn
 	if mode == "" {
 		mode = s.snapshotMode
 	}
-	prev, had := s.seen.swap(seenKey{s.viewer(ctx), c.page.ID}, seenSnapshot{snap.Document, verbose, snap.Text})
+	prev, had := s.seen.swap(s.seenKeyOf(ctx, c), seenSnapshot{document: snap.Document, verbose: verbose, text: snap.Text})
 	body := strings.TrimSuffix(snap.Text, "\n")
 	if mode != SnapshotIncremental {
 		return snapshotHeading + "\n" + body
@@ -108,6 +127,8 @@ func (s *Server) snapshotSection(ctx context.Context, c *call, snap *snapshot.Sn
 	switch {
 	case !had:
 		why = "your first snapshot of this page"
+	case prev.partial:
+		why = "your last snapshot of this page did not fit in --max-output, so you have not seen all of it"
 	case prev.document != snap.Document:
 		why = "the page loaded a new document since your last snapshot, so every uid is new"
 	case prev.verbose != verbose:

@@ -133,4 +133,15 @@ func TestMaxOutput(t *testing.T) {
 	uid := uidIn(t, body, `button "Buy 3"`)
 	clicked := e.ok(t, "click", map[string]any{"pageId": id, "uid": uid, "includeSnapshot": true})
 	mustContain(t, clicked, "Successfully clicked on the element", "Outlined: the snapshot is ", `button "Buy 599"`)
+
+	// An outlined snapshot was not seen whole: the next incremental one is
+	// the whole tree again (outlined), saying why, and calls nothing the
+	// agent never saw unchanged. One saved whole to a file was seen.
+	inc := e.ok(t, "take_snapshot", map[string]any{"pageId": id, "mode": "incremental"})
+	mustContain(t, inc, "Full snapshot (your last snapshot of this page did not fit in --max-output, so you have not seen all of it)", "Outlined: the snapshot is ")
+	if strings.Contains(inc, "unchanged") || strings.Contains(inc, "no change") {
+		t.Errorf("an incremental snapshot after an outlined one diffs against it:\n%s", inc)
+	}
+	e.ok(t, "take_snapshot", map[string]any{"pageId": id, "filePath": filepath.Join(t.TempDir(), "seen.txt")})
+	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id, "mode": "incremental"}), "(no change since your last one)")
 }

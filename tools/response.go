@@ -142,6 +142,7 @@ func formatDialog(typ, message string) string {
 func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.CallToolResult {
 	r := c.resp
 	parts := []string{strings.Join(r.lines, "\n")}
+	shown := -1 // the index in parts of a snapshot recorded as the agent's last
 	if c.page != nil && r.reportNavigation && !c.page.Closed() {
 		if url := c.page.URL(); url != c.startURL {
 			parts = append(parts, fmt.Sprintf("Page navigated to %s.", url))
@@ -159,6 +160,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 				parts = append(parts, "Could not take a snapshot: "+err.Error())
 			} else {
 				parts = append(parts, s.snapshotSection(ctx, c, snap, r.verbose, r.snapshotMode)) // incremental.go
+				shown = len(parts) - 1
 			}
 		}
 	}
@@ -178,13 +180,24 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		parts = append(parts, fmt.Sprintf("Waited %d ms for %s (held by %s)", w.Milliseconds(), lock, s.forAgent(ctx, holder)))
 	}
 	var nonEmpty []string
-	for _, p := range parts {
+	snapAt := -1
+	for i, p := range parts {
 		if p != "" {
+			if i == shown {
+				snapAt = len(nonEmpty)
+			}
 			nonEmpty = append(nonEmpty, p)
 		}
 	}
+	var whole string
+	if snapAt >= 0 {
+		whole = nonEmpty[snapAt]
+	}
 	outlineSnapshot(nonEmpty, s.maxOutput)
 	capOutput(nonEmpty, s.maxOutput, cutHint(c.req.Params.Name, r.withSnapshot))
+	if snapAt >= 0 && nonEmpty[snapAt] != whole {
+		s.seen.markPartial(s.seenKeyOf(ctx, c)) // incremental.go
+	}
 	text := strings.Join(nonEmpty, "\n")
 	if n := len(nonEmpty); n > 0 && strings.HasPrefix(nonEmpty[n-1], snapshotHeading) {
 		text += "\n" // chrome-devtools-mcp ends a snapshot with its newline

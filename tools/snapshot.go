@@ -88,7 +88,7 @@ func (s *Server) takeSnapshot() tool {
 					return nil
 				}
 			} else {
-				s.seen.swap(seenKey{s.viewer(ctx), c.page.ID}, seenSnapshot{snap.Document, a.Verbose, snap.Text})
+				s.seen.swap(s.seenKeyOf(ctx, c), seenSnapshot{document: snap.Document, verbose: a.Verbose, text: snap.Text})
 			}
 			full, err := s.files.write(ctx, a.FilePath, []byte(text))
 			if err != nil {
