@@ -138,7 +138,9 @@ func TestURLPolicyAttacksHTTP(t *testing.T) {
 }
 
 // The stdio drop-in loads file: pages as chrome-devtools-mcp does, and
-// --no-file-navigations refuses them.
+// --no-file-navigations refuses them. Its other spellings (--noFileNavigations,
+// --fileNavigations=false) parse to the same config (TestNodeURLFlags), so
+// they need no pagemux and Chrome of their own here.
 func TestURLPolicyStdioFiles(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
@@ -148,7 +150,7 @@ func TestURLPolicyStdioFiles(t *testing.T) {
 	for _, tt := range []struct {
 		flags []string
 		loads bool
-	}{{nil, true}, {[]string{"--no-file-navigations"}, false}, {[]string{"--noFileNavigations"}, false}} {
+	}{{nil, true}, {[]string{"--no-file-navigations"}, false}} {
 		c, err := client.NewStdioMCPClient(bin, nil, append([]string{"--log-level=warn"}, tt.flags...)...)
 		if err != nil {
 			t.Fatal(err)
