@@ -501,12 +501,14 @@ func TestExitOnSignal(t *testing.T) {
 
 // stdin closed with a never-ending call in flight: the call runs to its
 // --tool-timeout and is answered, then pagemux exits with nothing left.
+// The script spins a CPU in Chrome until it is terminated: a 1 s bound
+// (stdin closes within milliseconds of the call starting) keeps that short.
 func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	t.Parallel()
 	tmp := shortTmp(t)
 	// A call that never ends is answered at its --tool-timeout, then
 	// pagemux exits.
-	s := startServer(t, tmp, "--tool-timeout=3s")
+	s := startServer(t, tmp, "--tool-timeout=1s")
 	chrome := s.startChrome()
 	s.call(3, "evaluate_script", busyScript)
 	s.waitLog(`msg="tool call runs" tool=evaluate_script`)
@@ -515,6 +517,9 @@ func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	took := s.waitExit(closed, 15*time.Second)
 	t.Logf("exit %s after stdin closed, %d Chrome processes", took, len(chrome))
 	s.exitedCleanly()
+	if a := s.answer(3); !strings.Contains(a, "limit (--tool-timeout)") {
+		t.Errorf("the call in flight when stdin closed was answered %s, want its --tool-timeout error", a)
+	}
 	noChromeLeft(t, chrome)
 	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Fatalf("left behind in TMPDIR: %v", left)
