@@ -65,17 +65,18 @@ func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.
 // in the order sent, in both lock modes, and an aborted call frees its page.
 // It sends 8 such bursts in each mode, 30 with PAGEMUX_SOAK=1: each is 11
 // calls through a -race pagemux (TestBurstOrder checks the order in
-// process).
+// process). Both modes attach to one Chrome: a Chrome's start is a CPU-s.
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
+	chrome := debuggableChrome(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	for _, mode := range []string{"global", "page"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
-			cmd := clientCommand(ctx, dir, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--log-level=error")
+			cmd := clientCommand(ctx, dir, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--browser-url="+chrome, "--log-level=error")
 			cmd.Env = append(cmd.Environ(), fmt.Sprintf("ORDER_BURSTS=%d", soak.N(8, 30)))
 			out, err := cmd.Output()
 			stderr := ""

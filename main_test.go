@@ -83,17 +83,20 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// The real binary serves MCP over stdio, as an MCP client starts it.
+// The real binary serves MCP over stdio, as an MCP client starts it. Both
+// lock modes attach to one Chrome, which saves a Chrome's start (a CPU-s);
+// the exit tests below run pagemux with a Chrome of its own.
 func TestStdioBinary(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
+	chrome := debuggableChrome(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
 	}))
 	defer site.Close()
 	for _, mode := range []string{"global", "page"} {
 		t.Run(mode, func(t *testing.T) {
-			c, err := client.NewStdioMCPClient(bin, nil, "--lock-mode="+mode, "--log-level=warn")
+			c, err := client.NewStdioMCPClient(bin, nil, "--lock-mode="+mode, "--browser-url="+chrome, "--log-level=warn")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -140,10 +140,12 @@ func TestURLPolicyAttacksHTTP(t *testing.T) {
 // The stdio drop-in loads file: pages as chrome-devtools-mcp does, and
 // --no-file-navigations refuses them. Its other spellings (--noFileNavigations,
 // --fileNavigations=false) parse to the same config (TestNodeURLFlags), so
-// they need no pagemux and Chrome of their own here.
+// they need no pagemux of their own here. Both attach to one Chrome (a
+// Chrome's start is a CPU-s); each acts on the tab it opened to attach with.
 func TestURLPolicyStdioFiles(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
+	chrome := debuggableChrome(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "local.html")
 	os.WriteFile(page, []byte(`<!doctype html><title>local</title><p>LOCAL-FILE-CONTENT`), 0o644)
@@ -151,7 +153,7 @@ func TestURLPolicyStdioFiles(t *testing.T) {
 		flags []string
 		loads bool
 	}{{nil, true}, {[]string{"--no-file-navigations"}, false}} {
-		c, err := client.NewStdioMCPClient(bin, nil, append([]string{"--log-level=warn"}, tt.flags...)...)
+		c, err := client.NewStdioMCPClient(bin, nil, append([]string{"--log-level=warn", "--browser-url=" + chrome}, tt.flags...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
