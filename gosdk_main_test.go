@@ -126,7 +126,7 @@ func TestGoSDKStatelessCancel(t *testing.T) {
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--log-level=warn")
+	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	cs := goSDK(t, base, nil, "", nil)
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("the Go SDK speaks %s, want the stateless 2026-07-28", v)
@@ -262,7 +262,7 @@ func TestGoSDKSessionProgress(t *testing.T) {
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--log-level=warn")
+	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	wire := &wireLog{}
 	var mu sync.Mutex
 	handled := map[string][]float64{}
@@ -331,7 +331,7 @@ func TestGoSDKJoinStateless(t *testing.T) {
 	bin := buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, stderr := startHTTPServer(t, bin, "--auth-token", "joiner=joiner-secret-1", "--lock-mode=page", "--log-level=warn")
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "joiner=joiner-secret-1", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	c := sdk.NewClient(&sdk.Implementation{Name: t.Name(), Version: "1"}, nil)
 	bridge := exec.Command(bin, "--join", base+"/mcp", "--auth-token", "joiner-secret-1", "--log-level=warn")
 	bridgeLog := new(lockedBuffer)

@@ -254,7 +254,7 @@ func TestJoinBinary(t *testing.T) {
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, _ := startHTTPServer(t, bin, "--auth-token", "agents=agents-secret", "--lock-mode=page", "--log-level=warn")
+	base, _ := startHTTPServer(t, bin, "--auth-token", "agents=agents-secret", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "order.mjs", site.URL, bin, "--join", base+"/mcp", "--auth-token", "agents-secret", "--log-level=error")
@@ -277,7 +277,7 @@ func TestJoinBridgesInParallel(t *testing.T) {
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "bridge1=bridge-secret-1", "--auth-token", "bridge2=bridge-secret-2",
-		"--lock-mode=page", "--log-level=warn")
+		"--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	bridge := func(secret string) *client.Client {
 		t.Helper()
 		c, err := client.NewStdioMCPClient(bin, nil, "--join", base+"/mcp", "--auth-token", secret, "--log-level=error")
