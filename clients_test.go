@@ -65,11 +65,11 @@ func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.
 // in the order sent, in both lock modes, and an aborted call frees its page.
 // It sends 8 such bursts in each mode, 30 with PAGEMUX_SOAK=1: each is 11
 // calls through a -race pagemux (TestBurstOrder checks the order in
-// process). Both modes attach to one Chrome: a Chrome's start is a CPU-s.
+// process). Both modes attach to the tests' shared Chrome (sharedChrome).
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
-	chrome := debuggableChrome(t)
+	chrome := sharedChrome(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	for _, mode := range []string{"global", "page"} {
@@ -97,7 +97,8 @@ func TestTypeScriptSDK(t *testing.T) {
 	}
 }
 
-// TestInspectorCLI lists the tools and calls one through the Inspector CLI.
+// TestInspectorCLI lists the tools and calls one through the Inspector CLI,
+// on the tests' shared Chrome (sharedChrome).
 func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
@@ -105,7 +106,7 @@ func TestInspectorCLI(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		cmd := clientCommand(ctx, dir, "mcp-inspector", append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page"}, args...)...)
+		cmd := clientCommand(ctx, dir, "mcp-inspector", append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page", "--browser-url=" + sharedChrome(t)}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
 			stderr := ""

@@ -45,11 +45,15 @@ var shared struct {
 }
 
 // sharedChrome is one debuggableChrome for the tests of this binary whose
-// pagemux serves HTTP agents, each in a browser context of its own that sees
-// only its own pages (--pages owned): a Chrome's start costs a CPU-s, and
-// what these tests prove (transports, bridges, SDKs, their order and
-// cancellation) is not how pagemux launches Chrome, which the stdio and exit
-// tests prove. TestMain kills it.
+// pagemux processes act only on pages of their own: HTTP agents, each in a
+// browser context of its own that sees only its own pages (--pages owned),
+// and stdio processes that act on the tab they open to attach with or on the
+// pages they open, and read no list of all tabs. A Chrome's start costs a
+// CPU-s, and what these tests prove (transports, bridges, SDKs, their order
+// and cancellation, flags) is not how pagemux launches Chrome, which the
+// exit tests and TestHTTPBinary prove. Tests that need a Chrome to
+// themselves (etcd's shared page ids, counts of all tabs) start their own.
+// TestMain kills it.
 func sharedChrome(t testing.TB) string {
 	t.Helper()
 	shared.once.Do(func() { shared.url, shared.stop, shared.err = startDebuggableChrome() })

@@ -84,12 +84,13 @@ func TestParseFlags(t *testing.T) {
 }
 
 // The real binary serves MCP over stdio, as an MCP client starts it. Both
-// lock modes attach to one Chrome, which saves a Chrome's start (a CPU-s);
-// the exit tests below run pagemux with a Chrome of its own.
+// lock modes attach to the tests' shared Chrome (sharedChrome), which saves
+// Chrome's starts (a CPU-s each); the exit tests below run pagemux with a
+// Chrome of its own.
 func TestStdioBinary(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
-	chrome := debuggableChrome(t)
+	chrome := sharedChrome(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
 	}))

@@ -140,8 +140,10 @@ func TestURLPolicyAttacksHTTP(t *testing.T) {
 // The stdio drop-in loads file: pages as chrome-devtools-mcp does, and
 // --no-file-navigations refuses them. Its other spellings (--noFileNavigations,
 // --fileNavigations=false) parse to the same config (TestNodeURLFlags), so
-// they need no pagemux of their own here. Both attach to one Chrome (a
-// Chrome's start is a CPU-s); each acts on the tab it opened to attach with.
+// they need no pagemux of their own here. Both attach to one Chrome of this
+// test's (a Chrome's start is a CPU-s); each acts on the tab it opened to
+// attach with. Not the tests' shared Chrome: there an HTTP pagemux, which
+// refuses file: URLs, had the navigation fail with ERR_BLOCKED_BY_CLIENT.
 func TestURLPolicyStdioFiles(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
