@@ -65,17 +65,18 @@ func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.
 // in the order sent, in both lock modes, and an aborted call frees its page.
 // It sends 8 such bursts in each mode, 30 with PAGEMUX_SOAK=1: each is 11
 // calls through a -race pagemux (TestBurstOrder checks the order in
-// process).
+// process). Both modes attach to the tests' shared Chrome (sharedChrome).
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
+	chrome := sharedChrome(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	for _, mode := range []string{"global", "page"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
-			cmd := clientCommand(ctx, dir, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--log-level=error")
+			cmd := clientCommand(ctx, dir, "node", "order.mjs", site.URL, bin, "--lock-mode="+mode, "--browser-url="+chrome, "--log-level=error")
 			cmd.Env = append(cmd.Environ(), fmt.Sprintf("ORDER_BURSTS=%d", soak.N(8, 30)))
 			out, err := cmd.Output()
 			stderr := ""
@@ -96,7 +97,8 @@ func TestTypeScriptSDK(t *testing.T) {
 	}
 }
 
-// TestInspectorCLI lists the tools and calls one through the Inspector CLI.
+// TestInspectorCLI lists the tools and calls one through the Inspector CLI,
+// on the tests' shared Chrome (sharedChrome).
 func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
@@ -104,7 +106,7 @@ func TestInspectorCLI(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		cmd := clientCommand(ctx, dir, "mcp-inspector", append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page"}, args...)...)
+		cmd := clientCommand(ctx, dir, "mcp-inspector", append([]string{"--cli", bin, "--log-level=error", "--lock-mode=page", "--browser-url=" + sharedChrome(t)}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
 			stderr := ""
@@ -150,7 +152,7 @@ func TestTeam(t *testing.T) {
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--admin-token", "lead", "--lock-mode=page", "--log-level=warn")
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--admin-token", "lead", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := clientCommand(ctx, dir, "node", "team.mjs", site.URL, base+"/mcp", "lead-secret-1", bin, "team-secret-1")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pagemux/pagemux/internal/mcptest"
+	"github.com/pagemux/pagemux/internal/soak"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -247,17 +248,18 @@ func TestHTTPFlags(t *testing.T) {
 
 // TestJoinBinary: stdio clients share one server's browser through --join,
 // and the TypeScript SDK's parallel calls keep their order across the
-// bridge's HTTP requests.
+// bridge's HTTP requests: 8 bursts of 11 calls, 30 with PAGEMUX_SOAK=1.
 func TestJoinBinary(t *testing.T) {
 	t.Parallel()
 	dir, bin := clientsDir(t), buildBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, _ := startHTTPServer(t, bin, "--auth-token", "agents=agents-secret", "--lock-mode=page", "--log-level=warn")
+	base, _ := startHTTPServer(t, bin, "--auth-token", "agents=agents-secret", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "order.mjs", site.URL, bin, "--join", base+"/mcp", "--auth-token", "agents-secret", "--log-level=error")
 	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("ORDER_BURSTS=%d", soak.N(8, 30)))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), `"ok":true`) {
 		t.Fatalf("order.mjs through --join: %v\n%s", err, out)
@@ -275,7 +277,7 @@ func TestJoinBridgesInParallel(t *testing.T) {
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "bridge1=bridge-secret-1", "--auth-token", "bridge2=bridge-secret-2",
-		"--lock-mode=page", "--log-level=warn")
+		"--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	bridge := func(secret string) *client.Client {
 		t.Helper()
 		c, err := client.NewStdioMCPClient(bin, nil, "--join", base+"/mcp", "--auth-token", secret, "--log-level=error")

@@ -83,17 +83,21 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// The real binary serves MCP over stdio, as an MCP client starts it.
+// The real binary serves MCP over stdio, as an MCP client starts it. Both
+// lock modes attach to the tests' shared Chrome (sharedChrome), which saves
+// Chrome's starts (a CPU-s each); the exit tests below run pagemux with a
+// Chrome of its own.
 func TestStdioBinary(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
+	chrome := sharedChrome(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
 	}))
 	defer site.Close()
 	for _, mode := range []string{"global", "page"} {
 		t.Run(mode, func(t *testing.T) {
-			c, err := client.NewStdioMCPClient(bin, nil, "--lock-mode="+mode, "--log-level=warn")
+			c, err := client.NewStdioMCPClient(bin, nil, "--lock-mode="+mode, "--browser-url="+chrome, "--log-level=warn")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,25 +214,35 @@ var (
 	buildErr  error
 )
 
-// buildBinary builds pagemux once per test run, with -race when the tests
-// run with it: a data race in the binary fails its test too, and the build
-// reuses the packages compiled for the tests instead of compiling all of
-// them once more (a minute on a fresh 2-CPU machine).
+// binName is the name the test binary answers to as pagemux (TestMain).
+const binName = "pagemux"
+
+// buildBinary returns the pagemux binary the tests run: this test binary,
+// linked as binName, whose TestMain then runs pagemux's main, the code go
+// build would link into bin/pagemux. It was built with the tests' flags
+// (-race when they run with it: a data race in pagemux fails its test
+// too), and linking pagemux once more cost every run of these tests 3.5
+// CPU-s (the link of a -race binary), seconds before the first test could
+// start. A hard link, where the filesystem allows one, so that pagemux
+// sees itself as binName (os.Executable); else a symlink.
 func buildBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		self, err := os.Executable()
+		if err != nil {
+			buildErr = err
+			return
+		}
 		dir, err := os.MkdirTemp("", "pagemux-bin")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		builtBin = filepath.Join(dir, "pagemux")
-		args := []string{"build", "-o", builtBin}
-		if raceBuild {
-			args = append(args, "-race")
-		}
-		if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		builtBin = filepath.Join(dir, binName)
+		if os.Link(self, builtBin) != nil {
+			if err := os.Symlink(self, builtBin); err != nil {
+				buildErr = fmt.Errorf("link the test binary as %s: %v", builtBin, err)
+			}
 		}
 	})
 	if buildErr != nil {
@@ -256,7 +270,16 @@ func TestTerminalHint(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	// Started as binName (buildBinary), this binary is pagemux: its flags
+	// are pagemux's, not the tests'.
+	if filepath.Base(os.Args[0]) == binName {
+		main()
+		os.Exit(0)
+	}
 	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
+	}
 	if builtBin != "" {
 		os.RemoveAll(filepath.Dir(builtBin))
 	}
@@ -485,12 +508,14 @@ func TestExitOnSignal(t *testing.T) {
 
 // stdin closed with a never-ending call in flight: the call runs to its
 // --tool-timeout and is answered, then pagemux exits with nothing left.
+// The script spins a CPU in Chrome until it is terminated: a 1 s bound
+// (stdin closes within milliseconds of the call starting) keeps that short.
 func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	t.Parallel()
 	tmp := shortTmp(t)
 	// A call that never ends is answered at its --tool-timeout, then
 	// pagemux exits.
-	s := startServer(t, tmp, "--tool-timeout=3s")
+	s := startServer(t, tmp, "--tool-timeout=1s")
 	chrome := s.startChrome()
 	s.call(3, "evaluate_script", busyScript)
 	s.waitLog(`msg="tool call runs" tool=evaluate_script`)
@@ -499,6 +524,9 @@ func TestExitOnStdinCloseWithCallInFlight(t *testing.T) {
 	took := s.waitExit(closed, 15*time.Second)
 	t.Logf("exit %s after stdin closed, %d Chrome processes", took, len(chrome))
 	s.exitedCleanly()
+	if a := s.answer(3); !strings.Contains(a, "limit (--tool-timeout)") {
+		t.Errorf("the call in flight when stdin closed was answered %s, want its --tool-timeout error", a)
+	}
 	noChromeLeft(t, chrome)
 	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Fatalf("left behind in TMPDIR: %v", left)

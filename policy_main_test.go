@@ -138,18 +138,24 @@ func TestURLPolicyAttacksHTTP(t *testing.T) {
 }
 
 // The stdio drop-in loads file: pages as chrome-devtools-mcp does, and
-// --no-file-navigations refuses them.
+// --no-file-navigations refuses them. Its other spellings (--noFileNavigations,
+// --fileNavigations=false) parse to the same config (TestNodeURLFlags), so
+// they need no pagemux of their own here. Both attach to one Chrome of this
+// test's (a Chrome's start is a CPU-s); each acts on the tab it opened to
+// attach with. Not the tests' shared Chrome: there an HTTP pagemux, which
+// refuses file: URLs, had the navigation fail with ERR_BLOCKED_BY_CLIENT.
 func TestURLPolicyStdioFiles(t *testing.T) {
 	t.Parallel()
 	bin := buildBinary(t)
+	chrome := debuggableChrome(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "local.html")
 	os.WriteFile(page, []byte(`<!doctype html><title>local</title><p>LOCAL-FILE-CONTENT`), 0o644)
 	for _, tt := range []struct {
 		flags []string
 		loads bool
-	}{{nil, true}, {[]string{"--no-file-navigations"}, false}, {[]string{"--noFileNavigations"}, false}} {
-		c, err := client.NewStdioMCPClient(bin, nil, append([]string{"--log-level=warn"}, tt.flags...)...)
+	}{{nil, true}, {[]string{"--no-file-navigations"}, false}} {
+		c, err := client.NewStdioMCPClient(bin, nil, append([]string{"--log-level=warn", "--browser-url=" + chrome}, tt.flags...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,12 +45,12 @@ func TestSmokeBinaryA11y(t *testing.T) {
 		t.Errorf("--a11y-ignore color-contrast, yet it is reported:\n%s", stdout)
 	}
 
-	code, stdout, stderr = smokeBinary(t, site.URL+"/", "--a11y", "wcag2aa", "--a11y-ignore", "colour-contrast")
+	code, stdout, stderr = smokeArgs(t, site.URL+"/", "--a11y", "wcag2aa", "--a11y-ignore", "colour-contrast")
 	if code != 2 || !strings.Contains(stderr, `--a11y-ignore "colour-contrast": axe-core 4.14.1 has no such rule; did you mean color-contrast?`) {
 		t.Errorf("a misspelt rule: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	code, _, stderr = smokeBinary(t, "--help")
+	code, _, stderr = smokeArgs(t, "--help")
 	for _, w := range []string{"--a11y LEVELS", "--a11y-ignore RULE", "--a11y-impact IMPACT", "wcag22aa"} {
 		if code != 0 || !strings.Contains(stderr, w) {
 			t.Errorf("--help: exit %d, lacks %q", code, w)

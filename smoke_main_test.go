@@ -48,6 +48,17 @@ func smokeBinary(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
+// smokeArgs runs `pagemux smoke ARGS` in this process, as main does (its
+// exit code is the one main exits with), for the runs that end at the
+// flags: each would cost a -race pagemux's start, and they start no Chrome.
+// TestSmokeBinary runs the binary for every exit code.
+func smokeArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runSmoke(t.Context(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
 // The subcommand as CI runs it: flags before and after the URLs, the exit
 // code to gate on, a JUnit file; bad usage and a Chrome that cannot start
 // exit 2 with a message that says what to do.
@@ -121,7 +132,11 @@ func TestSmokeBinary(t *testing.T) {
 		{"no chrome", []string{"--executable-path", "/nonexistent/chrome", site.URL}, []string{"chrome could not start", "--executable-path"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := smokeBinary(t, tt.args...)
+			run := smokeArgs
+			if tt.name == "no chrome" {
+				run = smokeBinary // exit 2 from the binary, and its TMPDIR left clean
+			}
+			code, stdout, stderr := run(t, tt.args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
 			}
@@ -136,7 +151,7 @@ func TestSmokeBinary(t *testing.T) {
 		})
 	}
 	t.Run("help", func(t *testing.T) {
-		code, _, stderr := smokeBinary(t, "--help")
+		code, _, stderr := smokeArgs(t, "--help")
 		for _, w := range []string{"Usage: pagemux smoke", "--parallel", "--lighthouse", "--junit", "--executable-path", "--browser-url", "--headless"} {
 			if code != 0 || !strings.Contains(stderr, w) {
 				t.Errorf("--help: exit %d, lacks %q", code, w)

@@ -81,12 +81,12 @@ func TestSmokeBinaryLogin(t *testing.T) {
 
 	state := filepath.Join(dir, "state.json")
 	os.WriteFile(state, []byte(`{"cookies": [{"name": "sid", "value": "s3cret", "path": "/"}]}`), 0o600)
-	code, stdout, stderr = smokeBinary(t, "--storage-state", state, site.URL+"/account")
+	code, stdout, stderr = smokeArgs(t, "--storage-state", state, site.URL+"/account")
 	if code != 2 || !strings.Contains(stderr, "--storage-state "+state+": cookies[0] (sid) has no domain; give the JSON Playwright's") || strings.Contains(stderr, "s3cret") {
 		t.Errorf("a bad storage state: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	code, _, stderr = smokeBinary(t, "--help")
+	code, _, stderr = smokeArgs(t, "--help")
 	for _, w := range []string{"--steps FILE", "--login FILE", "--storage-state FILE", "waitForSelector"} {
 		if code != 0 || !strings.Contains(stderr, w) {
 			t.Errorf("--help: exit %d, lacks %q", code, w)
