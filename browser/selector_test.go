@@ -26,7 +26,7 @@ document.querySelector("#push").onclick = e => { e.preventDefault(); setTimeout(
 </script></html>`)
 	}))
 	defer srv.Close()
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t) // its page is all it uses
 	p, _ := openAt(t, b, srv.URL+"/")
 	ctx := t.Context()
 

@@ -214,11 +214,12 @@ func TestURLGuardPageInitiated(t *testing.T) {
 func TestURLGuardSpellingsChromeReaches(t *testing.T) {
 	t.Parallel()
 	ep := newEndpoint(t)
-	b := startBrowser(t, Config{})
+	b := sharedBrowser(t) // no policy on it: its page is all it uses
 	p, err := b.NewPage(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	closeAtEnd(t, b, p)
 	pol, _ := policy.New(policy.Options{Endpoints: func() []string { return []string{"127.0.0.1:" + ep.port} }})
 	for _, host := range []string{
 		"127.1", "127.0.1", "2130706433", "0x7f000001", "0x7f.0.0.1", "0177.0.0.1", "017700000001", "127.0.0.1.",

@@ -208,7 +208,10 @@ func TestBusyPageNotFrozen(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := b.ChromePID()
-	busyFor := superviseAfter + 3*superviseEvery + stoppedSilence // several rounds of checks
+	// Three rounds of checks (at 1, 3 and 5 s), the last given
+	// stoppedSilence to go unanswered: the renderer spins all along, so
+	// every second of it is a CPU-second.
+	busyFor := superviseAfter + 2*superviseEvery + stoppedSilence
 	busy := supervised(b, t.Context(), func(ctx context.Context) error {
 		v, err := p.Evaluate(ctx, busyScript(int(busyFor/time.Millisecond)), nil)
 		if err == nil && string(v) != `"done"` {
