@@ -152,6 +152,7 @@ func medianCall(ctx context.Context, cfg *config, s *server, name string, args m
 	for i := range cfg.realReps + 1 {
 		rep := s.call(ctx, 2*cfg.callTimeout, name, args)
 		if rep.err != nil || rep.isError {
+			s.log.Error("timed call failed", "tool", name, "err", rep.failure())
 			return 0
 		}
 		if i > 0 {
