@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -100,7 +101,16 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 				log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
 				continue
 			}
-			r.TimesMS[pr.name] = medianCall(ctx, cfg, ps, pr.snapshot, map[string]any{})
+			// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the
+			// page its new_page answer lists with the URL.
+			args := map[string]any{}
+			for _, line := range strings.Split(rep.text, "\n") {
+				if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, siteURL+"/real/"+r.Page) {
+					id, _ := strconv.Atoi(m[1])
+					args["pageId"] = id
+				}
+			}
+			r.TimesMS[pr.name] = medianCall(ctx, cfg, ps, pr.snapshot, args)
 		}
 		ps.close()
 	}
