@@ -42,6 +42,9 @@ type config struct {
 	audit       bool
 	bursts      int
 	bigNodes    int // bigsnap.go
+	// realsnap.go: take_snapshot of the pages of testdata/real.
+	realDir, peerDir string
+	realReps         int
 	// agents.go: the many-agents benchmark over HTTP.
 	agents      []int
 	agentModes  []string
@@ -88,9 +91,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
 	fs.IntVar(&c.bursts, "bursts", 100, "pipelined bursts of 10 evaluate_script calls written in one write each, checked for order (0: none)")
 	fs.IntVar(&c.bigNodes, "big-nodes", 200000, "DOM nodes of the page take_snapshot is measured on, on a server of its own (0: skip)")
+	fs.StringVar(&c.realDir, "real-dir", "testdata/real", "`DIR` of the real pages whose snapshots are measured, sizes and times against the peers (empty: skip)")
+	fs.StringVar(&c.peerDir, "peers", "internal/bench/peers", "`DIR` where ./scripts/bench installed chrome-devtools-mcp, Playwright MCP and js-tiktoken (npm ci)")
+	fs.IntVar(&c.realReps, "real-reps", 5, "timed take_snapshot calls per page and server (the median is reported)")
+	snapOnly := fs.Bool("snapshot-only", false, "measure the real pages' snapshots only (as -modes= -agents= -holders=0 -big-nodes=0)")
 	fs.BoolVar(&c.audit, "audit", true, "also probe page B while page A runs a real Lighthouse audit (needs ./scripts/setup)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if *snapOnly {
+		modes, agentCounts, c.holders, c.bigNodes = "", "", 0, 0
+	}
+	if c.realReps < 1 {
+		return nil, errors.New("-real-reps must be positive")
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; see -help", fs.Arg(0))
@@ -159,7 +172,7 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 		return 1
 	}
 	defer cleanup()
-	site := startSite()
+	site := startSite(cfg.realDir)
 	defer site.Close()
 	log.Info("test site", "url", site.URL)
 
@@ -189,6 +202,9 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 	if cfg.bigNodes > 0 && ctx.Err() == nil {
 		big = bigSnapshot(ctx, cfg, bin, site.URL, log) // bigsnap.go
 		printBig(stdout, big)
+	}
+	if cfg.realDir != "" && ctx.Err() == nil {
+		printReal(stdout, cfg, realSnapshots(ctx, cfg, bin, site.URL, log)) // realsnap.go
 	}
 	code := 0
 	if cfg.jsonPath != "" {

@@ -15,7 +15,7 @@ var formHTML []byte
 
 // startSite serves formHTML at /form.html. httptest listens on 127.0.0.1 with
 // a free port, so nothing outside this machine can reach it.
-func startSite() *httptest.Server {
+func startSite(realDir string) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/form.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -23,6 +23,9 @@ func startSite() *httptest.Server {
 		w.Write(formHTML)
 	})
 	mux.HandleFunc("/big.html", serveBigPage) // bigsnap.go
+	if realDir != "" {
+		mux.Handle("/real/", http.StripPrefix("/real/", http.FileServer(http.Dir(realDir)))) // realsnap.go
+	}
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+)
+
+// realPages are the pages of testdata/real the snapshot benchmark loads,
+// smallest snapshot first. rust/ is rust/index.html (http.FileServer
+// redirects the latter, and new_page would list the page by the former).
+var realPages = []string{
+	"rust/", "go_mem.html", "asm.html", "go1.html",
+	"rust/book/ch04-01-what-is-ownership.html", "rust/std/collections/struct.HashMap.html",
+	"go_spec.html", "rust/std/vec/struct.Vec.html", "rust/releases.html", "rust/book/print.html",
+}
+
+// toggleJS adds a toggle button after the page's first visible heading (rustdoc
+// and mdBook hide some), as
+// tools/snapshot_test.go's TestIncrementalSizes does: a click on it changes
+// one element.
+const toggleJS = `() => { const b = document.createElement('button'); b.textContent = 'Toggle';
+	b.setAttribute('aria-pressed', 'false'); b.onclick = () => b.setAttribute('aria-pressed', 'true');
+	const h = [...document.querySelectorAll('h1, h2')].find((e) => e.checkVisibility()); if (h) h.after(b); else document.body.prepend(b); return 1 }`
+
+// realResult is one page's snapshot sizes and times.
+type realResult struct {
+	Page        string             `json:"page"`
+	Full        int                `json:"full_chars"`        // filePath: the whole tree
+	Default     int                `json:"default_chars"`     // the answer, outlined over --max-output
+	Incremental int                `json:"incremental_chars"` // click with includeSnapshot, incremental mode
+	Tokens      map[string][]int   `json:"tokens_o200k,omitempty"`
+	TimesMS     map[string]float64 `json:"take_snapshot_median_ms"` // server -> median
+	Failure     string             `json:"failure,omitempty"`
+}
+
+// peer is an MCP server the snapshot times are compared with.
+type peer struct {
+	name, navigate, snapshot string
+	args                     func(dir string) []string
+}
+
+func peers(dir string) []peer {
+	return []peer{
+		{"chrome-devtools-mcp 1.11.0", "new_page", "take_snapshot", func(tmp string) []string {
+			return []string{filepath.Join(dir, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js"),
+				"--headless", "--isolated", "--executablePath=/usr/bin/chromium", "--chromeArg=--no-sandbox",
+				"--no-usage-statistics", "--no-performance-crux"}
+		}},
+		{"@playwright/mcp 0.0.83", "browser_navigate", "browser_snapshot", func(tmp string) []string {
+			return []string{filepath.Join(dir, "node_modules/@playwright/mcp/cli.js"), "--headless", "--isolated",
+				"--executable-path=/usr/bin/chromium", "--no-sandbox", "--output-dir=" + tmp}
+		}},
+	}
+}
+
+// realSnapshots measures every page on pagemux (--snapshot-mode=incremental),
+// then times take_snapshot on each peer installed in peerDir.
+func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) []*realResult {
+	var rs []*realResult
+	s, err := startServer(ctx, bin, []string{"--snapshot-mode=incremental"}, cfg.callTimeout, log)
+	if err != nil {
+		log.Error("pagemux for the real pages", "err", err)
+		return nil
+	}
+	defer s.close()
+	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
+	defer os.RemoveAll(tmp)
+	for _, p := range realPages {
+		r := &realResult{Page: p, TimesMS: map[string]float64{}}
+		rs = append(rs, r)
+		if err := r.pagemux(ctx, cfg, s, siteURL+"/real/"+p, tmp, log); err != nil {
+			r.Failure = err.Error()
+			log.Error("real page", "page", p, "err", err)
+		}
+	}
+	for _, pr := range peers(cfg.peerDir) {
+		if _, err := os.Stat(pr.args(tmp)[0]); err != nil {
+			log.Warn("peer not installed; ./scripts/bench installs it", "peer", pr.name, "err", err)
+			continue
+		}
+		ps, err := startServer(ctx, "node", pr.args(tmp), cfg.callTimeout, log)
+		if err != nil {
+			log.Error("peer did not start", "peer", pr.name, "err", err)
+			continue
+		}
+		for _, r := range rs {
+			rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": siteURL + "/real/" + r.Page})
+			if rep.err != nil || rep.isError {
+				log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
+				continue
+			}
+			// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the
+			// page its new_page answer lists with the URL.
+			args := map[string]any{}
+			for _, line := range strings.Split(rep.text, "\n") {
+				if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, siteURL+"/real/"+r.Page) {
+					id, _ := strconv.Atoi(m[1])
+					args["pageId"] = id
+				}
+			}
+			r.TimesMS[pr.name] = medianCall(ctx, cfg, ps, pr.snapshot, args)
+		}
+		ps.close()
+	}
+	return rs
+}
+
+func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, tmp string, log *slog.Logger) error {
+	log.Info("real page", "url", url)
+	id, _, err := openPage(ctx, s, cfg, url)
+	if err != nil {
+		return err
+	}
+	defer s.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
+	if rep := s.call(ctx, cfg.callTimeout, "evaluate_script", map[string]any{"pageId": id, "function": toggleJS}); rep.err != nil || rep.isError {
+		return fmt.Errorf("adding the toggle: %s", rep.failure())
+	}
+	args := map[string]any{"pageId": id, "mode": "full"}
+	r.TimesMS["pagemux"] = medianCall(ctx, cfg, s, "take_snapshot", args)
+	def := s.call(ctx, 2*cfg.callTimeout, "take_snapshot", args)
+	if def.err != nil || def.isError {
+		return fmt.Errorf("take_snapshot: %s", def.failure())
+	}
+	// The whole tree, saved: a snapshot the agent has seen whole, so the
+	// click's incremental answer is a diff (an outlined default answer does
+	// not count as seen, and the click would answer the whole tree again).
+	file := filepath.Join(tmp, "full.txt")
+	if rep := s.call(ctx, 2*cfg.callTimeout, "take_snapshot", map[string]any{"pageId": id, "filePath": file}); rep.err != nil || rep.isError {
+		return fmt.Errorf("take_snapshot filePath: %s", rep.failure())
+	}
+	full, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	uid := uidOf(string(full), `button "Toggle"`)
+	click := s.call(ctx, 2*cfg.callTimeout, "click", map[string]any{"pageId": id, "uid": uid, "includeSnapshot": true})
+	if click.err != nil || click.isError {
+		return fmt.Errorf("click %s: %s", uid, click.failure())
+	}
+	fullClick := "Successfully clicked on the element\n" + string(full)
+	r.Full, r.Default, r.Incremental = utf8.RuneCount(full), utf8.RuneCountInString(def.text), utf8.RuneCountInString(click.text)
+	r.Tokens = countTokens(ctx, cfg.peerDir, []string{fullClick, def.text, click.text}, log)
+	return nil
+}
+
+// medianCall makes one warm-up call and cfg.realReps timed ones and returns
+// their median in ms (0 when a call failed).
+func medianCall(ctx context.Context, cfg *config, s *server, name string, args map[string]any) float64 {
+	var took []time.Duration
+	for i := range cfg.realReps + 1 {
+		rep := s.call(ctx, 2*cfg.callTimeout, name, args)
+		if rep.err != nil || rep.isError {
+			s.log.Error("timed call failed", "tool", name, "err", rep.failure())
+			return 0
+		}
+		if i > 0 {
+			took = append(took, rep.took)
+		}
+	}
+	slices.Sort(took)
+	s.log.Info("take_snapshot times", "args", s.cmd.Args[1:min(2, len(s.cmd.Args))], "tool", name, "min_ms", ms(took[0]), "median_ms", ms(took[len(took)/2]), "max_ms", ms(took[len(took)-1]))
+	return ms(took[len(took)/2])
+}
+
+// countTokens counts o200k_base tokens with peers/tokens.mjs; nil when the
+// peers are not installed.
+func countTokens(ctx context.Context, dir string, texts []string, log *slog.Logger) map[string][]int {
+	in, _ := json.Marshal(texts)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "tokens.mjs"))
+	cmd.Stdin, cmd.Stderr = strings.NewReader(string(in)), os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		log.Warn("no token counts (./scripts/bench installs js-tiktoken)", "err", err)
+		return nil
+	}
+	var counts []struct{ O200k, Cl100k int }
+	if err := json.Unmarshal(out, &counts); err != nil || len(counts) != 3 {
+		return nil
+	}
+	m := map[string][]int{}
+	for _, c := range counts {
+		m["o200k"] = append(m["o200k"], c.O200k)
+		m["cl100k"] = append(m["cl100k"], c.Cl100k)
+	}
+	return m
+}
+
+// printReal prints the sizes and times of the real pages.
+func printReal(w io.Writer, cfg *config, rs []*realResult) {
+	fmt.Fprintf(w, "\n== take_snapshot of real pages (testdata/real; sizes in characters / o200k tokens; time: median of %d) ==\n", cfg.realReps)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	names := []string{"pagemux"}
+	for _, p := range peers(cfg.peerDir) {
+		names = append(names, p.name)
+	}
+	fmt.Fprintln(tw, "page\tfull\tdefault answer\tincremental after a click\t"+strings.Join(names, "\t")+"\tpagemux / Node\tPlaywright / Node")
+	for _, r := range rs {
+		if r.Failure != "" {
+			fmt.Fprintf(tw, "%s\tFAILED: %s\n", r.Page, r.Failure)
+			continue
+		}
+		tok := func(i int) string {
+			if r.Tokens == nil {
+				return "-"
+			}
+			return fmt.Sprint(r.Tokens["o200k"][i])
+		}
+		row := fmt.Sprintf("%s\t%d / %s\t%d / %s\t%d / %s (%.2f%%)", r.Page, r.Full, tok(0), r.Default, tok(1), r.Incremental, tok(2),
+			100*float64(r.Incremental)/float64(r.Full))
+		for _, n := range names {
+			if v, ok := r.TimesMS[n]; ok && v > 0 {
+				row += "\t" + fmtMS(v)
+			} else {
+				row += "\tn/a"
+			}
+		}
+		node := r.TimesMS[names[1]]
+		for _, n := range []string{names[0], names[2]} {
+			if v := r.TimesMS[n]; node > 0 && v > 0 {
+				row += fmt.Sprintf("\t%.2f×", v/node)
+			} else {
+				row += "\tn/a"
+			}
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+}

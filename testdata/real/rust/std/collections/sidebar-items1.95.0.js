@@ -1,0 +1,1 @@
+window.SIDEBAR_ITEMS = {"enum":["TryReserveErrorKind"],"mod":["binary_heap","btree_map","btree_set","hash_map","hash_set","linked_list","vec_deque"],"struct":["BTreeMap","BTreeSet","BinaryHeap","HashMap","HashSet","LinkedList","TryReserveError","VecDeque"]};
