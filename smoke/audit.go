@@ -151,7 +151,9 @@ func (k *checker) audit(ctx context.Context, n int, p *Page) {
 			broken(err)
 			return
 		}
-		p.Lighthouse.Reports = append(p.Lighthouse.Reports, r.files)
+		if r.files.HTML != "" {
+			p.Lighthouse.Reports = append(p.Lighthouse.Reports, r.files)
+		}
 		done = append(done, r)
 	}
 	k.judgeAudits(p, done, checks)
