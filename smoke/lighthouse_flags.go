@@ -28,7 +28,7 @@ func parseAuditThresholds(values []string) (map[string]float64, error) {
 				return nil, fmt.Errorf("--lighthouse-audit %q: want AUDIT=SCORE, such as color-contrast=1 or largest-contentful-paint=0.9", part)
 			}
 			if _, known := lighthouseAudits[id]; !known {
-				return nil, fmt.Errorf("--lighthouse-audit %s: Lighthouse 12 scores no audit of that id; did you mean %s? (the ids are the keys of \"audits\" in a Lighthouse JSON report)", id, nearestAudit(id))
+				return nil, fmt.Errorf("--lighthouse-audit %s: Lighthouse 12 scores no audit of that id%s (the ids are the keys of \"audits\" in a Lighthouse JSON report, such as color-contrast or largest-contentful-paint)", id, didYouMean(id, slices.Sorted(maps.Keys(lighthouseAudits))))
 			}
 			f, err := parseScore(val)
 			if err != nil {
@@ -55,16 +55,13 @@ func parseScore(s string) (float64, error) {
 	return f, nil
 }
 
-// nearestAudit is the audit id closest to id by edit distance (internal/typo),
-// the first in sorted order on a tie; unlike nearest, it always names one.
-func nearestAudit(id string) string {
-	best, bestD := "", -1
-	for _, known := range slices.Sorted(maps.Keys(lighthouseAudits)) {
-		if d := typo.Distance(id, known); bestD < 0 || d < bestD {
-			best, bestD = known, d
-		}
+// didYouMean is "; did you mean NAME?" for the name among names nearest
+// to s (internal/typo), "" when none is near enough to be a typo of it.
+func didYouMean(s string, names []string) string {
+	if near := typo.Nearest(s, names, 0); near != "" {
+		return "; did you mean " + near + "?"
 	}
-	return best
+	return ""
 }
 
 // auditCategories are the categories Lighthouse runs: those of --lighthouse,
@@ -170,7 +167,13 @@ func readBudgets(path string) ([]Budget, error) {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&budgets); err != nil {
-		return nil, fmt.Errorf("--lighthouse-budgets %s: %v; want Lighthouse's budget.json, a list such as [{\"path\": \"/*\", \"resourceSizes\": [{\"resourceType\": \"script\", \"budget\": 300}], \"timings\": [{\"metric\": \"interactive\", \"budget\": 3000}]}]", path, err)
+		why := strings.TrimPrefix(err.Error(), "json: ")
+		if t := strings.TrimSpace(string(data)); strings.HasPrefix(t, "{") {
+			why = "an object, not a list"
+		} else if strings.Contains(why, "Go ") {
+			why = "not a list of budgets" // "cannot unmarshal string into Go value of type []smoke.Budget"
+		}
+		return nil, fmt.Errorf("--lighthouse-budgets %s: %s; want Lighthouse's budget.json, a list such as [{\"path\": \"/*\", \"resourceSizes\": [{\"resourceType\": \"script\", \"budget\": 300}], \"timings\": [{\"metric\": \"interactive\", \"budget\": 3000}]}]", path, why)
 	}
 	if len(budgets) == 0 {
 		return nil, fmt.Errorf("--lighthouse-budgets %s: no budget in the list; give at least one, such as {\"path\": \"/*\", \"resourceCounts\": [{\"resourceType\": \"total\", \"budget\": 50}]}", path)
@@ -181,15 +184,21 @@ func readBudgets(path string) ([]Budget, error) {
 		}
 		for _, r := range slices.Concat(b.ResourceSizes, b.ResourceCounts) {
 			if !slices.Contains(budgetResourceTypes, r.ResourceType) {
-				return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d: resourceType %q: want one of %s", path, i+1, r.ResourceType, strings.Join(budgetResourceTypes, ", "))
+				return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d: resourceType %q%s; want one of %s", path, i+1, r.ResourceType, didYouMean(r.ResourceType, budgetResourceTypes), strings.Join(budgetResourceTypes, ", "))
 			}
 			if r.Budget < 0 {
 				return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d: %s: want a budget of 0 or more", path, i+1, r.ResourceType)
 			}
 		}
+		if len(b.ResourceSizes)+len(b.ResourceCounts)+len(b.Timings) == 0 {
+			return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d has no resourceSizes, resourceCounts or timings: nothing to check", path, i+1)
+		}
 		for _, t := range b.Timings {
+			if t.Budget < 0 {
+				return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d: %s: want a budget of 0 or more", path, i+1, t.Metric)
+			}
 			if _, ok := budgetMetrics[t.Metric]; !ok {
-				return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d: metric %q: want one of %s", path, i+1, t.Metric, strings.Join(slices.Sorted(maps.Keys(budgetMetrics)), ", "))
+				return nil, fmt.Errorf("--lighthouse-budgets %s: budget %d: metric %q%s; want one of %s", path, i+1, t.Metric, didYouMean(t.Metric, slices.Sorted(maps.Keys(budgetMetrics))), strings.Join(slices.Sorted(maps.Keys(budgetMetrics)), ", "))
 			}
 		}
 	}
