@@ -216,43 +216,32 @@ func (k *checker) judgeBudgets(p *Page, runs []*lhRun, c *Check) {
 		}
 	}
 	of := ofRuns(len(runs))
-	check := func(kind, name string, budget float64, unit string) {
+	check := func(kind, name string, budget float64, what, unit string) {
 		vs := measured[kind+"/"+name]
 		if len(vs) == 0 {
-			c.add(Error, "%s %s: Lighthouse measured no value to check the budget of %g%s against", kind, name, budget, unit)
+			c.add(Error, "%s%s: Lighthouse measured nothing to check the budget of %g%s against", name, what, budget, unit)
 			return
 		}
 		res := BudgetResult{Kind: kind, Name: name, Budget: budget, Value: median(vs)}
 		res.Over = res.Value > budget
 		p.Lighthouse.Budgets = append(p.Lighthouse.Budgets, res)
 		if res.Over {
-			c.add(Error, "%s %s is %s%s%s, over the budget of %g%s", budgetWhat(kind), name, fmtFigure(res.Value), unit, of, budget, unit)
+			c.add(Error, "%s%s: %s%s%s, over the budget of %g%s", name, what, fmtFigure(res.Value), unit, of, budget, unit)
 		}
 	}
 	for _, r := range b.ResourceSizes {
-		check("resourceSizes", r.ResourceType, r.Budget, " KiB")
+		check("resourceSizes", r.ResourceType, r.Budget, " transfer size", " KiB")
 	}
 	for _, r := range b.ResourceCounts {
-		check("resourceCounts", r.ResourceType, r.Budget, " requests")
+		check("resourceCounts", r.ResourceType, r.Budget, " requests", "")
 	}
 	for _, t := range b.Timings {
 		unit := " ms"
 		if t.Metric == "cumulative-layout-shift" {
 			unit = ""
 		}
-		check("timings", t.Metric, t.Budget, unit)
+		check("timings", t.Metric, t.Budget, "", unit)
 	}
-}
-
-// budgetWhat names a budget kind in a message.
-func budgetWhat(kind string) string {
-	switch kind {
-	case "resourceSizes":
-		return "the transfer size of"
-	case "resourceCounts":
-		return "the request count of"
-	}
-	return "the metric"
 }
 
 // fmtFigure shows a measured figure: whole numbers as such, else two
