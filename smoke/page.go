@@ -541,13 +541,10 @@ func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
 		return
 	}
 	path := filepath.Join(k.shots, shotName(n, p.URL))
-	limit := screenshotLimit
-	if k.o.audits() {
-		// A capture waits for its tab to be at the front, which an audit
-		// of another page holds (browser.Page.HoldFront).
-		limit += auditLimit
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	// A capture waits for its tab to be at the front of the run's window
+	// (browser.Page.HoldFront), for other captures only: an audit has a
+	// window of its own.
+	ctx, cancel := context.WithTimeout(ctx, screenshotLimit)
 	defer cancel()
 	defer k.redact(p) // before a retry's line shows the problems
 	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {
