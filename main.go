@@ -249,7 +249,8 @@ Usage: pagemux smoke [flags] URL...
 Each page loads in its own tab (--parallel at once), kept visible and focused as a tab in front is,
 and, once its network is quiet, is checked for: its HTTP status, uncaught exceptions and console
 errors, failed requests, DevTools issues, and --expect-text, --expect-selector, --a11y (axe-core,
-built in), --check-links and --lighthouse when given; --steps and --login act on pages first, and
+built in), --check-links and --lighthouse (categories, --lighthouse-audit, --lighthouse-budgets;
+audits without performance side by side) when given; --steps and --login act on pages first, and
 --crawl N checks N pages more that their links lead to.
 Exit 0: all pass; 1: a check failed; 2: bad usage, or Chrome could not start.
 
@@ -259,6 +260,8 @@ Examples:
   pagemux smoke --storage-state state.json https://app.example.com/account
   pagemux smoke --login login.json --steps steps.yaml --base-url "$PREVIEW_URL" /account /orders
   pagemux smoke --check-links --crawl 50 https://example.com/
+  pagemux smoke --lighthouse accessibility=0.9 --lighthouse-audit color-contrast=1 --screenshots out/ --urls pages.txt
+  pagemux smoke --lighthouse performance=0.8 --lighthouse-budgets budget.json --lighthouse-runs 3 https://example.com/
 
 Flags (the browser flags are the server's):
 `

@@ -485,9 +485,10 @@ func (p *Page) BringToFront(ctx context.Context) error {
 // capture of a tab behind others (a screenshot, Lighthouse's) only after
 // seconds, or never, beyond the viewport: it waits for a frame that such a
 // tab does not draw (2026-12-01). Without Tabs each page is the front of its
-// own window, and HoldFront does nothing.
+// own window, and so is a page NewPage opened in a window of its own
+// (InOwnWindow, a named context): HoldFront does nothing for them.
 func (p *Page) HoldFront(ctx context.Context) (release func(), err error) {
-	if !p.b.cfg.Tabs {
+	if !p.b.cfg.Tabs || p.ownWindow.Load() {
 		return func() {}, nil
 	}
 	if err := p.b.front.Acquire(ctx, 1); err != nil {

@@ -664,7 +664,7 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 		URL: "about:blank",
 		// A tab hidden behind another gets no animation frames: without
 		// focus emulation (Config.Tabs), each page has a window.
-		NewWindow:  new(!b.cfg.Tabs || o.named()),
+		NewWindow:  new(!b.cfg.Tabs || o.named() || o.ownWindow),
 		Background: new(background),
 	}
 	var nc *namedContext
@@ -685,6 +685,7 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 	if err != nil {
 		return nil, err
 	}
+	p.ownWindow.Store(*params.NewWindow)
 	// Like chrome-devtools-mcp, a background page is selected too:
 	// background only keeps it from the front.
 	b.mu.Lock()

@@ -26,6 +26,7 @@ type PageOption func(*pageOptions)
 type pageOptions struct {
 	isolatedContext string
 	scope           string // InScope
+	ownWindow       bool   // InOwnWindow
 }
 
 // named reports whether the page opens in a context of pagemux's own.
@@ -40,6 +41,15 @@ func (o *pageOptions) key() string { return o.scope + "\x00" + o.isolatedContext
 // pages opened without it.
 func InContext(name string) PageOption {
 	return func(o *pageOptions) { o.isolatedContext = name }
+}
+
+// InOwnWindow opens the page in a window of its own even with Config.Tabs,
+// so that it draws, and captures it (screenshots, Lighthouse) without taking
+// turns at the front of a shared window (Page.HoldFront does nothing for
+// it). A window costs more to make than a tab. It does not change the
+// page's context.
+func InOwnWindow() PageOption {
+	return func(o *pageOptions) { o.ownWindow = true }
 }
 
 // InScope puts the names of InContext in a namespace of their own, such as

@@ -36,6 +36,9 @@ type Page struct {
 	b      *Browser
 	launch *launch
 	owned  bool // pagemux opened it, so pagemux may close it on exit; under b.mu
+	// ownWindow says NewPage gave the page a window of its own, where it is
+	// the front tab (HoldFront).
+	ownWindow atomic.Bool
 
 	gen    atomic.Uint64
 	closed chan struct{}

@@ -61,8 +61,10 @@ const (
 )
 
 // Runner starts runner.mjs with node. Make one with Find. A Runner is safe
-// for concurrent use, but Lighthouse is not: two audits at once in one
-// browser disturb each other, and the Runner does not stop that.
+// for concurrent use, and audits of different tabs may run at once when
+// none scores performance; one that does records a browser-wide trace and
+// its timings suffer from another's load, so it must run alone. The Runner
+// does not see to that: pagemux's audit lock does (tools.sharesAudit).
 type Runner struct {
 	// Dir holds runner.mjs and node_modules.
 	Dir string

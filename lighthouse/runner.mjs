@@ -15,7 +15,8 @@
 // tabs only to let go of them at once, and enables nothing in them. It does not
 // open a tab, does not wipe the browser's cache or storage
 // (disableStorageReset), and throttles nothing for real (throttlingMethod
-// "simulate"). The screen and user agent emulation Lighthouse sets lives in its
+// "simulate"). A navigation still loads cold, as Lighthouse's reset would
+// have it: the tab alone ignores the cache while it is audited (coldLoads). The screen and user agent emulation Lighthouse sets lives in its
 // own DevTools session on the tab; it is cleared below, and again by Chrome
 // when that session detaches.
 import fs from 'node:fs/promises';
@@ -87,6 +88,22 @@ async function findPage(browser, targetId) {
   return page;
 }
 
+// coldLoads makes the tab ignore the HTTP cache, as DevTools' "Disable
+// cache" does, until the returned func: a navigation audit then measures
+// what a first visit loads (transfer sizes, the simulated timings), as it
+// did with the cache reset that disableStorageReset skips, and the other
+// tabs keep their cache. The setting lives on a session of its own, which
+// Lighthouse's own Network commands leave alone.
+async function coldLoads(page) {
+  const s = await page.createCDPSession();
+  await s.send('Network.enable');
+  await s.send('Network.setCacheDisabled', {cacheDisabled: true});
+  return async () => {
+    await s.send('Network.setCacheDisabled', {cacheDisabled: false}).catch(() => {});
+    await s.detach().catch(() => {});
+  };
+}
+
 // undoEmulation clears what Lighthouse set on the tab, so that the page looks
 // as before to the next call. Chrome also drops it when the session detaches.
 async function undoEmulation(page) {
@@ -113,9 +130,16 @@ async function main() {
     let result;
     try {
       const opts = options(req);
-      result = req.mode === 'snapshot'
-        ? await snapshot(page, opts)
-        : await navigation(page, page.url(), opts);
+      if (req.mode === 'snapshot') {
+        result = await snapshot(page, opts);
+      } else {
+        const warm = await coldLoads(page);
+        try {
+          result = await navigation(page, page.url(), opts);
+        } finally {
+          await warm();
+        }
+      }
     } finally {
       await undoEmulation(page).catch(() => {});
     }

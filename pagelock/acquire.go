@@ -54,8 +54,10 @@ type waiter struct {
 type slot struct {
 	w          *waiter
 	f          *fifo
-	key        Key    // the key that names f in errors
-	granted    bool   // f was given to w, at once or by a handoff
+	key        Key  // the key that names f in errors
+	granted    bool // f was given to w, at once or by a handoff
+	grantedAt  instant
+	shared     bool   // w shares f with other sharers (WithShared)
 	queued     bool   // w joined f's queue (rather than taking f free)
 	holder     string // f's holder when w queued, for Guard.WaitedFor
 	since      instant
@@ -132,6 +134,10 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 		return nil, nil, err
 	}
 	owner, agent := ownerOf(ctx), agentOf(ctx)
+	g.owner = owner
+	if l.mode == PerPage {
+		g.markShared(sharedOf(ctx))
+	}
 	if g.tryLockAll(owner, agent) {
 		g, err := l.acquired(g, nil)
 		return g, nil, err
@@ -158,6 +164,7 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 // nil: none was).
 func (l *Locker) acquired(g *Guard, waits []time.Duration) (*Guard, error) {
 	first := g.fifos[0]
+	g.at = monoNow()
 	g, err := l.checkOpen(g)
 	if err != nil {
 		l.failed(first, err)
@@ -192,22 +199,23 @@ func (l *Locker) failed(f *fifo, err error) {
 	l.obs.Failed(f.name, why)
 }
 
-// tryLockAll takes every lock of g if all are free, and none otherwise.
+// tryLockAll takes every lock of g if all are open to it, and none
+// otherwise.
 func (g *Guard) tryLockAll(owner, agent string) bool {
 	if len(g.fifos) == 1 {
-		return g.fifos[0].tryLock(owner, agent)
+		return g.fifos[0].tryLock(owner, agent, g.sharedAt(0))
 	}
 	for _, f := range g.fifos {
 		f.mu.Lock()
 	}
 	free := true
-	for _, f := range g.fifos {
-		free = free && !f.held
+	for i, f := range g.fifos {
+		free = free && f.open(g.sharedAt(i))
 	}
 	if free {
 		now := monoNow()
-		for _, f := range g.fifos {
-			f.grant(owner, agent, now)
+		for i, f := range g.fifos {
+			f.grant(owner, agent, g.sharedAt(i), now)
 			f.st.acquired++
 		}
 	}
@@ -239,7 +247,7 @@ func (l *Locker) queueAll(w *waiter) (err error) {
 	}()
 	for _, s := range w.slots {
 		f := s.f
-		if !f.held {
+		if f.open(s.shared) {
 			continue
 		}
 		mine, others := f.waitingOf(w.agent)
@@ -258,10 +266,10 @@ func (l *Locker) queueAll(w *waiter) (err error) {
 	for i := range w.slots {
 		s := &w.slots[i]
 		s.since = now
-		if !s.f.held {
-			s.f.grant(w.owner, w.agent, now)
+		if s.f.open(s.shared) {
+			s.f.grant(w.owner, w.agent, s.shared, now)
 			s.f.st.acquired++
-			s.granted = true
+			s.granted, s.grantedAt = true, now
 			continue
 		}
 		s.queued = true
@@ -370,7 +378,7 @@ func (l *Locker) register(ctx context.Context, g *Guard, owner, agent string) (*
 		if l.mode == Global {
 			key = g.keys[0]
 		}
-		w.slots[i] = slot{w: w, f: f, key: key}
+		w.slots[i] = slot{w: w, f: f, key: key, shared: g.sharedAt(i)}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,6 +1,8 @@
 package pagelock
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +21,13 @@ import (
 // release hands the lock straight to the next waiter. So a free lock has an
 // empty queue, and tryLock taking a free lock never jumps the queue.
 //
+// A lock can be held shared (WithShared) by several calls at once. A shared
+// call joins the holders at once only while they hold it shared and nobody
+// queues; else it queues like any other, so a call that wants it alone is
+// never overtaken, and waits only for the sharers ahead of it. A handoff to
+// a shared waiter takes the shared waiters right behind it along. So the
+// head of the queue of a lock held shared always wants it alone.
+//
 // The queue is also kept by agent (see WithAgent), for Options.MaxQueue,
 // which bounds each agent's waiters, and, when rr is set, for turns: the
 // next holder is then the first waiter of the agent whose turn it is, the
@@ -32,10 +41,13 @@ type fifo struct {
 
 	mu          sync.Mutex
 	held        bool
-	owner       string  // the holder's owner name; "" when free
-	agent       string  // the holder's agent; "" when free or unnamed
-	since       instant // when the holder got the lock
-	head, tail  *slot   // the queue, first arrival at head
+	holders     int      // the calls that hold f: 1, or more when they share it
+	shared      bool     // the holders share f
+	owners      []string // the owner names of the sharers, in order of grant
+	owner       string   // the holder's owner name, the sharers' joined; "" when free
+	agent       string   // the holder's agent; "" when free or unnamed
+	since       instant  // when the holder got the lock
+	head, tail  *slot    // the queue, first arrival at head
 	queued      int
 	groups      map[string]*group // the queue by agent; agents without waiters drop out
 	first, last *group            // the agents with waiters, next turn first
@@ -55,18 +67,20 @@ type group struct {
 type counters struct {
 	acquired, timeouts, busy, cancelled uint64
 	waitTotal, holdTotal, maxWait       time.Duration
+	maxHolders                          int
 }
 
 // closedFifo marks a closed key in Locker.locks. It is never locked.
 var closedFifo = &fifo{name: "closed"}
 
-// tryLock takes f for owner of agent if f is free, without waiting.
-func (f *fifo) tryLock(owner, agent string) bool {
+// tryLock takes f for owner of agent if f is free, or shared and open to
+// one more sharer, without waiting.
+func (f *fifo) tryLock(owner, agent string, shared bool) bool {
 	now := monoNow()
 	f.mu.Lock()
-	free := !f.held
+	free := f.open(shared)
 	if free {
-		f.grant(owner, agent, now)
+		f.grant(owner, agent, shared, now)
 		f.st.acquired++
 	}
 	f.mu.Unlock()
@@ -78,20 +92,24 @@ func (f *fifo) tryLock(owner, agent string) bool {
 func (f *fifo) gotHandoff(s *slot) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	waited := f.since.Sub(s.since) // f.since is when f was handed to s
+	waited := s.grantedAt.Sub(s.since)
 	f.st.acquired++
 	f.st.waitTotal += waited
 	f.st.maxWait = max(f.st.maxWait, waited)
 	return waited
 }
 
-// unlock releases f, handing it to the first waiter if there is one.
-func (f *fifo) unlock() {
+// unlock releases the hold of owner on f, which it got at since if shared,
+// handing f to the first waiter if it was the last holder.
+func (f *fifo) unlock(owner string, shared bool, since instant) {
 	now := monoNow()
 	f.mu.Lock()
-	held := now.Sub(f.since)
+	if !shared {
+		since = f.since
+	}
+	held := now.Sub(since)
 	f.st.holdTotal += held
-	f.handoff(now)
+	f.release(owner, now)
 	f.mu.Unlock()
 	if f.obs != nil {
 		f.obs.Released(f.name, held)
@@ -115,10 +133,11 @@ func (f *fifo) abandon(s *slot, why reason, now instant) (holder string, heldFor
 		}
 	}
 	if s.granted {
-		f.handoff(now) // s never used the lock: no hold time to count
+		f.release(s.w.owner, now) // s never used the lock: no hold time to count
 		return "", 0, false
 	}
 	f.remove(s)
+	f.admitSharers(now) // s may have been the one the sharers behind it waited for
 	return f.owner, now.Sub(f.since), true
 }
 
@@ -129,6 +148,7 @@ func (f *fifo) stats(now instant) KeyStats {
 	s := KeyStats{
 		Key:       f.name,
 		Holder:    f.owner,
+		Holders:   f.holders,
 		Queued:    f.queued,
 		Acquired:  f.st.acquired,
 		Timeouts:  f.st.timeouts,
@@ -137,6 +157,8 @@ func (f *fifo) stats(now instant) KeyStats {
 		WaitTotal: f.st.waitTotal,
 		HoldTotal: f.st.holdTotal,
 		MaxWait:   f.st.maxWait,
+
+		MaxHolders: f.st.maxHolders,
 	}
 	if f.held {
 		s.HeldFor = now.Sub(f.since)
@@ -147,31 +169,76 @@ func (f *fifo) stats(now instant) KeyStats {
 	return s
 }
 
-// grant makes owner, of agent, the holder from now. f.mu must be held.
-func (f *fifo) grant(owner, agent string, now instant) {
-	f.held = true
-	f.owner = owner
-	f.agent = agent
-	f.since = now
+// open reports whether a call could take f now without queuing: f is free,
+// or the call shares it with holders who share it and nobody waits. f.mu
+// must be held.
+func (f *fifo) open(shared bool) bool {
+	return !f.held || (shared && f.shared && f.head == nil)
 }
 
-// handoff passes f from its holder to the next waiter, or frees it. f.mu
-// must be held.
-func (f *fifo) handoff(now instant) {
-	s := f.next()
-	if s == nil {
-		f.held = false
-		f.owner, f.agent = "", ""
+// grant makes owner, of agent, a holder from now: the holder, or one more
+// sharer of a lock held shared. f.mu must be held.
+func (f *fifo) grant(owner, agent string, shared bool, now instant) {
+	if !f.held {
+		f.held, f.shared, f.holders = true, shared, 0
+		f.owner, f.agent, f.since = owner, agent, now
+		f.owners = f.owners[:0]
+	}
+	f.holders++
+	f.st.maxHolders = max(f.st.maxHolders, f.holders)
+	if shared {
+		f.owners = append(f.owners, owner)
+		f.owner = strings.Join(f.owners, ", ")
+	}
+}
+
+// release ends one hold of owner on f: a sharer leaves, and the last
+// holder hands f on. f.mu must be held.
+func (f *fifo) release(owner string, now instant) {
+	if f.holders > 1 {
+		f.holders--
+		if i := slices.Index(f.owners, owner); i >= 0 {
+			f.owners = slices.Delete(f.owners, i, i+1)
+		}
+		f.owner = strings.Join(f.owners, ", ")
 		return
 	}
+	f.handoff(now)
+}
+
+// handoff passes f from its holder to the next waiter, with the sharers
+// right behind a shared one, or frees it. f.mu must be held.
+func (f *fifo) handoff(now instant) {
+	f.holders = 0
+	s := f.next()
+	if s == nil {
+		f.held, f.shared = false, false
+		f.owner, f.agent, f.owners = "", "", f.owners[:0]
+		return
+	}
+	f.held = false
 	g := s.g
-	f.remove(s)
+	f.give(s, now)
 	if f.rr && g.n > 0 {
 		f.unring(g) // its turn is over: to the back of the turns
 		f.ring(g)
 	}
-	f.grant(s.w.owner, s.w.agent, now)
-	s.granted = true
+	f.admitSharers(now)
+}
+
+// admitSharers hands f to the shared waiters at the head of the queue while
+// f is held shared. f.mu must be held.
+func (f *fifo) admitSharers(now instant) {
+	for f.held && f.shared && f.head != nil && f.head.shared {
+		f.give(f.head, now)
+	}
+}
+
+// give takes s out of the queue and hands it f. f.mu must be held.
+func (f *fifo) give(s *slot, now instant) {
+	f.remove(s)
+	f.grant(s.w.owner, s.w.agent, s.shared, now)
+	s.granted, s.grantedAt = true, now
 	s.w.ready <- struct{}{} // never blocks: room for one value per slot
 }
 

@@ -18,6 +18,11 @@ type Guard struct {
 	waitKey    Key
 	waitHolder string
 	released   atomic.Bool
+	// shared says, for each of fifos, that g shares it (WithShared); nil
+	// when g shares none. owner is g's owner name, at when g got its locks.
+	shared []bool
+	owner  string
+	at     instant
 
 	// Room for the common one-key call, so that it allocates only the Guard.
 	key1  [1]Key
@@ -77,9 +82,24 @@ func (g *Guard) Release() {
 // unlockFirst releases g.fifos[:n], the last taken first.
 func (g *Guard) unlockFirst(n int) {
 	for i := n - 1; i >= 0; i-- {
-		g.fifos[i].unlock()
+		g.fifos[i].unlock(g.owner, g.sharedAt(i), g.at)
 	}
 }
+
+// markShared notes which of g's locks it takes shared: those of keys.
+func (g *Guard) markShared(keys []Key) {
+	for i, k := range g.keys {
+		if slices.Contains(keys, k) {
+			if g.shared == nil {
+				g.shared = make([]bool, len(g.keys))
+			}
+			g.shared[i] = true
+		}
+	}
+}
+
+// sharedAt reports whether g takes g.fifos[i] shared.
+func (g *Guard) sharedAt(i int) bool { return g.shared != nil && g.shared[i] }
 
 // Waited returns the total time the Acquire that made g spent waiting in
 // queues; zero when no lock was contended. It does not include hold time.

@@ -234,6 +234,28 @@ func FailIfHeldByOther(ctx context.Context, keys ...Key) context.Context {
 	return context.WithValue(ctx, noWaitKey{}, keys)
 }
 
+// sharedKey is the context key of WithShared's keys.
+type sharedKey struct{}
+
+// WithShared returns a copy of ctx whose Acquire or Reserve takes keys
+// shared: the call holds such a lock together with every other call that
+// shares it, and excludes only the calls that take it alone. It is for a
+// resource whose users disturb each other only in some uses, such as Audit:
+// Lighthouse audits that do not measure performance run side by side, one
+// that does runs alone. Arrival order still holds on the lock: a sharer
+// that comes after a call waiting to take the lock alone waits behind it,
+// so that call is not starved. It applies in PerPage mode only: in Global
+// mode every call takes the one lock alone.
+func WithShared(ctx context.Context, keys ...Key) context.Context {
+	return context.WithValue(ctx, sharedKey{}, keys)
+}
+
+// sharedOf returns the keys WithShared put in ctx.
+func sharedOf(ctx context.Context) []Key {
+	keys, _ := ctx.Value(sharedKey{}).([]Key)
+	return keys
+}
+
 // noWaitOf returns the keys FailIfHeldByOther put in ctx.
 func noWaitOf(ctx context.Context) []Key {
 	keys, _ := ctx.Value(noWaitKey{}).([]Key)

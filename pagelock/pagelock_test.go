@@ -788,12 +788,12 @@ func TestGiveBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := &fifo{name: PageKey(1)}
-		f.tryLock("holder", "")
+		f.tryLock("holder", "", false)
 		late := queueOn(f, "late")
 		if tt.next {
 			queueOn(f, "next")
 		}
-		f.unlock() // hands f to late
+		f.unlock("holder", false, 0) // hands f to late
 		if holder, _, waiting := f.abandon(late, tt.why, monoNow()); holder != "" || waiting {
 			t.Errorf("abandon after a handoff reports holder %q (waiting %t), want none", holder, waiting)
 		}
@@ -827,7 +827,7 @@ func TestCloseBeforeAcquireReturns(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
 			g, err := l.newGuard([]Key{PageKey(1)})
-			if err != nil || !g.fifos[0].tryLock("late", "") {
+			if err != nil || !g.fifos[0].tryLock("late", "", false) {
 				t.Fatalf("could not take page/1: %v", err)
 			}
 			l.Close(PageKey(1))

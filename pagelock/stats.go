@@ -12,8 +12,12 @@ type KeyStats struct {
 	// Key names the lock: the key in PerPage mode, "global" in Global mode.
 	Key Key
 	// Holder is the owner name (see WithOwner) of the current holder, or ""
-	// if the lock is free.
+	// if the lock is free; of a lock held shared, its holders' names
+	// joined with ", ".
 	Holder string
+	// Holders counts the calls holding the lock now: 0 or 1, or more when
+	// they share it (WithShared).
+	Holders int
 	// HeldFor is how long the current holder has held the lock.
 	HeldFor time.Duration
 	// Queued counts the calls waiting now.
@@ -32,6 +36,9 @@ type KeyStats struct {
 	WaitTotal, HoldTotal time.Duration
 	// MaxWait is the longest wait that ended with the lock.
 	MaxWait time.Duration
+	// MaxHolders is the most calls that held the lock at once: 1, or more
+	// when calls shared it; 0 if none ever held it.
+	MaxHolders int
 }
 
 // Stats returns the figures of every lock, sorted by key: one entry, with Key

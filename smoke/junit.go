@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -100,6 +101,15 @@ func (r *Report) JUnit() JUnitSuites {
 			}
 			if p.Screenshot != "" && (tc.Failure != nil || tc.Error != nil) {
 				tc.SystemOut = "[[ATTACHMENT|" + p.Screenshot + "]]"
+			}
+			if isLighthouseCheck(c.Name) && p.Lighthouse != nil {
+				// Lighthouse's own reports, kept with --screenshots, pass
+				// or fail: Jenkins and GitLab attach what system-out names so.
+				var att []string
+				for _, rep := range p.Lighthouse.Reports {
+					att = append(att, "[[ATTACHMENT|"+rep.HTML+"]]", "[[ATTACHMENT|"+rep.JSON+"]]")
+				}
+				tc.SystemOut = strings.Join(slices.DeleteFunc(append([]string{tc.SystemOut}, att...), func(s string) bool { return s == "" }), "\n")
 			}
 			s.Cases = append(s.Cases, tc)
 			s.Tests++

@@ -21,7 +21,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -76,8 +75,17 @@ type Options struct {
 	// ExpectText and ExpectSelector must each be on every page.
 	ExpectText, ExpectSelector []string
 	// Lighthouse maps a category to its lowest passing score (0 to 1);
-	// empty runs no audit.
+	// empty, with no LighthouseAudits or LighthouseBudgets, runs no audit.
 	Lighthouse map[string]float64
+	// LighthouseAudits (--lighthouse-audit) maps an audit id to its lowest
+	// passing score; its category is audited too.
+	LighthouseAudits map[string]float64
+	// LighthouseBudgets (--lighthouse-budgets) are budget.json's entries,
+	// checked from each report (performance is audited for them).
+	LighthouseBudgets []Budget
+	// LighthouseRuns (--lighthouse-runs) is how many times each page is
+	// audited; the median scores are judged. 0 counts as 1.
+	LighthouseRuns int
 	// FailOn is the lowest severity that fails a page.
 	FailOn Severity
 	// JSONPath, JUnitPath and ScreenshotDir are the optional outputs.
@@ -116,6 +124,8 @@ type flagValues struct {
 	ignoreRequest string
 	ignoreConsole string
 	lighthouse    string
+	lhAudits      listFlag
+	lhBudgets     string
 	failOn        string
 	baseURL       string
 	texts, sels   listFlag
@@ -157,14 +167,17 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.ignoreConsole, "ignore-console", "", "ignore console messages (and DevTools issues) whose text matches `REGEX`")
 	fs.Var(&v.texts, "expect-text", "every page must show `TEXT`; repeatable")
 	fs.Var(&v.sels, "expect-selector", "every page must have an element matching `CSS`; repeatable")
-	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 (categories: "+strings.Join(Categories, ", ")+"; one audit at a time, while the other pages go on)")
+	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 (categories: "+strings.Join(Categories, ", ")+"); audits without performance run side by side, up to --parallel, each in a window of its own, while the other pages go on; with performance they run one at a time, as another audit's load would skew its timings")
+	fs.Var(&v.lhAudits, "lighthouse-audit", "fail a page whose Lighthouse audit `ID=SCORE` scores below SCORE (0 to 1), such as color-contrast=1 or largest-contentful-paint=0.9; the ids are the keys of \"audits\" in Lighthouse's JSON report, and the audit's category is run too (performance makes the audits take turns); repeatable, or comma-separated")
+	fs.StringVar(&v.lhBudgets, "lighthouse-budgets", "", "fail a page over the budgets of `FILE`, in Lighthouse's budget.json format (per path: resourceSizes in KiB, resourceCounts, timings in ms); Lighthouse 12 no longer checks budgets, so pagemux does, from the report's network requests and metrics; runs the performance category")
+	fs.IntVar(&o.LighthouseRuns, "lighthouse-runs", 1, "audit each page `N` times (1 to 9) and judge the median score of each category and audit (the report says N), as scores vary from run to run")
 	fs.StringVar(&v.a11y, "a11y", "", "check every page with axe-core (built in) for the rules of `LEVELS`, comma-separated: wcag2a, wcag2aa, wcag2aaa, wcag21a, wcag21aa, wcag22aa (each level includes those below it), best-practice, section508, EN-301-549; every violation is listed with its rule, impact, elements and help page")
 	fs.Var(&v.a11yIgnore, "a11y-ignore", "do not run the axe `RULE`, such as color-contrast (a violation's first word in the report); repeatable, or comma-separated")
 	fs.StringVar(&v.a11yImpact, "a11y-impact", "minor", "the lowest `IMPACT` of an axe violation that fails a page: minor, moderate, serious or critical; those below it are warnings")
 	fs.StringVar(&v.failOn, "fail-on", "error", "`LEVEL` that fails a page: error, or warning (console warnings, DevTools issues, a network that never went quiet)")
 	fs.StringVar(&o.JSONPath, "json", "", "write the full report as JSON to `FILE`")
 	fs.StringVar(&o.JUnitPath, "junit", "", "write a JUnit XML report to `FILE`: one testcase per page and check")
-	fs.StringVar(&o.ScreenshotDir, "screenshots", "", "save a full-page screenshot of every failing page in `DIR`")
+	fs.StringVar(&o.ScreenshotDir, "screenshots", "", "save a full-page screenshot of every failing page in `DIR`, and keep there each audited page's Lighthouse reports (report.html and report.json in NN-PAGE-lighthouse/), named in the output")
 	fs.Var(&v.headers, "header", "send `'NAME: VALUE'` with every request to the checked pages' origins (never to another origin), such as a preview deployment's token; $VAR or ${VAR} in VALUE is read from the environment, so that the secret stays off the command line; never printed; repeatable")
 	fs.Var(&v.cookies, "cookie", "set the cookie `NAME=VALUE` for the checked pages' hosts before the first page loads, such as a logged-in session ($VAR read from the environment, as --header's); never printed; repeatable")
 	fs.StringVar(&v.basicAuth, "basic-auth", "", "log in to the checked pages' origins with HTTP basic auth, `USER:PASSWORD` ($VAR read from the environment, as --header's); never printed")
@@ -177,7 +190,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	return &Flags{v: v}
 }
 
-// Categories are the Lighthouse categories --lighthouse takes.
+// Categories are the Lighthouse categories --lighthouse takes, in
+// Lighthouse's order.
 var Categories = []string{"performance", "accessibility", "best-practices", "seo"}
 
 // Finish checks the flags and the URL arguments, reads --urls, and returns
@@ -210,6 +224,20 @@ func (f *Flags) Finish(args []string) (*Options, error) {
 	}
 	if o.Lighthouse, err = ParseThresholds(v.lighthouse); err != nil {
 		return nil, err
+	}
+	if o.LighthouseAudits, err = parseAuditThresholds(v.lhAudits); err != nil {
+		return nil, err
+	}
+	if v.lhBudgets != "" {
+		if o.LighthouseBudgets, err = readBudgets(v.lhBudgets); err != nil {
+			return nil, err
+		}
+	}
+	if o.LighthouseRuns < 1 || o.LighthouseRuns > maxRuns {
+		return nil, fmt.Errorf("--lighthouse-runs %d: want 1 to %d", o.LighthouseRuns, maxRuns)
+	}
+	if o.LighthouseRuns > 1 && !o.audits() {
+		return nil, fmt.Errorf("--lighthouse-runs %d: nothing to audit; add --lighthouse CATEGORY=SCORE, --lighthouse-audit ID=SCORE or --lighthouse-budgets FILE", o.LighthouseRuns)
 	}
 	for _, t := range v.texts {
 		if t == "" {
@@ -360,11 +388,8 @@ func ParseThresholds(s string) (map[string]float64, error) {
 		if !ok || !slices.Contains(Categories, cat) {
 			return nil, fmt.Errorf("--lighthouse %q: want CATEGORY=SCORE pairs, such as accessibility=0.9,seo=0.8, with categories among %s", s, strings.Join(Categories, ", "))
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if err == nil && f > 1 && f <= 100 {
-			f /= 100
-		}
-		if err != nil || f < 0 || f > 1 {
+		f, err := parseScore(val)
+		if err != nil {
 			return nil, fmt.Errorf("--lighthouse %s=%s: want a score from 0 to 1, such as 0.9", cat, val)
 		}
 		out[cat] = f

@@ -71,10 +71,7 @@ func (k *checker) checkNames(url string) []string {
 	if k.o.CheckLinks {
 		names = append(names, checkLinks)
 	}
-	for _, c := range sortedCategories(k.o.Lighthouse) {
-		names = append(names, "lighthouse: "+c)
-	}
-	return names
+	return append(names, k.o.lighthouseChecks()...)
 }
 
 // pollEvery is how often the network is looked at while it settles: often
@@ -152,6 +149,12 @@ func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 	if !ok {
 		return 0, nil, fmt.Errorf("new_page: no page of context %s in its answer:\n%s", name, text)
 	}
+	return k.prepareTab(ctx, id)
+}
+
+// prepareTab readies tab id for the checks (--storage-state's
+// localStorage) and returns it with a func that closes it.
+func (k *checker) prepareTab(ctx context.Context, id int) (int, func(), error) {
 	closeTab := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -538,13 +541,10 @@ func (k *checker) screenshot(ctx context.Context, n, id int, p *Page) {
 		return
 	}
 	path := filepath.Join(k.shots, shotName(n, p.URL))
-	limit := screenshotLimit
-	if len(k.o.Lighthouse) > 0 {
-		// A capture waits for its tab to be at the front, which an audit
-		// of another page holds (browser.Page.HoldFront).
-		limit += auditLimit
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	// A capture waits for its tab to be at the front of the run's window
+	// (browser.Page.HoldFront), for other captures only: an audit has a
+	// window of its own.
+	ctx, cancel := context.WithTimeout(ctx, screenshotLimit)
 	defer cancel()
 	defer k.redact(p) // before a retry's line shows the problems
 	if _, err := k.a.call(ctx, "take_screenshot", map[string]any{"pageId": id, "fullPage": true, "filePath": path}); err != nil {

@@ -25,6 +25,20 @@ type Report struct {
 	// Passed says every page passed.
 	Passed bool    `json:"passed"`
 	Pages  []*Page `json:"pages"`
+	// Lighthouse says how the pages were audited, when they were.
+	Lighthouse *LighthouseRun `json:"lighthouseRun,omitempty"`
+}
+
+// LighthouseRun is how a run audited its pages, from the browser's audit
+// lock (pagelock.Audit): audits without performance share it, one with
+// performance holds it alone.
+type LighthouseRun struct {
+	// Categories are those audited; Runs the audits of each page.
+	Categories []string `json:"categories"`
+	Runs       int      `json:"runs"`
+	// Audits counts the audits run; AtOnce is the most that ran at once.
+	Audits int `json:"audits"`
+	AtOnce int `json:"atOnce"`
 }
 
 // Page is one URL's outcome.
@@ -49,6 +63,9 @@ type Page struct {
 	A11y *A11yResult `json:"a11y,omitempty"`
 	// Scores are the Lighthouse category scores, 0 to 1.
 	Scores map[string]float64 `json:"lighthouse,omitempty"`
+	// Lighthouse is the rest of what the audits found: runs, audit scores,
+	// budgets, the reports kept.
+	Lighthouse *LighthouseResult `json:"lighthouseAudits,omitempty"`
 	// Screenshot is the file of a failing page's screenshot (or of the
 	// last failed attempt of a page that passed on a retry).
 	Screenshot string `json:"screenshot,omitempty"`

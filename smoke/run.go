@@ -125,7 +125,7 @@ func Run(ctx context.Context, o *Options, bc browser.Config, stdout, stderr io.W
 // that fails is in the report, not an error. prog may be nil.
 func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progress) (*Report, error) {
 	r := &Report{Version: tools.Version, Started: time.Now(), Parallel: o.Parallel, FailOn: o.FailOn}
-	if len(o.Lighthouse) > 0 {
+	if o.audits() {
 		if _, err := lighthouse.Find(); err != nil {
 			return nil, &UsageError{fmt.Sprintf("--lighthouse: %v", err)}
 		}
@@ -230,6 +230,14 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	if len(o.Login) == 0 || k.loginFirst(ctx, r.Pages) {
 		k.runAll(ctx, r)
 	}
+	if o.audits() {
+		r.Lighthouse = &LighthouseRun{Categories: o.auditCategories(), Runs: max(o.LighthouseRuns, 1)}
+		for _, st := range locks.Stats() {
+			if st.Key == pagelock.Audit {
+				r.Lighthouse.Audits, r.Lighthouse.AtOnce = int(st.Acquired), st.MaxHolders
+			}
+		}
+	}
 	r.Passed = true
 	for _, p := range r.Pages {
 		r.Passed = r.Passed && p.Passed
@@ -239,7 +247,8 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 }
 
 // runAll checks the pages of r, o.Parallel at a time, and audits those
-// that loaded one after another on the side. With --crawl, the pages their
+// that loaded on the side: up to o.Parallel at once without performance,
+// one after another with it (auditors). With --crawl, the pages their
 // links lead to join r.Pages as they are found, and are checked in turn.
 func (k *checker) runAll(ctx context.Context, r *Report) {
 	type job struct {
@@ -248,17 +257,15 @@ func (k *checker) runAll(ctx context.Context, r *Report) {
 	}
 	audits := make(chan job, len(r.Pages)+k.o.Crawl)
 	var auditor sync.WaitGroup
-	if len(k.o.Lighthouse) > 0 {
-		auditor.Add(1)
-		go func() {
-			defer auditor.Done()
+	for range k.auditors() {
+		auditor.Go(func() {
 			for j := range audits {
 				if ctx.Err() == nil {
 					k.audit(ctx, j.n, j.p)
 				}
 				k.done(j.n, j.p)
 			}
-		}()
+		})
 	}
 	sem := make(chan struct{}, k.o.Parallel)
 	var workers sync.WaitGroup
@@ -304,7 +311,7 @@ func (k *checker) runAll(ctx context.Context, r *Report) {
 			found.Broadcast()
 			mu.Unlock()
 			<-sem
-			if audit && len(k.o.Lighthouse) > 0 {
+			if audit && k.o.audits() {
 				k.prog.set(n, "waiting for Lighthouse")
 				audits <- job{n, p}
 				return
@@ -315,6 +322,20 @@ func (k *checker) runAll(ctx context.Context, r *Report) {
 	workers.Wait()
 	close(audits)
 	auditor.Wait()
+}
+
+// auditors is how many audits run at once: none without Lighthouse; one
+// when they score performance, which lighthouse_audit runs alone anyway
+// (an auditor more would only hold a window open while it waits); else
+// --parallel, each in a window of its own.
+func (k *checker) auditors() int {
+	switch {
+	case !k.o.audits():
+		return 0
+	case !k.o.sharesAudits():
+		return 1
+	}
+	return k.o.Parallel
 }
 
 // newPage is a page to check, its checks in report order.
@@ -349,9 +370,9 @@ func (k *checker) checkWithRetries(ctx context.Context, n int, p *Page) (audit b
 
 // done settles page n's verdict and reports it.
 func (k *checker) done(n int, p *Page) {
-	if len(k.o.Lighthouse) > 0 && !p.Passed {
-		for _, c := range sortedCategories(k.o.Lighthouse) {
-			if c := p.check("lighthouse: " + c); c.Result == Pass && len(c.Problems) == 0 && p.Scores == nil {
+	if k.o.audits() && !p.Passed {
+		for _, name := range k.o.lighthouseChecks() {
+			if c := p.check(name); c.Result == Pass && len(c.Problems) == 0 && p.Scores == nil {
 				c.skip("the page did not load")
 			}
 		}

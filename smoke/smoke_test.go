@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -86,6 +87,7 @@ func siteHandler() http.Handler {
 		}
 		fmt.Fprint(w, `<!doctype html><html lang="en"><title>Flaky</title><main><h1>Up now</h1></main></html>`)
 	})
+	mux.HandleFunc("/lighthouse-gate/", lighthouseGates.serve)
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -96,6 +98,63 @@ func siteHandler() http.Handler {
 }
 
 func siteURL(path string) string { return site.URL + path }
+
+// lighthouseGates serves /lighthouse-gate/NAME?key=K&n=N, testdata/site's
+// NAME; Lighthouse's own load of it (by its desktop user agent, a Mac's)
+// waits until Lighthouse has asked for N pages of key K, or 20 s, which
+// audits run one at a time would wait: it proves the audits ran side by
+// side, and state says whether they did.
+var lighthouseGates = &gates{m: map[string]*gateState{}}
+
+type gates struct {
+	mu sync.Mutex
+	m  map[string]*gateState
+}
+
+type gateState struct {
+	pages    map[string]bool
+	open     chan struct{}
+	timedOut bool
+}
+
+func (g *gates) serve(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/lighthouse-gate/")
+	if strings.Contains(r.UserAgent(), "Macintosh") {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		g.mu.Lock()
+		st := g.m[r.URL.Query().Get("key")]
+		if st == nil {
+			st = &gateState{pages: map[string]bool{}, open: make(chan struct{})}
+			g.m[r.URL.Query().Get("key")] = st
+		}
+		if st.pages[name] = true; len(st.pages) == n {
+			close(st.open)
+		}
+		g.mu.Unlock()
+		select {
+		case <-st.open:
+		case <-time.After(20 * time.Second):
+			g.mu.Lock()
+			st.timedOut = true
+			g.mu.Unlock()
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.ServeFile(w, r, filepath.Join("testdata/site", filepath.Base(name)))
+}
+
+// state says how many pages of key Lighthouse asked for, and whether one
+// of them gave up waiting for the others.
+func (g *gates) state(key string) (pages int, timedOut bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.m[key]; st != nil {
+		return len(st.pages), st.timedOut
+	}
+	return 0, false
+}
 
 // options are the options of a run, as the flags would make them.
 func options(t *testing.T, args ...string) *Options {
@@ -511,19 +570,87 @@ func TestSmokeFaviconNotWaitedFor(t *testing.T) {
 	}
 }
 
-// A performance audit of a tab behind others gathers everything: Lighthouse
-// reports no runtime error, which smoke would warn of.
+// A performance audit gathers everything: Lighthouse reports no runtime
+// error, which smoke would warn of. One run proves the rest of a
+// performance audit too: --lighthouse-runs 2 audits the page twice, one
+// audit at a time, and judges the medians; --lighthouse-audit checks an
+// audit's score; --lighthouse-budgets applies the last budget whose path
+// matches and fails a figure over it, naming it; both reports are kept.
 func TestSmokeLighthousePerformance(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	jsonPath := filepath.Join(dir, "r.json")
-	o := options(t, "--lighthouse", "performance=0", "--fail-on", "warning", "--json", jsonPath, siteURL("/lighthouse-good.html"))
+	jsonPath, shots, budgets := filepath.Join(dir, "r.json"), filepath.Join(dir, "shots"), filepath.Join(dir, "budget.json")
+	os.WriteFile(budgets, []byte(`[
+		{"path": "/*", "resourceCounts": [{"resourceType": "total", "budget": 0}, {"resourceType": "third-party", "budget": 0}],
+		 "resourceSizes": [{"resourceType": "document", "budget": 100}], "timings": [{"metric": "interactive", "budget": 600000}]},
+		{"path": "/elsewhere/*", "resourceCounts": [{"resourceType": "total", "budget": 1000}]}]`), 0o644)
+	o := options(t, "--lighthouse", "performance=0", "--lighthouse-audit", "first-contentful-paint=0", "--lighthouse-budgets", budgets,
+		"--lighthouse-runs", "2", "--fail-on", "warning", "--json", jsonPath, "--screenshots", shots, siteURL("/lighthouse-good.html"))
 	code, stdout, _ := run(t, o, browser.Config{})
-	if code != ExitPass {
-		t.Fatalf("exit %d, want a pass with no warning\n%s", code, stdout)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want a failure of the budget alone\n%s", code, stdout)
 	}
-	if p := readReport(t, jsonPath).Pages[0]; p.Scores["performance"] <= 0 {
-		t.Errorf("performance score %v, want one above 0", p.Scores)
+	r := readReport(t, jsonPath)
+	p := r.Pages[0]
+	got := problems(p)
+	if len(got) != 1 || !regexp.MustCompile(`^lighthouse budgets: error: total requests: \d+ \(median of 2 runs\), over the budget of 0$`).MatchString(got[0]) {
+		t.Errorf("problems %q, want the total request count over its budget alone", got)
+	}
+	if p.Scores["performance"] <= 0 || p.Lighthouse == nil || p.Lighthouse.Runs != 2 || p.Lighthouse.Audits["first-contentful-paint"] <= 0 {
+		t.Fatalf("scores %v, audits %+v", p.Scores, p.Lighthouse)
+	}
+	figures := map[string]BudgetResult{}
+	for _, b := range p.Lighthouse.Budgets {
+		figures[b.Kind+"/"+b.Name] = b
+	}
+	if f := figures["resourceCounts/total"]; !f.Over || f.Value < 1 {
+		t.Errorf("total requests: %+v", f)
+	}
+	if f := figures["resourceCounts/third-party"]; f.Over || f.Value != 0 {
+		t.Errorf("third-party requests of a page on loopback: %+v", f)
+	}
+	if f := figures["resourceSizes/document"]; f.Over || f.Value <= 0 {
+		t.Errorf("document size: %+v", f)
+	}
+	if f := figures["timings/interactive"]; f.Over || f.Value <= 0 || len(figures) != 4 {
+		t.Errorf("interactive: %+v; figures %v", f, figures)
+	}
+	// The two runs: one after another, a report each.
+	if lr := r.Lighthouse; lr == nil || lr.Audits != 2 || lr.AtOnce != 1 || lr.Runs != 2 || !slices.Equal(lr.Categories, []string{"performance"}) {
+		t.Errorf("the run's audits: %+v", r.Lighthouse)
+	}
+	if len(p.Lighthouse.Reports) != 2 {
+		t.Fatalf("reports %+v, want one a run", p.Lighthouse.Reports)
+	}
+	for i, rep := range p.Lighthouse.Reports {
+		if want := fmt.Sprintf("-lighthouse-%d", i+1); filepath.Dir(filepath.Dir(rep.HTML)) != shots || !strings.HasSuffix(filepath.Dir(rep.HTML), want) {
+			t.Errorf("report %d at %s, want in %s/…%s", i+1, rep.HTML, shots, want)
+		}
+		checkReports(t, rep)
+		mustContainStr(t, stdout, "report: "+rep.HTML)
+	}
+	mustContainStr(t, stdout, "Lighthouse (performance; 2 runs a page, median scores judged; 2 audits, at most 1 at once)")
+}
+
+// checkReports checks that a page's kept Lighthouse reports are there:
+// HTML, and JSON that parses.
+func checkReports(t *testing.T, rep LighthouseReport) {
+	t.Helper()
+	var lhr struct {
+		LighthouseVersion string `json:"lighthouseVersion"`
+	}
+	if b, err := os.ReadFile(rep.JSON); err != nil || json.Unmarshal(b, &lhr) != nil || lhr.LighthouseVersion == "" {
+		t.Errorf("JSON report %s: %v", rep.JSON, err)
+	}
+	if b, err := os.ReadFile(rep.HTML); err != nil || !bytes.Contains(bytes.ToLower(b[:min(len(b), 200)]), []byte("<!doctype html>")) {
+		t.Errorf("HTML report %s: %v", rep.HTML, err)
+	}
+}
+
+func mustContainStr(t *testing.T, s, want string) {
+	t.Helper()
+	if !strings.Contains(s, want) {
+		t.Errorf("output lacks %q:\n%s", want, s)
 	}
 }
 
@@ -576,49 +703,69 @@ func TestSmokeRetries(t *testing.T) {
 }
 
 // Lighthouse thresholds pass and fail as set: an accessible page passes
-// accessibility=0.9, a page full of accessibility faults fails it, naming
-// its score and failed audits; audits run one after another, and the page
-// after the first loads while the first is audited.
+// accessibility=0.9 and its audits, a page full of accessibility faults
+// fails the category and the audits it misses, naming its score, its failed
+// audits and the audit's title; an audit Lighthouse does not score on a page
+// (not applicable) passes with a note. Audits without performance run side
+// by side: the site answers Lighthouse's load of either page only once it
+// has been asked for both (lighthouseGate), which audits one at a time
+// never do. The reports are kept beside the screenshots, named in the
+// summary and attached to the JUnit testcases.
 func TestSmokeLighthouse(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
-	// One page at a time, so that the pages after the first load while
-	// the first is audited.
-	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--json", jsonPath, "--junit", junitPath, "--parallel", "1",
-		siteURL("/lighthouse-good.html"), siteURL("/lighthouse-bad.html"))
+	jsonPath, junitPath, shots := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "shots")
+	gate := "smoke-lighthouse"
+	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--lighthouse-audit", "color-contrast=1,document-title=1", "--lighthouse-audit", "video-caption=1",
+		"--json", jsonPath, "--junit", junitPath, "--screenshots", shots, "--parallel", "2",
+		siteURL("/lighthouse-gate/lighthouse-good.html?n=2&key="+gate), siteURL("/lighthouse-gate/lighthouse-bad.html?n=2&key="+gate))
 	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}
+	if arrived, timedOut := lighthouseGates.state(gate); arrived != 2 || timedOut {
+		t.Errorf("Lighthouse asked for %d of the 2 pages, and gave up waiting for the other: %v; the audits did not run side by side", arrived, timedOut)
+	}
 	r := readReport(t, jsonPath)
+	if lr := r.Lighthouse; lr == nil || lr.Audits != 2 || lr.AtOnce != 2 || lr.Runs != 1 || !slices.Equal(lr.Categories, []string{"accessibility", "seo"}) {
+		t.Errorf("the run's audits: %+v, want 2 at once", r.Lighthouse)
+	}
 	good, bad := r.Pages[0], r.Pages[1]
-	if !good.Passed || good.Scores["accessibility"] < 0.9 || good.Scores["seo"] < 0.5 {
-		t.Errorf("good page: passed %v, scores %v, problems %q", good.Passed, good.Scores, problems(good))
+	if !good.Passed || good.Scores["accessibility"] < 0.9 || good.Scores["seo"] < 0.5 || good.Lighthouse == nil ||
+		!maps.Equal(good.Lighthouse.Audits, map[string]float64{"color-contrast": 1, "document-title": 1}) {
+		t.Errorf("good page: passed %v, scores %v, audits %+v, problems %q", good.Passed, good.Scores, good.Lighthouse, problems(good))
+	}
+	if c := good.check("lighthouse audit: video-caption"); c.Result != Pass || c.Note != "video-caption: Lighthouse gave no score (notApplicable), so nothing failed" {
+		t.Errorf("an audit not applicable: %+v", c)
 	}
 	// Its input without a label is also a DevTools issue (a warning).
-	got := slices.DeleteFunc(problems(bad), func(s string) bool { return !strings.HasPrefix(s, "lighthouse: ") })
-	if bad.Passed || len(got) != 1 || !regexp.MustCompile(`^lighthouse: accessibility: error: accessibility score 0\.\d\d is below 0\.90; failed: .+`).MatchString(got[0]) {
-		t.Errorf("bad page: passed %v, scores %v, problems %q", bad.Passed, bad.Scores, got)
+	got := slices.DeleteFunc(problems(bad), func(s string) bool { return !strings.HasPrefix(s, "lighthouse") })
+	want := []string{
+		`^lighthouse: accessibility: error: accessibility score 0\.\d\d is below 0\.90; failed: .+`,
+		`^lighthouse audit: color-contrast: error: color-contrast score 0\.00 is below 1\.00: Background and foreground colors do not have a sufficient contrast ratio$`,
+		`^lighthouse audit: document-title: error: document-title score 0\.00 is below 1\.00: Document doesn't have a ` + "`<title>`" + ` element$`,
 	}
-	if bad.Scores["accessibility"] >= 0.9 {
-		t.Errorf("bad page scored %v", bad.Scores)
+	ok := !bad.Passed && len(got) == len(want)
+	for i := 0; ok && i < len(got); i++ {
+		ok = regexp.MustCompile(want[i]).MatchString(got[i])
 	}
-	// Audits one at a time, and the other pages go on meanwhile.
-	type span struct{ from, to time.Time }
-	var audits, loads []span
+	if !ok || bad.Scores["accessibility"] >= 0.9 {
+		t.Errorf("bad page: passed %v, scores %v, problems %q; want %q", bad.Passed, bad.Scores, got, want)
+	}
+	// The reports, beside the failing page's screenshot.
+	if bad.Screenshot == "" || filepath.Dir(bad.Screenshot) != shots {
+		t.Errorf("bad page's screenshot: %q", bad.Screenshot)
+	}
 	for _, p := range r.Pages {
-		a, l := p.check("lighthouse: accessibility"), p.check(checkLoad)
-		audits = append(audits, span{a.Started, a.Started.Add(a.Time.D())})
-		loads = append(loads, span{l.Started, l.Started.Add(l.Time.D())})
-	}
-	for i := 1; i < len(audits); i++ {
-		if audits[i].from.Before(audits[i-1].to) {
-			t.Errorf("audit %d began %v before audit %d ended", i, audits[i-1].to.Sub(audits[i].from), i-1)
+		if p.Lighthouse == nil || len(p.Lighthouse.Reports) != 1 {
+			t.Fatalf("%s: reports %+v", p.URL, p.Lighthouse)
 		}
-	}
-	if !loads[1].from.Before(audits[0].to) {
-		t.Errorf("the second page waited for the first one's audit to load: audit %v–%v, load from %v", audits[0].from, audits[0].to, loads[1].from)
+		rep := p.Lighthouse.Reports[0]
+		if filepath.Dir(filepath.Dir(rep.HTML)) != shots || !strings.HasSuffix(filepath.Dir(rep.HTML), "-lighthouse") {
+			t.Errorf("report at %s, want in %s", rep.HTML, shots)
+		}
+		checkReports(t, rep)
+		mustContainStr(t, stdout, "report: "+rep.HTML)
 	}
 	b, err := os.ReadFile(junitPath)
 	if err != nil {
@@ -628,8 +775,16 @@ func TestSmokeLighthouse(t *testing.T) {
 	if err := xml.Unmarshal(b, &ju); err != nil {
 		t.Fatal(err)
 	}
-	if ju.Tests != 2*6 || ju.Failures != 1 {
-		t.Errorf("JUnit: %d tests, %d failures; want 12, 1", ju.Tests, ju.Failures)
+	// load, console, network, issues, 2 categories, 3 audits.
+	if ju.Tests != 2*9 || ju.Failures != 3 {
+		t.Errorf("JUnit: %d tests, %d failures; want 18, 3", ju.Tests, ju.Failures)
+	}
+	for _, s := range ju.Suites {
+		for _, tc := range s.Cases {
+			if isLighthouseCheck(tc.Name) && !strings.Contains(tc.SystemOut, "report.html]]") {
+				t.Errorf("JUnit testcase %s attaches no report: %q", tc.Name, tc.SystemOut)
+			}
+		}
 	}
 }
 

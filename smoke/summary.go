@@ -3,6 +3,7 @@ package smoke
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -85,6 +86,7 @@ func writeSummary(w io.Writer, r *Report, names []string, origin string) {
 			fmt.Fprintf(w, "    screenshot: %s\n", p.Screenshot)
 		}
 	}
+	writeLighthouse(w, r, names)
 	fmt.Fprintln(w)
 	switch {
 	case r.Demo:
@@ -148,4 +150,37 @@ func failedCheck(r *Report, name string) bool {
 		}
 	}
 	return false
+}
+
+// writeLighthouse writes how the pages were audited: the categories, the
+// runs whose median was judged, how many audits ran at once, and each
+// page's scores and kept reports.
+func writeLighthouse(w io.Writer, r *Report, names []string) {
+	lr := r.Lighthouse
+	if lr == nil || lr.Audits == 0 {
+		return
+	}
+	runs := "1 run a page"
+	if lr.Runs > 1 {
+		runs = fmt.Sprintf("%d runs a page, median scores judged", lr.Runs)
+	}
+	fmt.Fprintf(w, "\nLighthouse (%s; %s; %s, at most %d at once)\n", strings.Join(lr.Categories, ", "), runs, plural(lr.Audits, "audit"), lr.AtOnce)
+	for i, p := range r.Pages {
+		if p.Lighthouse == nil {
+			continue
+		}
+		var scores []string
+		for _, c := range Categories {
+			if v, ok := p.Scores[c]; ok {
+				scores = append(scores, fmt.Sprintf("%s %.2f", c, v))
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(p.Lighthouse.Audits)) {
+			scores = append(scores, fmt.Sprintf("%s %.2f", id, p.Lighthouse.Audits[id]))
+		}
+		fmt.Fprintf(w, "  %s  %s\n", names[i], strings.Join(scores, ", "))
+		for _, rep := range p.Lighthouse.Reports {
+			fmt.Fprintf(w, "    report: %s\n", rep.HTML)
+		}
+	}
 }

@@ -84,6 +84,9 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			res = toolError(err) // its session was taken over or ended: the result is void
 		}
 	}()
+	if t.shares != nil {
+		ctx = pagelock.WithShared(ctx, t.shares(req)...)
+	}
 	r, page, release, err := s.admit(ctx, t, id, ticket, !req.GetBool("wait", false))
 	if err != nil {
 		return toolError(err), nil

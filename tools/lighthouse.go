@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
@@ -39,9 +40,9 @@ type lighthouseArgs struct {
 }
 
 // How an audit runs beside the other calls: it holds its page's lock and
-// pagelock.Audit (Lighthouse cannot run twice at once in one browser), plus
-// pagelock.Tracing in page mode when it scores performance, since that
-// records a trace. The Lighthouse runner is a Node process attached to the
+// pagelock.Audit, shared with the other audits unless it scores
+// performance (sharesAudit), plus pagelock.Tracing in page mode when it
+// does, since that records a trace. The Lighthouse runner is a Node process attached to the
 // page's own target, so calls on other pages go on while it works. It
 // leaves the browser's cache and storage alone, and its emulation lives on
 // its own session on the page: pagemux sets the page's own emulation again
@@ -52,6 +53,7 @@ func (s *Server) lighthouseAudit() tool {
 			"This excludes performance unless categories asks for it. For performance audits, you can also run performance_start_trace",
 		pageScope, s.runLighthouse)
 	t.resources = []pagelock.Key{pagelock.Audit}
+	t.shares = sharesAudit
 	patchSchema(&t, map[string]map[string]any{
 		"mode":   {"enum": []string{"navigation", "snapshot"}, "default": "navigation"},
 		"device": {"enum": []string{"desktop", "mobile"}, "default": "desktop"},
@@ -106,6 +108,24 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	}
 	c.resp.say("%s", formatLighthouse(rep, string(req.Mode), req.Device, []string{req.JSONPath, req.HTMLPath}))
 	return nil
+}
+
+// sharesAudit says whether an audit shares pagelock.Audit with the other
+// audits, running beside them, or holds it alone. Lighthouse 12's
+// accessibility, best-practices and seo gatherers (DevtoolsLog,
+// Accessibility, Stacks, FullPageScreenshot …) send every command on the
+// audited tab's own session, and the emulation, the (simulated) throttling
+// and the navigation they set are that tab's; with disableStorageReset the
+// browser-wide cache and storage resets are skipped. Performance adds the
+// Trace and BFCacheFailures gatherers: tracing is browser-wide, and a
+// second run's CPU load would skew the first one's timings, so such an
+// audit runs alone. Tabs behind others still take turns at the front
+// (Page.HoldFront).
+func sharesAudit(req mcp.CallToolRequest) []pagelock.Key {
+	if slices.Contains(req.GetStringSlice("categories", nil), "performance") {
+		return nil
+	}
+	return []pagelock.Key{pagelock.Audit}
 }
 
 // holdTracing takes the tracing resource for an audit that scores

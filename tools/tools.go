@@ -198,7 +198,12 @@ type tool struct {
 	// resources are browser-wide keys the tool holds besides its page, such
 	// as pagelock.Tracing: taken in page mode too, in canonical order.
 	resources []pagelock.Key
-	handle    func(ctx context.Context, c *call) error
+	// shares, if set, names those of resources the call holds shared with
+	// the other calls that share them (pagelock.WithShared), from its
+	// arguments: lighthouse_audit shares pagelock.Audit unless it scores
+	// performance.
+	shares func(req mcp.CallToolRequest) []pagelock.Key
+	handle func(ctx context.Context, c *call) error
 }
 
 // call is one tool call as the handler sees it.
