@@ -256,10 +256,10 @@ func (l *Locker) queueAll(w *waiter) (err error) {
 			full = f
 			return &BusyError{Key: s.key, Queued: mine, Max: l.maxQueue, PerAgent: w.agent != ""}
 		}
-		if (f.agent != w.agent || others) && l.mode == PerPage && slices.Contains(w.noWait, s.key) {
+		if (f.heldByOther(w.agent) || others) && l.mode == PerPage && slices.Contains(w.noWait, s.key) {
 			f.st.busy++
 			full = f
-			return &HeldError{Key: s.key, Holder: f.owner}
+			return &HeldError{Key: s.key, Holder: f.holder()}
 		}
 	}
 	now := monoNow()
@@ -273,7 +273,7 @@ func (l *Locker) queueAll(w *waiter) (err error) {
 			continue
 		}
 		s.queued = true
-		s.holder = s.f.owner
+		s.holder = s.f.holder()
 		s.f.push(s)
 		w.pending++
 	}

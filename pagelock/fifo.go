@@ -40,14 +40,10 @@ type fifo struct {
 	rr     bool        // agents take turns (Global mode); else strict FIFO
 
 	mu          sync.Mutex
-	held        bool
-	holders     int      // the calls that hold f: 1, or more when they share it
-	shared      bool     // the holders share f
-	owners      []string // the owner names of the sharers, in order of grant
-	owner       string   // the holder's owner name, the sharers' joined; "" when free
-	agent       string   // the holder's agent; "" when free or unnamed
-	since       instant  // when the holder got the lock
-	head, tail  *slot    // the queue, first arrival at head
+	holds       []hold  // the calls holding f, in order of grant: none when free, more than one when they share it
+	shared      bool    // the holders share f
+	since       instant // when the first holder got the lock
+	head, tail  *slot   // the queue, first arrival at head
 	queued      int
 	groups      map[string]*group // the queue by agent; agents without waiters drop out
 	first, last *group            // the agents with waiters, next turn first
@@ -68,6 +64,12 @@ type counters struct {
 	acquired, timeouts, busy, cancelled uint64
 	waitTotal, holdTotal, maxWait       time.Duration
 	maxHolders                          int
+}
+
+// hold is one call's hold on a fifo.
+type hold struct {
+	owner string // its owner name (WithOwner)
+	agent string // its agent (WithAgent); "" when unnamed
 }
 
 // closedFifo marks a closed key in Locker.locks. It is never locked.
@@ -138,7 +140,7 @@ func (f *fifo) abandon(s *slot, why reason, now instant) (holder string, heldFor
 	}
 	f.remove(s)
 	f.admitSharers(now) // s may have been the one the sharers behind it waited for
-	return f.owner, now.Sub(f.since), true
+	return f.holder(), now.Sub(f.since), true
 }
 
 // stats returns f's figures at now.
@@ -147,8 +149,8 @@ func (f *fifo) stats(now instant) KeyStats {
 	defer f.mu.Unlock()
 	s := KeyStats{
 		Key:       f.name,
-		Holder:    f.owner,
-		Holders:   f.holders,
+		Holder:    f.holder(),
+		Holders:   len(f.holds),
 		Queued:    f.queued,
 		Acquired:  f.st.acquired,
 		Timeouts:  f.st.timeouts,
@@ -160,7 +162,7 @@ func (f *fifo) stats(now instant) KeyStats {
 
 		MaxHolders: f.st.maxHolders,
 	}
-	if f.held {
+	if f.held() {
 		s.HeldFor = now.Sub(f.since)
 	}
 	for w := f.head; w != nil; w = w.next {
@@ -169,38 +171,51 @@ func (f *fifo) stats(now instant) KeyStats {
 	return s
 }
 
+// held reports whether a call holds f. f.mu must be held.
+func (f *fifo) held() bool { return len(f.holds) > 0 }
+
+// holder is the owner name of f's holder, its sharers' joined with ", ";
+// "" when f is free. f.mu must be held.
+func (f *fifo) holder() string {
+	if len(f.holds) == 1 {
+		return f.holds[0].owner
+	}
+	names := make([]string, len(f.holds))
+	for i, h := range f.holds {
+		names[i] = h.owner
+	}
+	return strings.Join(names, ", ")
+}
+
+// heldByOther reports whether a call of an agent other than agent holds f.
+// f.mu must be held.
+func (f *fifo) heldByOther(agent string) bool {
+	return slices.ContainsFunc(f.holds, func(h hold) bool { return h.agent != agent })
+}
+
 // open reports whether a call could take f now without queuing: f is free,
 // or the call shares it with holders who share it and nobody waits. f.mu
 // must be held.
 func (f *fifo) open(shared bool) bool {
-	return !f.held || (shared && f.shared && f.head == nil)
+	return !f.held() || (shared && f.shared && f.head == nil)
 }
 
 // grant makes owner, of agent, a holder from now: the holder, or one more
 // sharer of a lock held shared. f.mu must be held.
 func (f *fifo) grant(owner, agent string, shared bool, now instant) {
-	if !f.held {
-		f.held, f.shared, f.holders = true, shared, 0
-		f.owner, f.agent, f.since = owner, agent, now
-		f.owners = f.owners[:0]
+	if !f.held() {
+		f.shared, f.since = shared, now
 	}
-	f.holders++
-	f.st.maxHolders = max(f.st.maxHolders, f.holders)
-	if shared {
-		f.owners = append(f.owners, owner)
-		f.owner = strings.Join(f.owners, ", ")
-	}
+	f.holds = append(f.holds, hold{owner, agent})
+	f.st.maxHolders = max(f.st.maxHolders, len(f.holds))
 }
 
 // release ends one hold of owner on f: a sharer leaves, and the last
 // holder hands f on. f.mu must be held.
 func (f *fifo) release(owner string, now instant) {
-	if f.holders > 1 {
-		f.holders--
-		if i := slices.Index(f.owners, owner); i >= 0 {
-			f.owners = slices.Delete(f.owners, i, i+1)
-		}
-		f.owner = strings.Join(f.owners, ", ")
+	if len(f.holds) > 1 {
+		i := slices.IndexFunc(f.holds, func(h hold) bool { return h.owner == owner })
+		f.holds = slices.Delete(f.holds, max(i, 0), max(i, 0)+1)
 		return
 	}
 	f.handoff(now)
@@ -209,14 +224,12 @@ func (f *fifo) release(owner string, now instant) {
 // handoff passes f from its holder to the next waiter, with the sharers
 // right behind a shared one, or frees it. f.mu must be held.
 func (f *fifo) handoff(now instant) {
-	f.holders = 0
-	s := f.next()
+	s := f.next() // before the holds go: next reads whose turn just ended
+	f.holds = f.holds[:0]
 	if s == nil {
-		f.held, f.shared = false, false
-		f.owner, f.agent, f.owners = "", "", f.owners[:0]
+		f.shared = false
 		return
 	}
-	f.held = false
 	g := s.g
 	f.give(s, now)
 	if f.rr && g.n > 0 {
@@ -229,7 +242,7 @@ func (f *fifo) handoff(now instant) {
 // admitSharers hands f to the shared waiters at the head of the queue while
 // f is held shared. f.mu must be held.
 func (f *fifo) admitSharers(now instant) {
-	for f.held && f.shared && f.head != nil && f.head.shared {
+	for f.held() && f.shared && f.head != nil && f.head.shared {
 		f.give(f.head, now)
 	}
 }
@@ -250,7 +263,7 @@ func (f *fifo) next() *slot {
 		return f.head
 	}
 	g := f.first
-	if g.agent == f.agent && g.next != nil {
+	if f.held() && g.agent == f.holds[0].agent && g.next != nil {
 		g = g.next
 	}
 	return g.head

@@ -107,7 +107,7 @@ func waitQueued(t *testing.T, l *Locker, key Key, n int) {
 func state(f *fifo) (held bool, owner string, queued int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.held, f.owner, f.queued
+	return f.held(), f.holder(), f.queued
 }
 
 func TestParseMode(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -215,4 +216,29 @@ func TestSharedStress(t *testing.T) {
 	if s := statsOf(t, l, Audit); s.MaxHolders < 2 {
 		t.Errorf("max holders of audit %d: the sharers never met", s.MaxHolders)
 	}
+}
+
+// TestSharedHeldByOther checks that FailIfHeldByOther sees every sharer:
+// after alice's sharer left the lock to bob's, her call that may not wait
+// behind another agent fails at once, though she was the first sharer.
+func TestSharedHeldByOther(t *testing.T) {
+	l := New(Options{Mode: PerPage})
+	ctx := t.Context()
+	a := mustAcquire(t, shared(WithAgent(ctx, "alice"), "audit a"), l, PageKey(1), Audit)
+	b := mustAcquire(t, shared(WithAgent(ctx, "bob"), "audit b"), l, PageKey(2), Audit)
+	a.Release()
+	bounded, cancel := context.WithTimeout(ctx, time.Minute) // a call that waits fails, not hangs
+	defer cancel()
+	alone := FailIfHeldByOther(WithOwner(WithAgent(bounded, "alice"), "perf"), Audit)
+	_, err := l.Acquire(alone, PageKey(1), Audit)
+	var held *HeldError
+	if !errors.As(err, &held) || held.Holder != "audit b" {
+		t.Fatalf("alice's call while bob shares the lock: %v, want a HeldError naming audit b", err)
+	}
+	b.Release()
+	g, err := l.Acquire(alone, PageKey(1), Audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Release()
 }
