@@ -30,6 +30,20 @@ type Report struct {
 	// RuntimeError is set when Lighthouse could not audit the page, such as
 	// NO_FCP for a page that never painted; the scores are then missing.
 	RuntimeError *RuntimeError
+	// Audits are every audit's result, by id, details kept raw: for
+	// judging one audit (pagemux smoke's --lighthouse-audit) or reading
+	// its figures (budgets).
+	Audits map[string]AuditResult
+}
+
+// AuditResult is one audit as the report gives it.
+type AuditResult struct {
+	Title string
+	// Score is 0 to 1; nil when the audit has none (ScoreDisplayMode:
+	// "notApplicable", "informative", "manual", "error").
+	Score                          *float64
+	ScoreDisplayMode, DisplayValue string
+	Details                        json.RawMessage
 }
 
 // Category is one category's score.
@@ -85,12 +99,13 @@ type lhrCategory struct {
 }
 
 type lhrAudit struct {
-	ID           string          `json:"id"`
-	Title        string          `json:"title"`
-	Description  string          `json:"description"`
-	Score        *float64        `json:"score"`
-	DisplayValue string          `json:"displayValue"`
-	Details      json.RawMessage `json:"details"`
+	ID               string          `json:"id"`
+	Title            string          `json:"title"`
+	Description      string          `json:"description"`
+	Score            *float64        `json:"score"`
+	ScoreDisplayMode string          `json:"scoreDisplayMode"`
+	DisplayValue     string          `json:"displayValue"`
+	Details          json.RawMessage `json:"details"`
 }
 
 // ParseReport reads a Lighthouse JSON report. It does not check the
@@ -121,11 +136,13 @@ func ParseReport(data []byte) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse the lighthouse report's audits: %w", err)
 	}
+	r.Audits = make(map[string]AuditResult, len(audits))
 	for _, m := range audits {
 		var a lhrAudit
 		if err := json.Unmarshal(m.value, &a); err != nil {
 			return nil, fmt.Errorf("parse lighthouse audit %s: %w", m.key, err)
 		}
+		r.Audits[m.key] = AuditResult{Title: a.Title, Score: a.Score, ScoreDisplayMode: a.ScoreDisplayMode, DisplayValue: a.DisplayValue, Details: a.Details}
 		switch {
 		case a.Score == nil:
 		case *a.Score >= 1:

@@ -2,7 +2,6 @@ package smoke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -84,21 +83,10 @@ func (o *Options) sharesAudits() bool {
 	return !slices.Contains(o.auditCategories(), "performance")
 }
 
-// lhRun is one Lighthouse run of a page: the report as pagemux reads it, and
-// the audits' scores and details that smoke judges.
+// lhRun is one Lighthouse run of a page: its report, and where it is kept.
 type lhRun struct {
-	rep    *lighthouse.Report
-	audits map[string]lhrAudit
-	files  LighthouseReport
-}
-
-// lhrAudit is what smoke reads of one audit of Lighthouse's JSON report.
-type lhrAudit struct {
-	Title            string          `json:"title"`
-	Score            *float64        `json:"score"`
-	ScoreDisplayMode string          `json:"scoreDisplayMode"`
-	DisplayValue     string          `json:"displayValue"`
-	Details          json.RawMessage `json:"details"`
+	rep   *lighthouse.Report
+	files LighthouseReport
 }
 
 // audit runs Lighthouse on page n with lighthouse_audit, --lighthouse-runs
@@ -182,13 +170,6 @@ func (k *checker) auditOnce(ctx context.Context, n, i, id int, p *Page) (*lhRun,
 	if r.rep, err = lighthouse.ParseReport(data); err != nil {
 		return nil, err
 	}
-	var lhr struct {
-		Audits map[string]lhrAudit `json:"audits"`
-	}
-	if err := json.Unmarshal(data, &lhr); err != nil {
-		return nil, fmt.Errorf("parse the lighthouse report's audits: %w", err)
-	}
-	r.audits = lhr.Audits
 	if k.shots == "" {
 		r.files = LighthouseReport{} // in the run's temporary directory, gone at its end
 	}
@@ -256,7 +237,7 @@ func (k *checker) judgeAudit(p *Page, runs []*lhRun, id string, min float64, c *
 	var scores []float64
 	mode, title, value := "", id, ""
 	for _, r := range runs {
-		a, ok := r.audits[id]
+		a, ok := r.rep.Audits[id]
 		if !ok {
 			continue
 		}

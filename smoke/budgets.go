@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pagemux/pagemux/lighthouse"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -110,7 +111,7 @@ func firstParty(host, pageHost string, hostnames []string) bool {
 // measureBudget returns the figures b limits, measured in one run's report,
 // keyed "kind/name"; a figure the report lacks (no metrics: Lighthouse
 // could not measure the page) is missing.
-func measureBudget(b *Budget, pageURL string, audits map[string]lhrAudit) (map[string]float64, error) {
+func measureBudget(b *Budget, pageURL string, audits map[string]lighthouse.AuditResult) (map[string]float64, error) {
 	out := map[string]float64{}
 	if len(b.ResourceSizes)+len(b.ResourceCounts) > 0 {
 		reqs, err := networkRequests(audits)
@@ -155,7 +156,7 @@ func measureBudget(b *Budget, pageURL string, audits map[string]lhrAudit) (map[s
 }
 
 // networkRequests reads the rows of the network-requests audit.
-func networkRequests(audits map[string]lhrAudit) ([]networkRequest, error) {
+func networkRequests(audits map[string]lighthouse.AuditResult) ([]networkRequest, error) {
 	a, ok := audits["network-requests"]
 	if !ok || len(a.Details) == 0 {
 		return nil, fmt.Errorf("the Lighthouse report has no network-requests audit to check the budgets' resources against")
@@ -171,7 +172,7 @@ func networkRequests(audits map[string]lhrAudit) ([]networkRequest, error) {
 
 // metricValues reads the metrics audit's figures, by Lighthouse's names
 // (largestContentfulPaint …); none when Lighthouse could not measure.
-func metricValues(audits map[string]lhrAudit) (map[string]float64, error) {
+func metricValues(audits map[string]lighthouse.AuditResult) (map[string]float64, error) {
 	a, ok := audits["metrics"]
 	if !ok {
 		return nil, fmt.Errorf("the Lighthouse report has no metrics audit to check the budgets' timings against")
@@ -206,7 +207,7 @@ func (k *checker) judgeBudgets(p *Page, runs []*lhRun, c *Check) {
 	}
 	measured := map[string][]float64{}
 	for _, r := range runs {
-		m, err := measureBudget(b, p.URL, r.audits)
+		m, err := measureBudget(b, p.URL, r.rep.Audits)
 		if err != nil {
 			c.add(Error, "%v", err)
 			return

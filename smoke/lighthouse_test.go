@@ -140,7 +140,7 @@ func TestSmokeBudgets(t *testing.T) {
 		{"url": "https://tracker.test/t.js", "resourceType": "Script", "transferSize": 1024},
 		{"url": "https://www.a.test/x", "resourceType": "XHR", "transferSize": 512},
 		{"url": "data:image/png;base64,AAAA", "resourceType": "Image", "transferSize": 0}]}`
-	audits := map[string]lhrAudit{
+	audits := map[string]lighthouse.AuditResult{
 		"network-requests": {Details: json.RawMessage(rows)},
 		"metrics":          {Details: json.RawMessage(`{"items": [{"interactive": 1234.5, "cumulativeLayoutShift": 0.01}]}`)},
 	}
@@ -162,7 +162,7 @@ func TestSmokeBudgets(t *testing.T) {
 	if got, _ := measureBudget(b, "https://www.a.test/", audits); got["resourceCounts/third-party"] != 2 {
 		t.Errorf("with firstPartyHostnames www.a.test: third-party %v, want cdn.a.test counted too", got["resourceCounts/third-party"])
 	}
-	if _, err := measureBudget(b, "https://www.a.test/", map[string]lhrAudit{}); err == nil || !strings.Contains(err.Error(), "no network-requests audit") {
+	if _, err := measureBudget(b, "https://www.a.test/", map[string]lighthouse.AuditResult{}); err == nil || !strings.Contains(err.Error(), "no network-requests audit") {
 		t.Errorf("a report without network requests: %v", err)
 	}
 
