@@ -84,7 +84,7 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 		return err
 	}
 	req.TargetID = string(c.page.TargetID)
-	if slices.Contains(req.Categories, "performance") {
+	if scoresPerformance(req.Categories) {
 		release, err := s.holdTracing(ctx, a.Wait)
 		if err != nil {
 			return err
@@ -122,10 +122,16 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 // audit runs alone. Tabs behind others still take turns at the front
 // (Page.HoldFront).
 func sharesAudit(req mcp.CallToolRequest) []pagelock.Key {
-	if slices.Contains(req.GetStringSlice("categories", nil), "performance") {
+	if scoresPerformance(req.GetStringSlice("categories", nil)) { // the default leaves performance out
 		return nil
 	}
 	return []pagelock.Key{pagelock.Audit}
+}
+
+// scoresPerformance says whether an audit of categories scores
+// performance, which records a browser-wide trace.
+func scoresPerformance(categories []string) bool {
+	return slices.Contains(categories, "performance")
 }
 
 // holdTracing takes the tracing resource for an audit that scores
