@@ -68,7 +68,7 @@ func clientCommand(ctx context.Context, dir, name string, args ...string) *exec.
 // process). Both modes attach to the tests' shared Chrome (sharedChrome).
 func TestTypeScriptSDK(t *testing.T) {
 	t.Parallel()
-	dir, bin := clientsDir(t), buildBinary(t)
+	dir, bin := clientsDir(t), pagemuxBinary(t)
 	chrome := sharedChrome(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
@@ -101,7 +101,7 @@ func TestTypeScriptSDK(t *testing.T) {
 // on the tests' shared Chrome (sharedChrome).
 func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
-	dir, bin := clientsDir(t), buildBinary(t)
+	dir, bin := clientsDir(t), pagemuxBinary(t)
 	inspect := func(t *testing.T, args ...string) []byte {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -149,7 +149,7 @@ func TestInspectorCLI(t *testing.T) {
 // PAGEMUX_SOAK=1.
 func TestTeam(t *testing.T) {
 	t.Parallel()
-	dir, bin := clientsDir(t), buildBinary(t)
+	dir, bin := clientsDir(t), pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "team=team-secret-1", "--admin-token", "lead", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")

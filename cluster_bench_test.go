@@ -33,7 +33,7 @@ import (
 func BenchmarkEtcdCallCost(b *testing.B) {
 	etcd := etcdtest.Start(b, 1)
 	chrome := debuggableChrome(b)
-	bin := buildBinary(b)
+	bin := pagemuxBinary(b)
 	url := logSite(b).URL + "/bench"
 	common := []string{"--browser-url=" + chrome, "--lock-mode=page", "--log-level=warn"}
 	local, _ := startHTTPServer(b, bin, common...)

@@ -185,7 +185,7 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 		t.Fatalf("new_page: %s", ans)
 	}
 	pa, pb := a.pageOf(3, url), b.pageOf(3, url)
-	base, _ := startHTTPServer(t, buildBinary(t), append(flags, "--pages=shared")...)
+	base, _ := startHTTPServer(t, pagemuxBinary(t), append(flags, "--pages=shared")...)
 	c := mcptest.HTTPClient(t, base+"/mcp", nil, "")
 	list, _ := callTool(t, c, "list_pages", nil)
 	mc := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(url)).FindStringSubmatch(list)

@@ -32,7 +32,7 @@ import (
 func TestClusterScript(t *testing.T) {
 	t.Parallel()
 	port := freePortRun(t, 12)
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	start := time.Now()
 	cmd := exec.Command("./scripts/cluster", "--port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "PAGEMUX_BIN="+bin, "PAGEMUX_ETCD="+etcdtest.Binary(t))

@@ -123,7 +123,7 @@ func cancelLongCall(t *testing.T, cs *sdk.ClientSession, base, secret string, pa
 // and the call ended with its request, so its page is free at once.
 func TestGoSDKStatelessCancel(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
@@ -259,7 +259,7 @@ func (l *wireLog) progressOf(token string) map[string][]float64 {
 func TestGoSDKSessionProgress(t *testing.T) {
 	t.Parallel()
 	const progressCallMS = 10_000
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
@@ -328,7 +328,7 @@ func TestGoSDKSessionProgress(t *testing.T) {
 // call, which the bridge carries by ending that call's HTTP request.
 func TestGoSDKJoinStateless(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "joiner=joiner-secret-1", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")

@@ -84,7 +84,7 @@ func startHTTPCommand(t testing.TB, cmd *exec.Cmd, addr string) (string, *locked
 // the token gets 401, and SIGTERM ends it.
 func TestHTTPBinary(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "sub=sub-secret-2", "--lock-mode=page", "--log-level=warn")
@@ -251,7 +251,7 @@ func TestHTTPFlags(t *testing.T) {
 // bridge's HTTP requests: 8 bursts of 11 calls, 30 with PAGEMUX_SOAK=1.
 func TestJoinBinary(t *testing.T) {
 	t.Parallel()
-	dir, bin := clientsDir(t), buildBinary(t)
+	dir, bin := clientsDir(t), pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, _ := startHTTPServer(t, bin, "--auth-token", "agents=agents-secret", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
@@ -273,7 +273,7 @@ func TestJoinBinary(t *testing.T) {
 func TestJoinBridgesInParallel(t *testing.T) {
 	t.Parallel()
 	const longMS = 5000
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "bridge1=bridge-secret-1", "--auth-token", "bridge2=bridge-secret-2",

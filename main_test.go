@@ -89,7 +89,7 @@ func TestParseFlags(t *testing.T) {
 // Chrome of its own.
 func TestStdioBinary(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	chrome := sharedChrome(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Stdio</title><button onclick="this.textContent='clicked'">Press</button>`)
@@ -169,7 +169,7 @@ func TestHelpAndVersion(t *testing.T) {
 // its temporary profile.
 func TestExitOnStdinClose(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "--log-level=debug")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
@@ -209,15 +209,15 @@ func TestExitOnStdinClose(t *testing.T) {
 }
 
 var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
+	pagemuxOnce sync.Once
+	pagemuxBin  string
+	pagemuxErr  error
 )
 
 // binName is the name the test binary answers to as pagemux (TestMain).
 const binName = "pagemux"
 
-// buildBinary returns the pagemux binary the tests run: this test binary,
+// pagemuxBinary returns the pagemux the tests run: this test binary,
 // linked as binName, whose TestMain then runs pagemux's main, the code go
 // build would link into bin/pagemux. It was built with the tests' flags
 // (-race when they run with it: a data race in pagemux fails its test
@@ -225,35 +225,35 @@ const binName = "pagemux"
 // CPU-s (the link of a -race binary), seconds before the first test could
 // start. A hard link, where the filesystem allows one, so that pagemux
 // sees itself as binName (os.Executable); else a symlink.
-func buildBinary(t testing.TB) string {
+func pagemuxBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	pagemuxOnce.Do(func() {
 		self, err := os.Executable()
 		if err != nil {
-			buildErr = err
+			pagemuxErr = err
 			return
 		}
 		dir, err := os.MkdirTemp("", "pagemux-bin")
 		if err != nil {
-			buildErr = err
+			pagemuxErr = err
 			return
 		}
-		builtBin = filepath.Join(dir, binName)
-		if os.Link(self, builtBin) != nil {
-			if err := os.Symlink(self, builtBin); err != nil {
-				buildErr = fmt.Errorf("link the test binary as %s: %v", builtBin, err)
+		pagemuxBin = filepath.Join(dir, binName)
+		if os.Link(self, pagemuxBin) != nil {
+			if err := os.Symlink(self, pagemuxBin); err != nil {
+				pagemuxErr = fmt.Errorf("link the test binary as %s: %v", pagemuxBin, err)
 			}
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if pagemuxErr != nil {
+		t.Fatal(pagemuxErr)
 	}
-	return builtBin
+	return pagemuxBin
 }
 
 // Started on a terminal, pagemux says what it is instead of sitting silent.
 func TestTerminalHint(t *testing.T) {
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Fatalf("this test needs script(1) from util-linux to get a terminal: %v", err)
@@ -270,7 +270,7 @@ func TestTerminalHint(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	// Started as binName (buildBinary), this binary is pagemux: its flags
+	// Started as binName (pagemuxBinary), this binary is pagemux: its flags
 	// are pagemux's, not the tests'.
 	if filepath.Base(os.Args[0]) == binName {
 		main()
@@ -280,8 +280,8 @@ func TestMain(m *testing.M) {
 	if shared.stop != nil {
 		shared.stop()
 	}
-	if builtBin != "" {
-		os.RemoveAll(filepath.Dir(builtBin))
+	if pagemuxBin != "" {
+		os.RemoveAll(filepath.Dir(pagemuxBin))
 	}
 	os.Exit(code)
 }
@@ -315,7 +315,7 @@ type server struct {
 // startServer starts pagemux with TMPDIR=tmp and initializes the session.
 func startServer(t *testing.T, tmp string, flags ...string) *server {
 	t.Helper()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--log-level=debug"}, flags...)...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)

@@ -41,7 +41,7 @@ func callTool(t *testing.T, c *client.Client, tool string, args map[string]any) 
 // do, and no answer shows what it tried to read.
 func TestURLPolicyAttacksHTTP(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		to := r.URL.Query().Get("to")
@@ -146,7 +146,7 @@ func TestURLPolicyAttacksHTTP(t *testing.T) {
 // refuses file: URLs, had the navigation fail with ERR_BLOCKED_BY_CLIENT.
 func TestURLPolicyStdioFiles(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	chrome := debuggableChrome(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "local.html")

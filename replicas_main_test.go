@@ -37,7 +37,7 @@ func TestReplicasShareAgents(t *testing.T) {
 		fmt.Fprintf(w, "<title>%s</title><p>%s<script>console.log('hello from %s'); fetch('/x?from=%s')</script>", r.URL.Path, r.URL.Path, r.URL.Path, r.URL.Path)
 	}))
 	defer site.Close()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	flags := []string{"--browser-url=" + chrome, "--etcd=" + strings.Join(etcd.Endpoints(), ","), "--lease-ttl=2s",
 		"--auth-token", "alice=alice-secret-1", "--auth-token", "bob=bob-secret-1", "--log-level=warn"}
 	replica := func() (string, *exec.Cmd) {

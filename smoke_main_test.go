@@ -23,7 +23,7 @@ import (
 // is left behind.
 func smokeBinary(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	bin := buildBinary(t)
+	bin := pagemuxBinary(t)
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

@@ -38,7 +38,7 @@ func TestNormalUser(t *testing.T) {
 	}
 	// The binary and TMPDIR where that user reaches them.
 	bin := filepath.Join(dir, "pagemux")
-	copyFile(t, buildBinary(t), bin)
+	copyFile(t, pagemuxBinary(t), bin)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
