@@ -170,8 +170,9 @@ func medianCall(ctx context.Context, cfg *config, s *server, name string, args m
 		}
 	}
 	slices.Sort(took)
-	s.log.Info("take_snapshot times", "args", s.cmd.Args[1:min(2, len(s.cmd.Args))], "tool", name, "min_ms", ms(took[0]), "median_ms", ms(took[len(took)/2]), "max_ms", ms(took[len(took)-1]))
-	return ms(took[len(took)/2])
+	median := ms(rank(took, 0.50)) // stats.go
+	s.log.Info("take_snapshot times", "args", s.cmd.Args[1:min(2, len(s.cmd.Args))], "tool", name, "min_ms", ms(took[0]), "median_ms", median, "max_ms", ms(took[len(took)-1]))
+	return median
 }
 
 // countTokens counts o200k_base tokens with peers/tokens.mjs; nil when the
