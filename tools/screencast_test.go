@@ -13,11 +13,11 @@ import (
 )
 
 // probeVideo checks with ffprobe that path is a playable video and returns
-// its codec and the number of frames it decodes.
-func probeVideo(t *testing.T, path string) (codec string, frames int) {
+// its codec, the number of frames it decodes and their size ("320x240").
+func probeVideo(t *testing.T, path string) (codec string, frames int, size string) {
 	t.Helper()
 	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
-		"-show_entries", "stream=codec_type,codec_name,nb_read_frames", "-of", "default=noprint_wrappers=1", path).CombinedOutput()
+		"-show_entries", "stream=codec_type,codec_name,nb_read_frames,width,height", "-of", "default=noprint_wrappers=1", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ffprobe %s: %v\n%s", path, err, out)
 	}
@@ -30,13 +30,24 @@ func probeVideo(t *testing.T, path string) (codec string, frames int) {
 		t.Fatalf("%s has no video stream: %s", path, out)
 	}
 	frames, _ = strconv.Atoi(fields["nb_read_frames"])
-	return fields["codec_name"], frames
+	return fields["codec_name"], frames, fields["width"] + "x" + fields["height"]
+}
+
+// openSmallPage opens path in a 320x240 window: a screencast records at the
+// page's size, and the default window's 1905x2053 frames cost ffmpeg ~50
+// times as much to decode and encode, for as long as the recording runs
+// (on a loaded machine, minutes of CPU for the tests below).
+func (e *testEnv) openSmallPage(t *testing.T, path string) int {
+	t.Helper()
+	id := e.openPage(t, path)
+	e.ok(t, "resize_page", map[string]any{"pageId": id, "width": 320, "height": 240})
+	return id
 }
 
 func TestScreencastRecordsAVideo(t *testing.T) {
 	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
-	id := e.openPage(t, "/css.html")
+	id := e.openSmallPage(t, "/css.html")
 	want := filepath.Join(t.TempDir(), "cast.mp4")
 	// chrome-devtools-mcp writes MP4 whatever the extension asked for.
 	asked := strings.TrimSuffix(want, ".mp4") + ".webm"
@@ -54,9 +65,9 @@ func TestScreencastRecordsAVideo(t *testing.T) {
 	if got != "The screencast recording has been stopped and saved to "+want+"." {
 		t.Fatalf("screencast_stop answered:\n%s", got)
 	}
-	codec, frames := probeVideo(t, want)
-	if codec != "h264" || frames <= 1 {
-		t.Fatalf("video %s: codec %s, %d frames; want h264 and more than one frame", want, codec, frames)
+	codec, frames, size := probeVideo(t, want)
+	if codec != "h264" || frames <= 1 || size != "320x240" {
+		t.Fatalf("video %s: codec %s, %d frames of %s; want h264, more than one frame, at the page's 320x240", want, codec, frames, size)
 	}
 	if _, err := os.Stat(asked); err == nil {
 		t.Fatalf("a file was written at %s too", asked)
@@ -71,7 +82,7 @@ func TestScreencastRecordsAVideo(t *testing.T) {
 func TestScreencastDefaultPath(t *testing.T) {
 	t.Parallel()
 	e := sharedEnv(t, pagelock.Global)
-	id := e.openPage(t, "/form.html")
+	id := e.openSmallPage(t, "/form.html")
 	got := e.ok(t, "screencast_start", map[string]any{"pageId": id})
 	_, rest, ok := strings.Cut(got, "will be saved to ")
 	path, _, _ := strings.Cut(rest, ". Use screencast_stop")
@@ -100,7 +111,7 @@ func TestScreencastErrors(t *testing.T) {
 func TestScreencastPageClosed(t *testing.T) {
 	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
-	id := e.openPage(t, "/form.html")
+	id := e.openSmallPage(t, "/form.html")
 	path := filepath.Join(t.TempDir(), "closed.mp4")
 	e.ok(t, "screencast_start", map[string]any{"pageId": id, "filePath": path})
 	p, err := e.b.Page(id)
@@ -141,7 +152,7 @@ func TestScreencastWithoutFFmpeg(t *testing.T) {
 func TestScreencastServerClosed(t *testing.T) {
 	t.Parallel()
 	e := startEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
-	id := e.openPage(t, "/form.html")
+	id := e.openSmallPage(t, "/form.html")
 	path := filepath.Join(t.TempDir(), "server.mp4")
 	e.ok(t, "screencast_start", map[string]any{"pageId": id, "filePath": path})
 	p, err := e.b.Page(id)
@@ -182,7 +193,7 @@ func TestScreencastUnwritablePath(t *testing.T) {
 func TestScreencastWithDialog(t *testing.T) {
 	t.Parallel()
 	e := sharedEnv(t, pagelock.PerPage)
-	id := e.openPage(t, "/form.html")
+	id := e.openSmallPage(t, "/form.html")
 	path := filepath.Join(t.TempDir(), "dialog.mp4")
 	e.ok(t, "screencast_start", map[string]any{"pageId": id, "filePath": path})
 	mustContain(t, e.ok(t, "click", map[string]any{"pageId": id, "uid": e.uid(t, id, `button "Alert"`)}), "# Open dialog")
