@@ -791,8 +791,8 @@ func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
 // A launched Chrome gets a moment to exit after Browser.close (so that a kept
 // profile is saved); past it, its process group is killed. Close waits for
 // Chrome to exit and removes its temporary profile before it returns; it takes
-// at most about a second for a launched Chrome, a few for an attached one. A
-// second Close returns at once.
+// at most about a second for a launched Chrome. On an attached one it waits
+// for its tabs to be gone, at most 5 s. A second Close returns at once.
 func (b *Browser) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -823,10 +823,19 @@ func (b *Browser) Close() error {
 	}
 	if b.cfg.Attaches() {
 		b.contexts.closeAll()
-		ctx, cancel := context.WithTimeout(l.rootCtx, 2*time.Second)
+		ctx, cancel := context.WithTimeout(l.rootCtx, 5*time.Second)
 		defer cancel()
 		for _, p := range owned {
 			_, _ = chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID})
+		}
+		// Chrome answers closeTarget before the tab is gone: wait for the
+		// tabs to be destroyed, so that whoever lists that Chrome's tabs
+		// once pagemux has exited finds none of pagemux's.
+		for _, p := range owned {
+			select {
+			case <-p.closed:
+			case <-ctx.Done():
+			}
 		}
 	} else {
 		l.chrome.quit()
