@@ -24,6 +24,7 @@ import (
 
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/metrics"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/policy"
@@ -402,6 +403,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
 		MaxTasks: c.maxTasks})
 	defer srv.Close()
+	defer lighthouse.CloseIdle() // the audits' node runners that wait for another
 	if shared != nil {
 		m.Gauge("etcd_fallback_local", "With --etcd and --etcd-fallback=local, 1 while calls are served on this process's locks alone because etcd is unavailable.", func() float64 {
 			if srv.ClusterFallback() {

@@ -22,7 +22,6 @@
 package lighthouse
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,8 +31,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // EnvDir names the environment variable that points at the lighthouse
@@ -189,9 +186,10 @@ type line struct {
 }
 
 // Run audits the tab and returns the report read back from JSONPath. It
-// returns when the runner has exited: when ctx ends or the Timeout passes,
-// it kills the runner's whole process group first. It does not lock
-// anything, and it does not check that the paths are safe to write.
+// returns once the audit is over: when ctx ends or the Timeout passes, it
+// kills the runner's whole process group first. The runner of an audit that
+// ended well serves the next one (worker.go). It does not lock anything, and
+// it does not check that the paths are safe to write.
 func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -205,96 +203,60 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, ErrHung)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, r.Node, filepath.Join(r.Dir, "runner.mjs"))
-	cmd.Dir = r.Dir
-	cmd.Stdin = bytes.NewReader(in)
-	stderr := &tail.Buffer{Size: 2 << 10}
-	cmd.Stderr = stderr
-	out := &lines{progress: req.Progress}
-	cmd.Stdout = out
-	inGroup(cmd)
-	// The pipes close when the group dies; this bounds the wait if a stray
-	// process kept them open.
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", r.Node, err)
-	}
-	waitErr := cmd.Wait()
-	out.flush()
-	done, runErr := out.done, out.err
-	switch {
-	case context.Cause(runCtx) == ErrHung && ctx.Err() == nil:
-		return nil, fmt.Errorf("%w: no result after %s, so pagemux killed it; the page may never finish loading: reload it, or audit it with mode \"snapshot\"", ErrHung, timeout)
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case runErr != "":
-		return nil, fmt.Errorf("lighthouse failed: %s", runErr)
-	case waitErr != nil || done == nil:
-		msg := stderr.String()
-		if msg == "" {
-			msg = "no output"
-		}
-		return nil, fmt.Errorf("lighthouse runner exited without a result (%v): %s", waitErr, msg)
-	}
-	data, err := os.ReadFile(req.JSONPath)
+	in = append(in, '\n')
+	w, err := r.worker()
 	if err != nil {
-		return nil, fmt.Errorf("read the lighthouse report: %w", err)
+		return nil, err
 	}
-	return ParseReport(data)
-}
-
-// lines reads what the runner writes on stdout, line by line: it relays
-// progress and keeps the runner's last word, the done object or the error it
-// reported. os/exec writes to it from one goroutine.
-type lines struct {
-	progress func(string)
-	buf      []byte
-	done     json.RawMessage
-	err      string
-}
-
-// maxLine bounds a line; a longer one is dropped, not kept growing.
-const maxLine = 1 << 20
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.buf = append(l.buf, p...)
+	if _, err := w.stdin.Write(in); err != nil {
+		// An idle worker that died since: a new one takes the request.
+		w.stop()
+		if w, err = r.startWorker(); err != nil {
+			return nil, err
+		}
+		if _, err := w.stdin.Write(in); err != nil {
+			w.stop()
+			return nil, fmt.Errorf("write the request to the lighthouse runner: %w (%s)", err, w.stderr.String())
+		}
+	}
+	hung := time.NewTimer(timeout)
+	defer hung.Stop()
 	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
+		select {
+		case <-ctx.Done():
+			w.stop()
+			return nil, ctx.Err()
+		case <-hung.C:
+			w.stop()
+			return nil, fmt.Errorf("%w: no result after %s, so pagemux killed it; the page may never finish loading: reload it, or audit it with mode \"snapshot\"", ErrHung, timeout)
+		case m, ok := <-w.lines:
+			switch {
+			case !ok:
+				<-w.exited
+				msg := w.stderr.String()
+				if msg == "" {
+					msg = "no output"
+				}
+				return nil, fmt.Errorf("lighthouse runner exited without a result (%v): %s", w.waitErr, msg)
+			case m.Progress != "":
+				if req.Progress != nil {
+					req.Progress(m.Progress)
+				}
+			case m.Error != "":
+				w.stop()
+				return nil, fmt.Errorf("lighthouse failed: %s", m.Error)
+			case m.Done != nil:
+				r.release(w)
+				data, err := os.ReadFile(req.JSONPath)
+				if err != nil {
+					return nil, fmt.Errorf("read the lighthouse report: %w", err)
+				}
+				return ParseReport(data)
+			}
 		}
-		l.line(l.buf[:i])
-		l.buf = l.buf[i+1:]
 	}
-	if len(l.buf) > maxLine {
-		l.buf = l.buf[:0]
-	}
-	return len(p), nil
 }
 
-// flush handles a last line without a newline.
-func (l *lines) flush() {
-	if len(l.buf) > 0 {
-		l.line(l.buf)
-		l.buf = nil
-	}
-}
-
-func (l *lines) line(b []byte) {
-	var m line
-	if json.Unmarshal(b, &m) != nil {
-		return // not ours: a dependency that printed to stdout
-	}
-	switch {
-	case m.Progress != "":
-		if l.progress != nil {
-			l.progress(m.Progress)
-		}
-	case m.Error != "":
-		l.err = m.Error
-	case m.Done != nil:
-		l.done = m.Done
-	}
-}
+// maxLine bounds a line of the runner's; a longer one ends what is read of
+// it.
+const maxLine = 1 << 20

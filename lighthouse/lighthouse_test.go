@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -206,7 +207,7 @@ func TestRunRequest(t *testing.T) {
 	got := filepath.Join(dir, "request.json")
 	report := filepath.Join(dir, "report.json")
 	fixture, _ := filepath.Abs(filepath.Join("testdata", "lhr.json"))
-	r := fakeRunner(t, `cat > `+got+`; cp `+fixture+` `+report+`; echo '{"done":{}}'`)
+	r := fakeRunner(t, `head -n 1 > `+got+`; cp `+fixture+` `+report+`; echo '{"done":{}}'`)
 	rep, err := r.Run(t.Context(), Request{Endpoint: "ws://127.0.0.1:1/devtools/browser/x", TargetID: "T1", Mode: Snapshot,
 		Device: "mobile", Categories: []string{"seo"}, JSONPath: report, HTMLPath: "r.html", MaxWaitForLoad: 2 * time.Second})
 	if err != nil {
@@ -216,9 +217,44 @@ func TestRunRequest(t *testing.T) {
 		t.Errorf("report: %+v", rep)
 	}
 	b, _ := os.ReadFile(got)
-	want := `{"endpoint":"ws://127.0.0.1:1/devtools/browser/x","targetId":"T1","mode":"snapshot","device":"mobile","categories":["seo"],"jsonPath":"` + report + `","htmlPath":"r.html","maxWaitForLoad":2000}`
+	want := `{"endpoint":"ws://127.0.0.1:1/devtools/browser/x","targetId":"T1","mode":"snapshot","device":"mobile","categories":["seo"],"jsonPath":"` + report + `","htmlPath":"r.html","maxWaitForLoad":2000}` + "\n"
 	if string(b) != want {
 		t.Errorf("request\n%s\nwant\n%s", b, want)
+	}
+}
+
+// A runner that answered well takes the next audit: node and Lighthouse
+// load once. One that failed is not used again, and the next audit gets a
+// new one.
+func TestRunReusesRunner(t *testing.T) {
+	dir := t.TempDir()
+	pids, report := filepath.Join(dir, "pids"), filepath.Join(dir, "report.json")
+	fixture, _ := filepath.Abs(filepath.Join("testdata", "lhr.json"))
+	// A request naming target "fail" fails, and the runner exits, as
+	// runner.mjs does.
+	r := fakeRunner(t, `while read -r req; do
+	echo $$ >> `+pids+`
+	case "$req" in *'"targetId":"fail"'*) echo '{"error":"no tab"}'; exit 1;; esac
+	cp `+fixture+` `+report+`; echo '{"progress":"Auditing"}'; echo '{"done":{}}'
+done
+`)
+	audit := func(target string) error {
+		var progress []string
+		_, err := r.Run(t.Context(), Request{TargetID: target, JSONPath: report, Progress: func(m string) { progress = append(progress, m) }})
+		if err == nil && !slices.Equal(progress, []string{"Auditing"}) {
+			t.Errorf("progress of %s: %q", target, progress)
+		}
+		return err
+	}
+	for _, target := range []string{"a", "b", "fail", "c", "d"} {
+		if err := audit(target); (err != nil) != (target == "fail") {
+			t.Fatalf("audit of %s: %v", target, err)
+		}
+	}
+	b, _ := os.ReadFile(pids)
+	got := strings.Fields(string(b))
+	if len(got) != 5 || got[0] != got[1] || got[1] != got[2] || got[3] == got[2] || got[3] != got[4] {
+		t.Fatalf("runner pids of audits a, b, fail, c, d: %q; want a, b and fail on one, c and d on a new one", got)
 	}
 }
 

@@ -1,7 +1,10 @@
 // runner.mjs runs Lighthouse against one tab of a running Chrome, for pagemux.
 //
-// pagemux (lighthouse/lighthouse.go) starts it as `node runner.mjs`, writes one
-// JSON request on stdin and reads JSON lines from stdout:
+// pagemux (lighthouse/lighthouse.go) starts it as `node runner.mjs`, writes a
+// JSON request a line on stdin and reads JSON lines from stdout; the audits
+// run one after another, each answered by its done or error line, and the
+// runner exits at the end of stdin (lighthouse/worker.go). After an error it
+// exits at once, so that no state of a failed audit meets the next one:
 //
 //   request:  {"endpoint": "http://127.0.0.1:PORT" | "ws://…/devtools/browser/…",
 //              "targetId": "…", "mode": "navigation" | "snapshot",
@@ -20,6 +23,7 @@
 // own DevTools session on the tab; it is cleared below, and again by Chrome
 // when that session detaches.
 import fs from 'node:fs/promises';
+import readline from 'node:readline';
 import {navigation, snapshot} from 'lighthouse';
 import desktopConfig from 'lighthouse/core/config/desktop-config.js';
 import log from 'lighthouse-logger';
@@ -27,10 +31,12 @@ import puppeteer from 'puppeteer-core';
 
 const emit = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');
 
-async function readRequest() {
-  const chunks = [];
-  for await (const c of process.stdin) chunks.push(c);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+// requests yields the requests written on stdin, a JSON object a line.
+async function* requests() {
+  const lines = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
+  for await (const line of lines) {
+    if (line.trim()) yield JSON.parse(line);
+  }
 }
 
 // options turns the request into Lighthouse's config and flags. The device
@@ -120,10 +126,8 @@ async function undoEmulation(page) {
   }
 }
 
-async function main() {
-  const req = await readRequest();
-  log.setLevel('info');
-  log.events.on('status', ([, message]) => emit({progress: message}));
+// audit runs one request and returns the URL Lighthouse audited.
+async function audit(req) {
   const browser = await connect(req);
   try {
     const page = await findPage(browser, req.targetId);
@@ -146,9 +150,17 @@ async function main() {
     if (!result) throw new Error('Lighthouse returned no result');
     const [json, html] = result.report;
     await Promise.all([fs.writeFile(req.jsonPath, json), fs.writeFile(req.htmlPath, html)]);
-    emit({done: {url: result.lhr.finalDisplayedUrl}});
+    return result.lhr.finalDisplayedUrl;
   } finally {
     await browser.disconnect().catch(() => {});
+  }
+}
+
+async function main() {
+  log.setLevel('info');
+  log.events.on('status', ([, message]) => emit({progress: message}));
+  for await (const req of requests()) {
+    emit({done: {url: await audit(req)}});
   }
 }
 

@@ -165,6 +165,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	prog.status("starting Chrome")
 	b := browser.New(bc)
 	defer b.Close()
+	defer lighthouse.CloseIdle() // the audits' node runners, before Chrome closes
 	if len(o.Headers) > 0 {
 		var rules []browser.OriginHeaders
 		for _, origin := range siteOrigins(o) {

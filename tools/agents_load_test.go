@@ -47,7 +47,7 @@ func markedPage(agent, step int) string {
 var agentMark = regexp.MustCompile(`agent-(\d+)`)
 
 // TestAgentsLoadOwnDocuments: four agents, each with a token of its own, at
-// once in page mode with owned pages: each navigates its page 6 times (50
+// once in page mode with owned pages: each navigates its page 4 times (50
 // with PAGEMUX_SOAK=1) to a
 // document naming it and the step, and snapshots it, all without pageId (on
 // its own selected page). No snapshot may show another agent's document,
@@ -55,7 +55,7 @@ var agentMark = regexp.MustCompile(`agent-(\d+)`)
 func TestAgentsLoadOwnDocuments(t *testing.T) {
 	t.Parallel()
 	const agentsN = 4
-	steps := soak.N(6, 50)
+	steps := soak.N(4, 50)
 	names := []string{"load0", "load1", "load2", "load3"}
 	e := newTokenEnv(t, pagelock.PerPage, names...)
 	clients := make([]*client.Client, agentsN)

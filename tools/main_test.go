@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
+	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 	"go.uber.org/goleak"
@@ -57,6 +58,7 @@ func TestMain(m *testing.M) {
 		e.close()
 	}
 	closeLeases() // lease_test.go
+	lighthouse.CloseIdle()
 	testSite.Close()
 	if code == 0 {
 		// Every server, browser and call of the tests is done: no goroutine
