@@ -422,6 +422,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		st := shared.Locks.Stats
 		m.Counter("etcd_leases_granted_total", "With --etcd, leases etcd granted this process (one more after each loss).", func() float64 { return float64(st().LeasesGranted) })
 		m.Counter("etcd_lease_losses_total", "With --etcd, leases lost while in use: the locks held under them were lost.", func() float64 { return float64(st().LeasesLost) })
+		m.WatchRegistry(shared.Locks.RegistrySize)
 		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
