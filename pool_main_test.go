@@ -15,6 +15,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pagemux/pagemux/internal/etcdtest"
+	"github.com/pagemux/pagemux/internal/mcptest"
 )
 
 // devToolsTab is a tab as Chrome's /json/list shows it.
@@ -200,5 +203,117 @@ func TestBrowserPool(t *testing.T) {
 	}
 	if id := idOf(t, mustCall(t, c, "list_pages", nil), "/p5"); slices.Contains(slices.Collect(maps.Values(ids)), id) {
 		t.Errorf("the new page took id %d, an id of the pool's before", id)
+	}
+}
+
+// TestBrowserPoolReplicas: two HTTP replicas with --etcd, each told the same
+// pool of two Chromes, behave as one server on it. Each places a new page on
+// the Chrome with the fewest pages, counting the other's too, except that an
+// agent's pages (each agent in a browser context of its own, the default)
+// stay on the Chrome of its first, whichever replica opens them; both list
+// an agent's pages under the same ids, unique across the pool; a page on
+// either Chrome answers through either replica. A Chrome of the pool
+// SIGKILLed fails its pages' calls on both replicas with the closed-page
+// text, its pages leave both lists and the shared registry
+// (pagemux_etcd_registry_entries), and the other Chrome serves on.
+func TestBrowserPoolReplicas(t *testing.T) {
+	t.Parallel()
+	etcd := etcdtest.Start(t, 1)
+	urlA := debuggableChrome(t)
+	urlB, stopB, err := startDebuggableChrome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopB)
+	site := pathSite(t)
+	bin := pagemuxBinary(t)
+	flags := []string{"--browser-url=" + urlA, "--browser-url=" + urlB, "--etcd=" + strings.Join(etcd.Endpoints(), ","), "--lease-ttl=2s",
+		"--lock-mode=page", "--auth-token", "alice=alice-secret-1", "--auth-token", "bob=bob-secret-1", "--log-level=warn"}
+	base1, _ := startHTTPServer(t, bin, flags...)
+	base2, _ := startHTTPServer(t, bin, flags...)
+	as := func(base, secret string) *client.Client {
+		return mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer " + secret}, "")
+	}
+	alice1, alice2 := as(base1, "alice-secret-1"), as(base2, "alice-secret-1")
+	bob1, bob2 := as(base1, "bob-secret-1"), as(base2, "bob-secret-1")
+	chromes := []string{urlA, urlB}
+	// Both replicas attach before the first page: then each Chrome has its
+	// own first tab and one of each replica, three, and the counts tie.
+	mustCall(t, bob1, "list_pages", nil)
+	mustCall(t, bob2, "list_pages", nil)
+	waitFor(t, "three tabs on each Chrome", func() bool { return len(chromeTabs(t, urlA)) == 3 && len(chromeTabs(t, urlB)) == 3 })
+
+	steps := []struct {
+		c      *client.Client
+		path   string
+		chrome int
+		why    string
+	}{
+		{alice1, "/a1", 0, "3 pages each: the first given"},
+		{bob2, "/b1", 1, "the one with the fewest pages, counting replica 1's"},
+		{alice2, "/a2", 0, "beside alice's first page, opened through the other replica"},
+		{alice1, "/a3", 0, "beside alice's pages, though it has more"},
+		{bob1, "/b2", 1, "beside bob's page"},
+	}
+	for _, s := range steps {
+		mustCall(t, s.c, "new_page", map[string]any{"url": site.URL + s.path})
+		if got := onChrome(t, chromes, s.path); got != s.chrome {
+			t.Errorf("page %s is on Chrome %d, want %d: %s", s.path, got, s.chrome, s.why)
+		}
+	}
+	listA1, listA2 := mustCall(t, alice1, "list_pages", nil), mustCall(t, alice2, "list_pages", nil)
+	ids := map[string]int{}
+	for _, p := range []string{"/a1", "/a2", "/a3"} {
+		if id1, id2 := idOf(t, listA1, p), idOf(t, listA2, p); id1 != id2 {
+			t.Errorf("alice's page %s is %d on replica 1 and %d on replica 2", p, id1, id2)
+		}
+		ids[p] = idOf(t, listA1, p)
+	}
+	listB := mustCall(t, bob1, "list_pages", nil)
+	for _, p := range []string{"/b1", "/b2"} {
+		ids[p] = idOf(t, listB, p)
+	}
+	if n := len(slices.Compact(slices.Sorted(maps.Values(ids)))); n != 5 {
+		t.Errorf("five pages of two Chromes got ids %v, want five distinct", ids)
+	}
+	for _, c := range []*client.Client{bob1, bob2} {
+		if got := mustCall(t, c, "evaluate_script", map[string]any{"pageId": ids["/b1"], "function": "() => location.pathname"}); !strings.Contains(got, "/b1") {
+			t.Errorf("bob's page on Chrome B: %s", got)
+		}
+	}
+	registry := func() (pages, agents int) {
+		m, err := mcptest.ScrapeMetrics(base2+"/metrics", "alice-secret-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := m.Find("pagemux_etcd_registry_entries", "kind", "pages")
+		a, _ := m.Find("pagemux_etcd_registry_entries", "kind", "agents")
+		return int(p.Value), int(a.Value)
+	}
+	if pages, agents := registry(); pages != 3+3+5 || agents != 2 {
+		t.Errorf("the registry holds %d pages and %d agents, want the 11 tabs of both Chromes and 2 agents", pages, agents)
+	}
+
+	stopB()
+	for name, c := range map[string]*client.Client{"1": bob1, "2": bob2} {
+		waitFor(t, "bob's pages to leave replica "+name+"'s list", func() bool {
+			list := mustCall(t, c, "list_pages", nil)
+			return !strings.Contains(list, "/b1") && !strings.Contains(list, "/b2")
+		})
+		got, failed := callTool(t, c, "evaluate_script", map[string]any{"pageId": ids["/b1"], "function": "() => 1"})
+		if !failed || !strings.Contains(got, fmt.Sprintf("page %d is gone", ids["/b1"])) {
+			t.Errorf("a call through replica %s on a page of the killed Chrome: %s", name, got)
+		}
+	}
+	waitFor(t, "the killed Chrome's tabs to leave the registry", func() bool {
+		pages, _ := registry()
+		return pages == len(chromeTabs(t, urlA))
+	})
+	if got := mustCall(t, alice2, "evaluate_script", map[string]any{"pageId": ids["/a1"], "function": "() => location.pathname"}); !strings.Contains(got, "/a1") {
+		t.Errorf("alice's page on Chrome A after B was killed: %s", got)
+	}
+	mustCall(t, bob2, "new_page", map[string]any{"url": site.URL + "/b3"})
+	if got := onChrome(t, []string{urlA}, "/b3"); got != 0 {
+		t.Error("bob's new page after Chrome B was killed is not on Chrome A")
 	}
 }
