@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,6 +281,22 @@ func TestBrowserPoolReplicas(t *testing.T) {
 		if got := mustCall(t, c, "evaluate_script", map[string]any{"pageId": ids["/b1"], "function": "() => location.pathname"}); !strings.Contains(got, "/b1") {
 			t.Errorf("bob's page on Chrome B: %s", got)
 		}
+	}
+	// Calls of both replicas on a tab of Chrome B take turns: one lock,
+	// named by B's identity, in etcd.
+	var wg sync.WaitGroup
+	for name, c := range map[string]*client.Client{"r1": bob1, "r2": bob2} {
+		for i := range 3 {
+			wg.Go(func() {
+				mustCall(t, c, "evaluate_script", map[string]any{"pageId": ids["/b2"], "function": fmt.Sprintf(
+					"async () => { (window.calls ??= []).push('%s%d+'); await new Promise(r => setTimeout(r, 100)); window.calls.push('%s%d-') }", name, i, name, i)})
+			})
+		}
+	}
+	wg.Wait()
+	calls := mustCall(t, bob1, "evaluate_script", map[string]any{"pageId": ids["/b2"], "function": "() => window.calls.join(' ')"})
+	if m := regexp.MustCompile(`(r\d\d)\+ (r\d\d)-`).FindAllStringSubmatch(calls, -1); len(m) != 6 || slices.ContainsFunc(m, func(m []string) bool { return m[1] != m[2] }) {
+		t.Errorf("calls of two replicas on a tab of Chrome B overlapped: %s", calls)
 	}
 	registry := func() (pages, agents int) {
 		m, err := mcptest.ScrapeMetrics(base2+"/metrics", "alice-secret-1")

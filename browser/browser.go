@@ -97,9 +97,6 @@ type member struct {
 	url string
 	// launch is the current or last start; nil before. Under Browser.mu.
 	launch *launch
-	// ran says a start of it succeeded once (a pool waits for a member's
-	// first start, not for its restarts: startPool).
-	ran bool
 }
 
 // launch is one start of Chrome, shared by the calls that wait for it.
@@ -196,7 +193,7 @@ func (b *Browser) startMember(ctx context.Context, m *member) error {
 		next.wd.reattach = l != nil && b.cfg.Attaches() && (l.unresponsiveErr() != nil || l.failed() && l.wd.reattach)
 		l = next
 		m.launch = l
-		go b.start(m, l)
+		go b.start(l)
 	}
 	b.mu.Unlock()
 	select {
@@ -210,8 +207,8 @@ func (b *Browser) startMember(ctx context.Context, m *member) error {
 // startPool is Start for a pool: it attaches to every Chrome of it that
 // does not run, and succeeds when one runs. It waits for each Chrome's
 // first attach, so that the first page list shows the pages of all, but
-// for a Chrome that ran and went away (killed, or let go of as
-// unresponsive) only while no other runs: its attach is tried again on
+// for a Chrome whose attach failed or that went away (killed, or let go of
+// as unresponsive) only while no other runs: its attach is tried again on
 // each call, in the background, and a dead Chrome of the pool delays no
 // call on the others.
 func (b *Browser) startPool(ctx context.Context) error {
@@ -229,7 +226,7 @@ func (b *Browser) startPool(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, m := range b.members {
 		b.mu.Lock()
-		background := any && m.ran
+		background := any && m.launch != nil
 		b.mu.Unlock()
 		if background {
 			go func() { _ = b.startMember(context.Background(), m) }() // bounded by startTimeout
@@ -264,8 +261,8 @@ func (l *launch) gone() bool {
 	}
 }
 
-// start runs one launch of m to its end and records the outcome in l.
-func (b *Browser) start(m *member, l *launch) {
+// start runs one launch to its end and records the outcome in l.
+func (b *Browser) start(l *launch) {
 	defer close(l.done)
 	allocCtx, allocCancel, err := b.allocator(l)
 	if err != nil {
@@ -313,9 +310,6 @@ func (b *Browser) start(m *member, l *launch) {
 		return
 	}
 	b.counts.launches.Add(1)
-	b.mu.Lock()
-	m.ran = true
-	b.mu.Unlock()
 	go func() {
 		<-rootCtx.Done()
 		close(l.dead)
