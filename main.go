@@ -11,8 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -693,8 +691,8 @@ func (c *config) urlPolicy(b *browser.Browser) (*policy.Policy, error) {
 		}
 	}
 	for _, u := range append([]string{c.browser.BrowserURL, c.browser.WSEndpoint}, c.browser.Pool...) {
-		if pu, err := url.Parse(u); err == nil && pu.Host != "" {
-			own = append(own, hostPort(pu))
+		if h := browser.HostPort(u); h != "" {
+			own = append(own, h)
 		}
 	}
 	o.Endpoints = func() []string {
@@ -709,16 +707,4 @@ func (c *config) urlPolicy(b *browser.Browser) (*policy.Policy, error) {
 		return nil, fmt.Errorf("--allowed-url or --blocked-url: %w", err)
 	}
 	return p, nil
-}
-
-// hostPort is u's host with its port, the scheme's default if none is given.
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	port := "80"
-	if u.Scheme == "https" || u.Scheme == "wss" {
-		port = "443"
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -87,7 +87,7 @@ func (b *Browser) OwnEndpoints() []string {
 	if b.cfg.Attaches() {
 		var hosts []string
 		for _, m := range b.members {
-			if h := hostPort(m.url); h != "" {
+			if h := HostPort(m.url); h != "" {
 				hosts = append(hosts, h)
 			}
 		}
@@ -107,9 +107,10 @@ func (b *Browser) OwnEndpoints() []string {
 	return []string{l.bridge.addr}
 }
 
-// hostPort is the host:port of the address raw, with its scheme's default
-// port if it gives none; "" when raw is no address.
-func hostPort(raw string) string {
+// HostPort is the host:port of the address raw (http://HOST:PORT, ws://…),
+// with its scheme's default port if it gives none; "" when raw is no
+// address.
+func HostPort(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return ""
