@@ -213,10 +213,10 @@ func (b *Browser) startMember(ctx context.Context, m *member) error {
 // call on the others.
 func (b *Browser) startPool(ctx context.Context) error {
 	b.mu.Lock()
-	all, any := true, false
+	all, one := true, false
 	for _, m := range b.members {
 		up := m.launch != nil && m.launch.ready() && m.launch.unresponsiveErr() == nil
-		all, any = all && up, any || up
+		all, one = all && up, one || up
 	}
 	b.mu.Unlock()
 	if all {
@@ -226,7 +226,7 @@ func (b *Browser) startPool(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, m := range b.members {
 		b.mu.Lock()
-		background := any && m.launch != nil
+		background := one && m.launch != nil
 		b.mu.Unlock()
 		if background {
 			go func() { _ = b.startMember(context.Background(), m) }() // bounded by startTimeout
@@ -243,6 +243,7 @@ func (b *Browser) startPool(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
 func (l *launch) failed() bool {
 	select {
 	case <-l.done:
