@@ -77,9 +77,10 @@ func (c *etcdConfig) check() error {
 }
 
 // open connects to etcd, which need not be up yet: the first call that
-// takes a lock finds out. close revokes this process's lease, freeing its
-// locks at once.
-func (c *etcdConfig) open(log *slog.Logger) (*tools.Cluster, func(), error) {
+// takes a lock finds out; pool hands out the page ids of a pool of browsers
+// from one counter (cluster.Options.OneCounter). close revokes this
+// process's lease, freeing its locks at once.
+func (c *etcdConfig) open(log *slog.Logger, pool bool) (*tools.Cluster, func(), error) {
 	if c.endpoints == "" {
 		return nil, func() {}, nil
 	}
@@ -106,7 +107,7 @@ func (c *etcdConfig) open(log *slog.Logger) (*tools.Cluster, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--etcd %s: %w", c.endpoints, err)
 	}
-	locks := cluster.New(cli, cluster.Options{Prefix: c.prefix, TTL: c.leaseTTL, RequestTimeout: c.dialTimeout, Logger: log})
+	locks := cluster.New(cli, cluster.Options{Prefix: c.prefix, TTL: c.leaseTTL, RequestTimeout: c.dialTimeout, Logger: log, OneCounter: pool})
 	log.Info("sharing locks through etcd", "endpoints", eps, "prefix", c.prefix, "lease_ttl", c.leaseTTL, "fallback", c.fallback)
 	closeFn := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.dialTimeout)

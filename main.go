@@ -11,8 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -194,6 +192,9 @@ type browserFlags struct {
 	headless   bool
 	viewport   string
 	chromeArgs repeated
+	// browserURLs and wsEndpoints are the Chromes to attach to: one, or a
+	// pool (browser.Config.Pool).
+	browserURLs, wsEndpoints repeated
 }
 
 // addBrowserFlags adds the browser flags to fs; they fill in cfg and
@@ -205,8 +206,8 @@ func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *bro
 	fs.BoolVar(isolated, "isolated", true, "use a temporary profile, removed on exit; false keeps ~/.cache/pagemux/chrome-profile")
 	fs.StringVar(&cfg.UserDataDir, "user-data-dir", "", "keep Chrome's profile in `DIR` (implies --isolated=false)")
 	fs.StringVar(&f.viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
-	fs.StringVar(&cfg.BrowserURL, "browser-url", "", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one; that Chrome keeps its DevTools port, which every page it loads can reach (over --http: any agent's page can take the whole browser)")
-	fs.StringVar(&cfg.WSEndpoint, "ws-endpoint", "", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…)")
+	fs.Var(&f.browserURLs, "browser-url", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one; that Chrome keeps its DevTools port, which every page it loads can reach (over --http: any agent's page can take the whole browser). Repeatable: a pool of Chromes, driven as one browser (a new page goes to the one with the fewest pages)")
+	fs.Var(&f.wsEndpoints, "ws-endpoint", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…); repeatable, as --browser-url")
 	fs.IntVar(&cfg.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&cfg.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
@@ -227,8 +228,20 @@ func (f *browserFlags) finish() error {
 		}
 		f.cfg.ViewportWidth, f.cfg.ViewportHeight = wi, hi
 	}
-	if f.cfg.BrowserURL != "" && f.cfg.WSEndpoint != "" {
+	if len(f.browserURLs) > 0 && len(f.wsEndpoints) > 0 {
 		return errors.New("give --browser-url or --ws-endpoint, not both")
+	}
+	attach := append(slices.Clone(f.browserURLs), f.wsEndpoints...)
+	if len(attach) > 0 {
+		if len(f.browserURLs) > 0 {
+			f.cfg.BrowserURL = attach[0]
+		} else {
+			f.cfg.WSEndpoint = attach[0]
+		}
+		f.cfg.Pool = attach[1:]
+	}
+	if i := duplicate(attach); i >= 0 {
+		return fmt.Errorf("the browser %s is given twice: give each Chrome of a pool once", attach[i])
 	}
 	if !*f.isolated && f.cfg.UserDataDir == "" && !f.cfg.Attaches() {
 		dir, err := os.UserCacheDir()
@@ -238,6 +251,17 @@ func (f *browserFlags) finish() error {
 		f.cfg.UserDataDir = filepath.Join(dir, "pagemux", "chrome-profile")
 	}
 	return nil
+}
+
+// duplicate returns the index of the first string of ss given before, -1
+// when none is.
+func duplicate(ss []string) int {
+	for i, s := range ss {
+		if slices.Index(ss, s) < i {
+			return i
+		}
+	}
+	return -1
 }
 
 // smokeUsage heads `pagemux smoke --help`.
@@ -385,7 +409,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	shared, closeShared, err := c.etcd.open(log)
+	shared, closeShared, err := c.etcd.open(log, len(c.browser.Pool) > 0)
 	if err != nil {
 		return err
 	}
@@ -397,6 +421,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		st := shared.Locks.Stats
 		m.Counter("etcd_leases_granted_total", "With --etcd, leases etcd granted this process (one more after each loss).", func() float64 { return float64(st().LeasesGranted) })
 		m.Counter("etcd_lease_losses_total", "With --etcd, leases lost while in use: the locks held under them were lost.", func() float64 { return float64(st().LeasesLost) })
+		m.WatchRegistry(shared.Locks.RegistrySize)
 		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
 	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
@@ -667,9 +692,9 @@ func (c *config) urlPolicy(b *browser.Browser) (*policy.Policy, error) {
 			own = append(own, a)
 		}
 	}
-	for _, u := range []string{c.browser.BrowserURL, c.browser.WSEndpoint} {
-		if pu, err := url.Parse(u); err == nil && pu.Host != "" {
-			own = append(own, hostPort(pu))
+	for _, u := range append([]string{c.browser.BrowserURL, c.browser.WSEndpoint}, c.browser.Pool...) {
+		if h := browser.HostPort(u); h != "" {
+			own = append(own, h)
 		}
 	}
 	o.Endpoints = func() []string {
@@ -684,16 +709,4 @@ func (c *config) urlPolicy(b *browser.Browser) (*policy.Policy, error) {
 		return nil, fmt.Errorf("--allowed-url or --blocked-url: %w", err)
 	}
 	return p, nil
-}
-
-// hostPort is u's host with its port, the scheme's default if none is given.
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	port := "80"
-	if u.Scheme == "https" || u.Scheme == "wss" {
-		port = "443"
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -46,6 +46,13 @@ func TestParseFlags(t *testing.T) {
 		}},
 		{[]string{"--viewport=wide"}, "want WIDTHxHEIGHT", nil},
 		{[]string{"--browser-url=http://127.0.0.1:9222", "--ws-endpoint=ws://x"}, "not both", nil},
+		{[]string{"--browser-url=http://127.0.0.1:9222", "--browser-url=http://127.0.0.1:9223"}, "", func(c *config) string {
+			if c.browser.BrowserURL != "http://127.0.0.1:9222" || !slices.Equal(c.browser.Pool, []string{"http://127.0.0.1:9223"}) {
+				return fmt.Sprintf("a pool of two: %q then %q", c.browser.BrowserURL, c.browser.Pool)
+			}
+			return ""
+		}},
+		{[]string{"--browser-url=http://127.0.0.1:9222", "--browser-url=http://127.0.0.1:9222"}, "given twice", nil},
 		{[]string{"--lock-mod=page"}, "unknown flag --lock-mod: did you mean --lock-mode?", nil},
 		{[]string{"--lock-timeout", "soon"}, `--lock-timeout: invalid value "soon"`, nil},
 		{[]string{"--max-queue=-1"}, "--max-queue", nil},

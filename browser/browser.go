@@ -41,8 +41,11 @@ type Browser struct {
 	// observers make, for each new page, a func that sees its events.
 	observers []func(*Page) func(ev any)
 
-	mu       sync.Mutex
-	launch   *launch // the current or last successful start; nil before
+	mu sync.Mutex
+	// members are the Chromes of the browser: the one pagemux launches or
+	// attaches to, and with Config.Pool the others it attaches to as well.
+	// Their pages share one id counter, one selection and one page list.
+	members  []*member
 	byTarget map[target.ID]*Page
 	byID     map[int]*Page
 	// gone keeps why the latest pages went away: their ids say so from
@@ -88,10 +91,19 @@ type Browser struct {
 	pending map[target.ID]*pendingTab
 }
 
+// member is one Chrome of the browser and its current start.
+type member struct {
+	// url is where to attach; "" for the Chrome pagemux launches.
+	url string
+	// launch is the current or last start; nil before. Under Browser.mu.
+	launch *launch
+}
+
 // launch is one start of Chrome, shared by the calls that wait for it.
 type launch struct {
 	done chan struct{} // closed when the start ends
 	err  error         // why it failed; read after done
+	url  string        // its member's url: where it attaches, "" when it launches
 
 	rootCtx context.Context // the browser's chromedp context
 	cancel  context.CancelFunc
@@ -118,6 +130,9 @@ func New(cfg Config) *Browser {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	b := &Browser{cfg: cfg, log: log, byTarget: map[target.ID]*Page{}, byID: map[int]*Page{}, nextID: 1, opening: semaphore.NewWeighted(openAtOnce), front: semaphore.NewWeighted(1)}
+	for _, u := range cfg.attachURLs() {
+		b.members = append(b.members, &member{url: u})
+	}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
 	return b
 }
@@ -147,10 +162,20 @@ func (b *Browser) ObservePages(newObserver func(*Page) func(ev any)) {
 // A failed start is tried again by the next call; a Chrome that went away is
 // started anew. While Chrome is being checked (watchdog.go), it waits for
 // the outcome first, so that a call does not go to a Chrome found frozen a
-// moment later. ctx bounds only this caller's wait, not the launch.
+// moment later. ctx bounds only this caller's wait, not the launch. With a
+// pool (Config.Pool), it attaches to each Chrome of it and succeeds when
+// one of them runs (startPool).
 func (b *Browser) Start(ctx context.Context) error {
+	if len(b.members) > 1 {
+		return b.startPool(ctx)
+	}
+	return b.startMember(ctx, b.members[0])
+}
+
+// startMember is Start for one Chrome.
+func (b *Browser) startMember(ctx context.Context, m *member) error {
 	b.mu.Lock()
-	l := b.launch
+	l := m.launch
 	b.mu.Unlock()
 	if l != nil {
 		if err := l.awaitCheck(ctx); err != nil {
@@ -162,12 +187,12 @@ func (b *Browser) Start(ctx context.Context) error {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: the server is shutting down", ErrStart)
 	}
-	l = b.launch
+	l = m.launch
 	if l == nil || l.failed() || l.gone() || l.unresponsiveErr() != nil {
-		next := &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tail.Buffer{}}
+		next := &launch{done: make(chan struct{}), dead: make(chan struct{}), out: &tail.Buffer{}, url: m.url}
 		next.wd.reattach = l != nil && b.cfg.Attaches() && (l.unresponsiveErr() != nil || l.failed() && l.wd.reattach)
 		l = next
-		b.launch = l
+		m.launch = l
 		go b.start(l)
 	}
 	b.mu.Unlock()
@@ -177,6 +202,46 @@ func (b *Browser) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// startPool is Start for a pool: it attaches to every Chrome of it that
+// does not run, and succeeds when one runs. It waits for each Chrome's
+// first attach, so that the first page list shows the pages of all, but
+// for a Chrome whose attach failed or that went away (killed, or let go of
+// as unresponsive) only while no other runs: its attach is tried again on
+// each call, in the background, and a dead Chrome of the pool delays no
+// call on the others.
+func (b *Browser) startPool(ctx context.Context) error {
+	b.mu.Lock()
+	all, one := true, false
+	for _, m := range b.members {
+		up := m.launch != nil && m.launch.ready() && m.launch.unresponsiveErr() == nil
+		all, one = all && up, one || up
+	}
+	b.mu.Unlock()
+	if all {
+		return nil
+	}
+	errs := make([]error, len(b.members))
+	var wg sync.WaitGroup
+	for i, m := range b.members {
+		b.mu.Lock()
+		background := one && m.launch != nil
+		b.mu.Unlock()
+		if background {
+			go func() { _ = b.startMember(context.Background(), m) }() // bounded by startTimeout
+			continue
+		}
+		wg.Go(func() { errs[i] = b.startMember(ctx, m) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			return nil
+		}
+		b.log.Warn("a browser of the pool did not start", "browser", b.members[i].url, "error", err)
+	}
+	return errors.Join(errs...)
 }
 
 func (l *launch) failed() bool {
@@ -242,7 +307,7 @@ func (b *Browser) start(l *launch) {
 	}
 	if err != nil {
 		l.cancel()
-		l.err = b.startError(err, l.out)
+		l.err = b.startError(err, l)
 		return
 	}
 	b.counts.launches.Add(1)
@@ -267,7 +332,7 @@ func (b *Browser) start(l *launch) {
 // Close ends a launch in progress through the allocator's parent context.
 func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, error) {
 	if b.cfg.Attaches() {
-		u, err := b.cfg.attachURL()
+		u, err := checkAttachURL(l.url)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -300,14 +365,14 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 }
 
 // startError explains a failed start with what was tried and what Chrome said.
-func (b *Browser) startError(err error, out *tail.Buffer) error {
+func (b *Browser) startError(err error, l *launch) error {
 	if errors.Is(err, ErrStart) {
 		return err
 	}
+	out := l.out
 	var what string
 	if b.cfg.Attaches() {
-		u, _ := b.cfg.attachURL()
-		what = "attaching to " + u
+		what = "attaching to " + l.url
 	} else {
 		path, _ := b.cfg.ResolveExecPath()
 		what = "launching " + path
@@ -568,6 +633,14 @@ func (b *Browser) browserGone(l *launch) {
 		p.setWhy(ClosedRestart)
 		b.pageGone(p)
 	}
+	// Its tabs leave the shared registry too: the browser's identity is
+	// never seen again (a Chrome restarted is another), so no event of
+	// its tabs would ever drop them. Every process that saw it go does.
+	if b.sharedIDs(l) && !closing {
+		for _, p := range gone {
+			b.forgetTab(l, p.TargetID)
+		}
+	}
 }
 
 func (b *Browser) sortedLocked() []*Page {
@@ -657,9 +730,7 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 	if err := b.Start(ctx); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	l := b.launch
-	b.mu.Unlock()
+	l := b.place(&o)
 	params := target.CreateTargetParams{
 		URL: "about:blank",
 		// A tab hidden behind another gets no animation frames: without
@@ -692,6 +763,45 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 	b.selected = p.ID
 	b.mu.Unlock()
 	return p, nil
+}
+
+// place picks the Chrome a new page of o opens on: on one, that one; in a
+// pool, that of o's Beside page, or else of its named context, while they
+// are there, else the running one with the fewest pages, the first given
+// of those on a tie. Every page counts, whichever process opened it: the
+// processes that share a pool through etcd see the same tabs, and so
+// place a page alike.
+func (b *Browser) place(o *pageOptions) *launch {
+	if len(b.members) == 1 {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.members[0].launch
+	}
+	up := func(l *launch) bool { return l != nil && l.ready() && l.unresponsiveErr() == nil }
+	if o.beside != nil && !o.beside.Closed() && up(o.beside.launch) {
+		return o.beside.launch
+	}
+	if o.named() {
+		if l := b.contexts.launchOf(o.key()); up(l) {
+			return l
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pages := map[*launch]int{}
+	for _, p := range b.byTarget {
+		pages[p.launch]++
+	}
+	var best *launch
+	for _, m := range b.members {
+		if up(m.launch) && (best == nil || pages[m.launch] < pages[best]) {
+			best = m.launch
+		}
+	}
+	if best == nil { // the one Start found went away since: its error says so
+		return b.members[0].launch
+	}
+	return best
 }
 
 // openAtOnce bounds the tabs being made and attached at a time. Chrome makes
@@ -777,7 +887,7 @@ func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	res, err := chromedp.CallBrowser(l.rootCtx, browser.GetBrowserCommandLine, cdp.Empty{})
 	return res.Arguments, err
@@ -800,29 +910,51 @@ func (b *Browser) Close() error {
 		return nil
 	}
 	b.closed = true
-	l := b.launch
-	var owned []*Page
+	var launches []*launch
+	for _, m := range b.members {
+		if m.launch != nil {
+			launches = append(launches, m.launch)
+		}
+	}
+	owned := map[*launch][]*Page{}
 	for _, p := range b.byTarget {
 		if p.owned {
-			owned = append(owned, p)
+			owned[p.launch] = append(owned[p.launch], p)
 		}
 	}
 	b.mu.Unlock()
-	if l == nil {
+	if len(launches) == 0 {
 		return nil
 	}
-	select {
-	case <-l.done:
-	default:
-		b.stopLaunches() // Chrome is still starting: end that at once
-		<-l.done
+	for _, l := range launches {
+		select {
+		case <-l.done:
+		default:
+			b.stopLaunches() // Chrome is still starting: end that at once
+			<-l.done
+		}
 	}
 	defer b.stopLaunches()
-	if l.err != nil {
+	launches = slices.DeleteFunc(launches, func(l *launch) bool { return l.err != nil })
+	if len(launches) == 0 {
 		return nil
 	}
 	if b.cfg.Attaches() {
 		b.contexts.closeAll()
+	}
+	var wg sync.WaitGroup
+	for _, l := range launches {
+		wg.Go(func() { b.closeLaunch(l, owned[l]) })
+	}
+	wg.Wait()
+	b.downloads.removeEmpty()
+	return nil
+}
+
+// closeLaunch closes the pages of l that pagemux owns, on an attached
+// Chrome, or quits a launched one, and ends l.
+func (b *Browser) closeLaunch(l *launch, owned []*Page) {
+	if b.cfg.Attaches() {
 		ctx, cancel := context.WithTimeout(l.rootCtx, 5*time.Second)
 		defer cancel()
 		for _, p := range owned {
@@ -841,17 +973,27 @@ func (b *Browser) Close() error {
 		l.chrome.quit()
 	}
 	l.cancel()
-	b.downloads.removeEmpty()
-	return nil
 }
 
 // Refresh reads the URLs and titles of the pages from Chrome, so that a page
-// list shows what loaded a moment ago. It asks the browser process, never a
-// page, so a busy page does not delay it.
+// list shows what loaded a moment ago. It asks the browser processes, never
+// a page, so a busy page does not delay it.
 func (b *Browser) Refresh(ctx context.Context) {
 	b.mu.Lock()
-	l := b.launch
+	var launches []*launch
+	for _, m := range b.members {
+		launches = append(launches, m.launch)
+	}
 	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, l := range launches {
+		wg.Go(func() { b.refresh(ctx, l) })
+	}
+	wg.Wait()
+}
+
+// refresh is Refresh for the pages of l.
+func (b *Browser) refresh(ctx context.Context, l *launch) {
 	if l == nil || l.failed() || l.gone() {
 		return
 	}

@@ -396,7 +396,7 @@ func TestBrowserRelaunch(t *testing.T) {
 	closed := make(chan int, 8)
 	b.OnPageClosed(func(p *Page) { closed <- p.ID })
 	b.mu.Lock()
-	proc := chromedp.FromContext(b.launch.rootCtx).Browser.Process()
+	proc := chromedp.FromContext(b.members[0].launch.rootCtx).Browser.Process()
 	b.mu.Unlock()
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"os"
@@ -32,6 +33,13 @@ type Config struct {
 	// running Chrome instead of launching one. pagemux never closes a browser
 	// that it did not start.
 	BrowserURL, WSEndpoint string
+	// Pool adds running Chromes to attach to besides BrowserURL or
+	// WSEndpoint, each an http://HOST:PORT or ws://… address: pagemux then
+	// drives them all as one browser, a pool, whose pages share one list,
+	// one id counter and one selection; a new page goes to the Chrome with
+	// the fewest pages (NewPage), and one that dies takes only its own
+	// pages with it.
+	Pool []string
 
 	// MaxMessage bounds one message from a launched Chrome (0:
 	// DefaultMaxMessage); see DefaultMaxMessage for what happens past it.
@@ -65,7 +73,20 @@ type Config struct {
 var ExecCandidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
 // Attaches reports whether the config attaches to a running browser.
-func (c Config) Attaches() bool { return c.BrowserURL != "" || c.WSEndpoint != "" }
+func (c Config) Attaches() bool { return c.BrowserURL != "" || c.WSEndpoint != "" || len(c.Pool) > 0 }
+
+// attachURLs are the addresses of the Chromes to attach to, unchecked (see
+// checkAttachURL), in the order given; one "" for a Chrome to launch.
+func (c Config) attachURLs() []string {
+	if !c.Attaches() {
+		return []string{""}
+	}
+	var urls []string
+	if first := cmp.Or(c.WSEndpoint, c.BrowserURL); first != "" {
+		urls = append(urls, first)
+	}
+	return append(urls, c.Pool...)
+}
 
 // ResolveExecPath returns the Chrome binary to launch. It does not check that
 // the binary runs; Start does.
@@ -225,18 +246,24 @@ func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, log *slog
 	return opts, nil
 }
 
-// attachURL returns the address to attach to, checked.
+// attachURL returns the address of the first Chrome to attach to, checked.
 func (c Config) attachURL() (string, error) {
-	if c.WSEndpoint != "" {
-		if !strings.HasPrefix(c.WSEndpoint, "ws://") && !strings.HasPrefix(c.WSEndpoint, "wss://") {
-			return "", fmt.Errorf("--ws-endpoint %q: want ws://HOST:PORT/devtools/browser/ID", c.WSEndpoint)
-		}
-		return c.WSEndpoint, nil
+	return checkAttachURL(c.attachURLs()[0])
+}
+
+// checkAttachURL returns u if it is an address to attach to: a websocket
+// ws://… or Chrome's http://HOST:PORT.
+func checkAttachURL(u string) (string, error) {
+	if strings.HasPrefix(u, "ws://") || strings.HasPrefix(u, "wss://") {
+		return u, nil
 	}
-	if !strings.HasPrefix(c.BrowserURL, "http://") && !strings.HasPrefix(c.BrowserURL, "https://") {
-		return "", fmt.Errorf("--browser-url %q: want http://HOST:PORT, as Chrome's --remote-debugging-port serves it", c.BrowserURL)
+	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+		return u, nil
 	}
-	return c.BrowserURL, nil
+	if strings.Contains(u, "/devtools/browser/") {
+		return "", fmt.Errorf("--ws-endpoint %q: want ws://HOST:PORT/devtools/browser/ID", u)
+	}
+	return "", fmt.Errorf("--browser-url %q: want http://HOST:PORT, as Chrome's --remote-debugging-port serves it", u)
 }
 
 // headlessScreen is the screen a headless Chrome gets, as chrome-devtools-mcp

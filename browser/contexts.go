@@ -27,6 +27,7 @@ type pageOptions struct {
 	isolatedContext string
 	scope           string // InScope
 	ownWindow       bool   // InOwnWindow
+	beside          *Page  // Beside
 }
 
 // named reports whether the page opens in a context of pagemux's own.
@@ -50,6 +51,14 @@ func InContext(name string) PageOption {
 // page's context.
 func InOwnWindow() PageOption {
 	return func(o *pageOptions) { o.ownWindow = true }
+}
+
+// Beside opens the page on the Chrome of p, in a pool (Config.Pool), while
+// p is open, instead of on the one with the fewest pages: an agent's pages
+// in a context of its own must be on one Chrome, whose context it is. It
+// does nothing on one Chrome, nor with p nil.
+func Beside(p *Page) PageOption {
+	return func(o *pageOptions) { o.beside = p }
 }
 
 // InScope puts the names of InContext in a namespace of their own, such as
@@ -177,6 +186,17 @@ func (cs *contextSet) create(ctx context.Context, l *launch, key string) (cdp.Br
 		return "", err
 	}
 	return res.BrowserContextID, nil
+}
+
+// launchOf returns the launch that has the context of key, nil when
+// none has it.
+func (cs *contextSet) launchOf(key string) *launch {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if nc := cs.byName[key]; nc != nil {
+		return nc.launch
+	}
+	return nil
 }
 
 // addPage records a page of the context.

@@ -59,7 +59,7 @@ func (b *Browser) DevToolsURL(ctx context.Context) (string, error) {
 		return "", err
 	}
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	return b.endpoint(l)
 }
@@ -68,7 +68,7 @@ func (b *Browser) DevToolsURL(ctx context.Context) (string, error) {
 // its bridge.
 func (b *Browser) endpoint(l *launch) (string, error) {
 	if b.cfg.Attaches() {
-		return b.cfg.attachURL()
+		return checkAttachURL(l.url)
 	}
 	br, err := l.devToolsBridge(b.log)
 	if err != nil {
@@ -85,26 +85,16 @@ func (b *Browser) endpoint(l *launch) (string, error) {
 // pagemux's own MCP listener.
 func (b *Browser) OwnEndpoints() []string {
 	if b.cfg.Attaches() {
-		raw, err := b.cfg.attachURL()
-		if err != nil {
-			return nil
-		}
-		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" {
-			return nil
-		}
-		host := u.Host
-		if u.Port() == "" {
-			port := "80"
-			if u.Scheme == "https" || u.Scheme == "wss" {
-				port = "443"
+		var hosts []string
+		for _, m := range b.members {
+			if h := HostPort(m.url); h != "" {
+				hosts = append(hosts, h)
 			}
-			host = net.JoinHostPort(u.Hostname(), port)
 		}
-		return []string{host}
+		return hosts
 	}
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	if l == nil {
 		return nil
@@ -115,6 +105,31 @@ func (b *Browser) OwnEndpoints() []string {
 		return nil
 	}
 	return []string{l.bridge.addr}
+}
+
+// HostPort is the host:port of the address raw (http://HOST:PORT, ws://…),
+// with its scheme's default port if it gives none; "" when raw is no
+// address.
+func HostPort(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" || u.Scheme == "wss" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// DevToolsURL returns the address another DevTools client connects to the
+// page's Chrome with, as Browser.DevToolsURL does for the first Chrome; in
+// a pool (Config.Pool), that of the page's own. It does not start Chrome.
+func (p *Page) DevToolsURL() (string, error) {
+	return p.b.endpoint(p.launch)
 }
 
 // errNoMux says a launched Chrome has no second connection.

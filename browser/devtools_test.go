@@ -153,7 +153,7 @@ func TestDevToolsURL(t *testing.T) {
 	}
 
 	b.mu.Lock()
-	chrome := chromedp.FromContext(b.launch.rootCtx).Browser.Process()
+	chrome := chromedp.FromContext(b.members[0].launch.rootCtx).Browser.Process()
 	b.mu.Unlock()
 	chrome.Kill()
 	deadline := time.Now().Add(30 * time.Second)
@@ -222,7 +222,7 @@ func TestNoDevToolsPort(t *testing.T) {
 		}
 	}
 	b.mu.Lock()
-	dir := b.launch.profileDir
+	dir := b.members[0].launch.profileDir
 	b.mu.Unlock()
 	if dir == "" {
 		t.Fatal("no profile directory")
@@ -372,7 +372,7 @@ func TestBridgeClientLeavesNoAutoAttach(t *testing.T) {
 	// The client's close reaches the bridge in its own time: the bridge
 	// must have detached its session once a new tab opens after it.
 	deadline := time.Now().Add(10 * time.Second)
-	for b.launch.mux.clientCount() > 0 && time.Now().Before(deadline) {
+	for b.members[0].launch.mux.clientCount() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	p, err := b.NewPage(ctx, true)

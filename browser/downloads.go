@@ -57,7 +57,7 @@ func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserConte
 		return err
 	}
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	return b.setDownloadDir(ctx, l, contextID, dir)
 }

@@ -353,19 +353,59 @@ func IsFenced(err error) bool {
 // that drives it, for the locks they share: for an attached Chrome, the id
 // of its browser websocket (ws://…/devtools/browser/ID), which Chrome makes
 // when it starts, so a restarted Chrome is another browser; for a launched
-// one, an id of this launch's own, as no other process drives it. It
-// starts Chrome if needed.
+// one, an id of this launch's own, as no other process drives it. A pool
+// (Config.Pool) is named PoolIdentity: each of its Chromes has its own
+// identity too (Page.BrowserIdentity). It starts Chrome if needed.
 func (b *Browser) Identity(ctx context.Context) (string, error) {
 	if err := b.Start(ctx); err != nil {
 		return "", err
 	}
-	b.mu.Lock()
-	l := b.launch
-	b.mu.Unlock()
-	if l.identity == "" {
-		return fmt.Sprintf("launched-%d-%p", os.Getpid(), l), nil
+	if b.Pooled() {
+		return PoolIdentity, nil
 	}
-	return l.identity, nil
+	b.mu.Lock()
+	l := b.members[0].launch
+	b.mu.Unlock()
+	return l.name(), nil
+}
+
+// PoolIdentity is the Identity of a pool of browsers. Every process that
+// shares a pool through etcd names it alike, so the processes on one etcd
+// prefix must drive one pool.
+const PoolIdentity = "pool"
+
+// Pooled reports whether the browser is a pool of several Chromes
+// (Config.Pool).
+func (b *Browser) Pooled() bool { return len(b.members) > 1 }
+
+// Identities are the names of the browser: its Identity, and in a pool
+// those of its Chromes that run, too. It starts Chrome if needed.
+func (b *Browser) Identities(ctx context.Context) ([]string, error) {
+	id, err := b.Identity(ctx)
+	if err != nil || !b.Pooled() {
+		return []string{id}, err
+	}
+	ids := []string{id}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.members {
+		if m.launch != nil && m.launch.ready() {
+			ids = append(ids, m.launch.name())
+		}
+	}
+	return ids, nil
+}
+
+// BrowserIdentity is the Identity of the Chrome the page is on, which in a
+// pool is the page's own Chrome's.
+func (p *Page) BrowserIdentity() string { return p.launch.name() }
+
+// name is the identity of l (Browser.Identity).
+func (l *launch) name() string {
+	if l.identity == "" {
+		return fmt.Sprintf("launched-%d-%p", os.Getpid(), l)
+	}
+	return l.identity
 }
 
 // versionURL is the /json/version address of the Chrome at raw (http://HOST:PORT,

@@ -134,7 +134,7 @@ func TestUploadFileWays(t *testing.T) {
 func browserContexts(t *testing.T, b *Browser) []string {
 	t.Helper()
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	res, err := chromedp.CallBrowser(l.rootCtx, target.GetBrowserContexts, cdp.Empty{})
 	if err != nil {

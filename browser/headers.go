@@ -99,7 +99,7 @@ func (b *Browser) SetCookies(ctx context.Context, cookies []*network.CookieParam
 		return err
 	}
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	cctx, cancel := context.WithTimeout(l.rootCtx, startTimeout)
 	defer cancel()

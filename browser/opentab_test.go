@@ -74,7 +74,7 @@ func TestNoOmniboxPopup(t *testing.T) {
 	if _, err := b.NewPage(t.Context(), true); err != nil {
 		t.Fatal(err)
 	}
-	res, err := chromedp.CallBrowser(b.launch.rootCtx, target.GetTargets, target.GetTargetsParams{})
+	res, err := chromedp.CallBrowser(b.members[0].launch.rootCtx, target.GetTargets, target.GetTargetsParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestTabsStayVisible(t *testing.T) {
 			}
 			windows := map[browser.WindowID]bool{}
 			for i, p := range pages {
-				win, err := chromedp.CallBrowser(b.launch.rootCtx, browser.GetWindowForTarget, browser.GetWindowForTargetParams{TargetID: p.TargetID})
+				win, err := chromedp.CallBrowser(b.members[0].launch.rootCtx, browser.GetWindowForTarget, browser.GetWindowForTargetParams{TargetID: p.TargetID})
 				if err != nil {
 					t.Fatal(err)
 				}

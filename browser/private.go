@@ -21,7 +21,7 @@ func (b *Browser) ProfileDirs() []string {
 		dirs = append(dirs, b.cfg.UserDataDir)
 	}
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	if l != nil {
 		select {

@@ -26,7 +26,7 @@ import (
 func TestProfileNamedAndRemoved(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	l := b.launch
+	l := b.members[0].launch
 	dir := l.profileDir
 	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), fmt.Sprintf("pagemux-%d-", os.Getpid())) ||
 		!profileName.MatchString(filepath.Base(dir)) {
@@ -69,7 +69,7 @@ func TestSingletonInsideProfile(t *testing.T) {
 	defer os.RemoveAll(tmp)
 	t.Setenv("TMPDIR", tmp)
 	b := startBrowser(t, Config{})
-	dir := b.launch.profileDir
+	dir := b.members[0].launch.profileDir
 	if chromeTempDir(dir) != dir {
 		t.Fatalf("profile %s is too long for the socket", dir)
 	}
@@ -109,7 +109,7 @@ func TestKeptProfileStays(t *testing.T) {
 func TestProfileOfDeadChromeRemoved(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	first := b.launch
+	first := b.members[0].launch
 	first.chrome.kill()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -125,8 +125,8 @@ func TestProfileOfDeadChromeRemoved(t *testing.T) {
 	if _, err := b.Selected(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if b.launch == first || b.launch.profileDir == first.profileDir {
-		t.Fatalf("no new launch with a new profile: %s", b.launch.profileDir)
+	if b.members[0].launch == first || b.members[0].launch.profileDir == first.profileDir {
+		t.Fatalf("no new launch with a new profile: %s", b.members[0].launch.profileDir)
 	}
 }
 
@@ -389,7 +389,7 @@ func groupMembers(pgid int) []int {
 func TestCloseKillsFrozenChrome(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
-	c := b.launch.chrome
+	c := b.members[0].launch.chrome
 	c.noteStarted()
 	pgid := c.pid
 	members := groupMembers(pgid)
@@ -407,7 +407,7 @@ func TestCloseKillsFrozenChrome(t *testing.T) {
 		t.Fatalf("Close of a stopped Chrome took %s", took)
 	}
 	waitFor(t, "Chrome's processes are gone", func() bool { return len(groupMembers(pgid)) == 0 })
-	if _, err := os.Lstat(b.launch.profileDir); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(b.members[0].launch.profileDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("profile left: %v", err)
 	}
 }

@@ -135,7 +135,7 @@ func TestClosedOutsideOneText(t *testing.T) {
 	if _, err := keep.Evaluate(t.Context(), "() => 1", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.CallBrowser(b.launch.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil {
+	if _, err := chromedp.CallBrowser(b.members[0].launch.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

@@ -105,7 +105,7 @@ func muxAXTree(ctx context.Context, mux *cdpMux, sid string) (*snapshot.Doc, err
 // pageEndpoint is the websocket address of an attached browser's page's
 // own DevTools endpoint, ws://HOST:PORT/devtools/page/TARGET.
 func (p *Page) pageEndpoint(ctx context.Context) (string, error) {
-	base, err := p.b.DevToolsURL(ctx)
+	base, err := p.DevToolsURL()
 	if err != nil {
 		return "", err
 	}

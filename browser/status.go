@@ -1,6 +1,10 @@
 package browser
 
-import "sync/atomic"
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
 
 // counts are running totals for metrics.
 type counts struct {
@@ -15,12 +19,33 @@ func (b *Browser) Counts() (launches, crashes, exits int64) {
 }
 
 // Status says whether Chrome is up, for a health check: "up" once a start
-// succeeded and Chrome has not gone away since. It does not start Chrome
-// and does not talk to it.
+// succeeded and Chrome has not gone away since; in a pool, while one of its
+// Chromes is, with each one's state in detail. It does not start Chrome and
+// does not talk to it.
 func (b *Browser) Status() (up bool, detail string) {
 	b.mu.Lock()
-	l := b.launch
+	launches := make([]*launch, len(b.members))
+	for i, m := range b.members {
+		launches[i] = m.launch
+	}
 	b.mu.Unlock()
+	if len(launches) == 1 {
+		return launches[0].status()
+	}
+	var states []string
+	running := 0
+	for i, l := range launches {
+		ok, d := l.status()
+		if ok {
+			running++
+		}
+		states = append(states, b.members[i].url+": "+d)
+	}
+	return running > 0, fmt.Sprintf("%d of the pool's %d browsers running (%s)", running, len(launches), strings.Join(states, "; "))
+}
+
+// status is Status for one launch; l may be nil, before the first start.
+func (l *launch) status() (up bool, detail string) {
 	switch {
 	case l == nil:
 		return false, "not started yet: Chrome starts on the first tool call"

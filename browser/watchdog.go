@@ -106,8 +106,22 @@ type Watch struct {
 // slow call on a browser that answers runs on.
 func (b *Browser) Supervise(ctx context.Context) *Watch {
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
+	return b.supervise(ctx, l)
+}
+
+// SuperviseOn is Supervise for a call on page p, which in a pool
+// (Config.Pool) watches p's Chrome; with p nil, the first Chrome.
+func (b *Browser) SuperviseOn(ctx context.Context, p *Page) *Watch {
+	if p == nil {
+		return b.Supervise(ctx)
+	}
+	return b.supervise(ctx, p.launch)
+}
+
+// supervise is Supervise on launch l.
+func (b *Browser) supervise(ctx context.Context, l *launch) *Watch {
 	w := &Watch{b: b, done: make(chan struct{})}
 	if l == nil || !l.ready() {
 		return w
@@ -436,7 +450,7 @@ func (b *Browser) unresponsive(l *launch, why error, checked time.Duration) {
 	attached := b.cfg.Attaches()
 	var msg string
 	if attached {
-		u, _ := b.cfg.attachURL()
+		u := l.url
 		msg = fmt.Sprintf("%s: Chrome at %s %s; pagemux let go of it and reconnects on a later call once it answers again (its pages are gone until then)", ErrUnresponsive, u, silence(why, true))
 	} else {
 		msg = fmt.Sprintf("%s: it %s; pagemux killed it and is starting a new one for the next call (its pages are gone: open them again with new_page)", ErrUnresponsive, silence(why, false))
@@ -490,7 +504,7 @@ func (b *Browser) relaunch() {
 // It does not start Chrome.
 func (b *Browser) ChromePID() int {
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	if l == nil || !l.ready() {
 		return 0

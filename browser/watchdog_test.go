@@ -170,7 +170,7 @@ func TestCheckFrozenChrome(t *testing.T) {
 	}
 	oldPID := b.ChromePID()
 	b.mu.Lock()
-	l := b.launch
+	l := b.members[0].launch
 	b.mu.Unlock()
 	freeze(t, chromeTree(t, b))
 

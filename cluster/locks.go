@@ -50,6 +50,11 @@ type Options struct {
 	// Logger gets keepalive failures, lease losses and recoveries. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// OneCounter hands out the page ids of every browser from one counter
+	// (PageID), instead of one per browser: a pool of browsers driven as
+	// one needs ids unique across it. Every process on one Prefix must
+	// agree on it.
+	OneCounter bool
 }
 
 // Holder is what a lock's key says about the call that holds it or waits

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -16,6 +17,7 @@ import (
 //
 //	PREFIX/page/BROWSER/TARGET  = the tab's id
 //	PREFIX/pageseq/BROWSER      = the last id handed out
+//	PREFIX/pageseq/~pool        = the same, for every browser (Options.OneCounter)
 //
 // The first process to ask for a tab's id takes the next one, in one
 // transaction that also checks nobody gave the tab an id meanwhile; any
@@ -30,6 +32,9 @@ func (l *Locks) PageID(ctx context.Context, browser, target string) (int, error)
 	start := time.Now()
 	key := l.opts.Prefix + "page/" + browser + "/" + target
 	seq := l.opts.Prefix + "pageseq/" + browser
+	if l.opts.OneCounter {
+		seq = l.opts.Prefix + "pageseq/" + poolCounter
+	}
 	for {
 		rctx, cancel := l.requestContext(ctx)
 		// One round trip in the common cases: the id is known, or the
@@ -74,6 +79,46 @@ func (l *Locks) PageID(ctx context.Context, browser, target string) (int, error)
 		// Another tab took the counter's next id first: read it again.
 	}
 }
+
+// poolCounter names the counter of Options.OneCounter: "~" is in no
+// browser's identity, which is an id of hex digits and dashes.
+const poolCounter = "~pool"
+
+// RegistrySize counts what the shared page registry holds now: the tabs
+// with an id (PageID), of every browser, and the agents the replicas share
+// (an agent owns a page, has one selected, or has a session), of the agents
+// set that tools mirrors. It reads etcd, two requests.
+func (l *Locks) RegistrySize(ctx context.Context) (pages, agents int, err error) {
+	start := time.Now()
+	rctx, cancel := l.requestContext(ctx)
+	defer cancel()
+	res, err := l.cli.Get(rctx, l.opts.Prefix+"page/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, 0, l.unavailable(ctx, "counting the page registry", start, err)
+	}
+	pages = int(res.Count)
+	set := l.opts.Prefix + AgentsSet + "/"
+	if res, err = l.cli.Get(rctx, set, clientv3.WithPrefix()); err != nil {
+		return 0, 0, l.unavailable(ctx, "counting the agents", start, err)
+	}
+	names := map[string]bool{}
+	for _, kv := range res.Kvs {
+		// IDENTITY/owner/PAGE = AGENT, IDENTITY/selected/AGENT, IDENTITY/newest/AGENT
+		parts := strings.SplitN(strings.TrimPrefix(string(kv.Key), set), "/", 3)
+		switch {
+		case len(parts) != 3:
+		case parts[1] == "owner":
+			names[string(kv.Value)] = true
+		case parts[1] == "selected", parts[1] == "newest":
+			names[parts[2]] = true
+		}
+	}
+	return pages, len(names), nil
+}
+
+// AgentsSet is the name of the set (Mirror) in which the replicas share
+// the agents' pages, selections and sessions.
+const AgentsSet = "agents"
 
 // ForgetPage deletes the id of a tab that is gone. Its id is not given
 // again: the counter only grows.

@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -149,4 +150,39 @@ func (c *lockCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(heldDesc, prometheus.GaugeValue, held[kind], kind, c.mode)
 		ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, age[kind], kind, c.mode)
 	}
+}
+
+// RegistrySize reads the size of the page registry that pagemux processes
+// share through etcd: the tabs with a shared page id, and the agents known
+// to every replica (cluster.Locks.RegistrySize).
+type RegistrySize func(ctx context.Context) (pages, agents int, err error)
+
+// registryRead bounds the read of the registry's size at one scrape, so
+// that an etcd out of reach does not hold up the other metrics.
+const registryRead = 2 * time.Second
+
+// WatchRegistry registers pagemux_etcd_registry_entries, read with size at
+// each scrape, by kind: pages and agents. A scrape that cannot read it
+// (etcd is out of reach) leaves the metric out rather than fail, so the
+// other metrics still come; absent() tells of it.
+func (m *Metrics) WatchRegistry(size RegistrySize) {
+	m.reg.MustRegister(&registryCollector{size: size})
+}
+
+var registryDesc = prometheus.NewDesc("pagemux_etcd_registry_entries", "With --etcd, what the shared page registry holds now, by kind: pages (tabs of every browser with a shared page id) and agents (those that own a page, have one selected or have a session, in any replica).", []string{"kind"}, nil)
+
+// registryCollector reads the registry's size when Prometheus scrapes.
+type registryCollector struct{ size RegistrySize }
+
+func (c *registryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- registryDesc }
+
+func (c *registryCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), registryRead)
+	defer cancel()
+	pages, agents, err := c.size(ctx)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(registryDesc, prometheus.GaugeValue, float64(pages), "pages")
+	ch <- prometheus.MustNewConstMetric(registryDesc, prometheus.GaugeValue, float64(agents), "agents")
 }

@@ -129,6 +129,16 @@ func (s *Server) contextFor(ctx context.Context, named string) []browser.PageOpt
 	case named == "" && s.isolateAgents, named != "" && s.agents.Mode() == agents.Owned:
 		opts = append(opts, browser.InScope(a.ID))
 	}
+	if s.isolateAgents && s.browser.Pooled() {
+		// An agent's contexts are on the Chrome of its pages: in a pool,
+		// its pages stay on one.
+		for _, id := range slices.Backward(s.agents.Pages(a)) {
+			if p, err := s.browser.Page(id); err == nil {
+				opts = append(opts, browser.Beside(p))
+				break
+			}
+		}
+	}
 	return opts
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -122,11 +123,15 @@ func (s *Server) holdInCluster(ctx context.Context, t tool, page *browser.Page, 
 	return lctx, hold, nil
 }
 
-// clusterNames are the etcd lock names of keys: one lock per browser in
-// global mode, else the page's target and the browser-wide resources.
+// clusterNames are the etcd lock names of keys: one lock per browser (one
+// per pool: id) in global mode, else the page's target and the browser-wide
+// resources, of the page's own Chrome in a pool.
 func (s *Server) clusterNames(id string, page *browser.Page, keys []pagelock.Key) []string {
 	if s.locks.Mode() == pagelock.Global {
 		return []string{id + "/global"}
+	}
+	if page != nil {
+		id = page.BrowserIdentity()
 	}
 	names := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -202,7 +207,7 @@ func (s *Server) clusterLocks(ctx context.Context, a agents.Agent, redact bool) 
 	if s.cluster == nil {
 		return nil
 	}
-	id, err := s.browser.Identity(ctx)
+	ids, err := s.browser.Identities(ctx)
 	if err != nil {
 		return nil
 	}
@@ -217,8 +222,8 @@ func (s *Server) clusterLocks(ctx context.Context, a agents.Agent, redact bool) 
 	me := lockAgent(ctx)
 	var out []LockState
 	for _, q := range qs {
-		rest, ok := strings.CutPrefix(q.Name, id+"/")
-		if !ok || len(q.Entries) == 0 {
+		id, rest, _ := strings.Cut(q.Name, "/")
+		if !slices.Contains(ids, id) || len(q.Entries) == 0 {
 			continue // another browser's
 		}
 		name := pagelock.Key(rest).String()

@@ -112,7 +112,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			res = toolError(err)
 		}
 	}()
-	w := s.browser.Supervise(ctx)
+	w := s.browser.SuperviseOn(ctx, page)
 	defer w.Stop()
 	if page != nil && page.Closed() {
 		return toolError(page.Err()), page

@@ -80,7 +80,7 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	if req.JSONPath, req.HTMLPath, err = s.reportPaths(ctx, a.OutputDirPath); err != nil {
 		return err
 	}
-	if req.Endpoint, err = s.browser.DevToolsURL(ctx); err != nil {
+	if req.Endpoint, err = c.page.DevToolsURL(); err != nil {
 		return err
 	}
 	req.TargetID = string(c.page.TargetID)

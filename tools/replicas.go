@@ -57,7 +57,7 @@ func (rs *replicaSets) catchUp(ctx context.Context) error {
 			rs.set.Close()
 		}
 		rs.identity = identity
-		rs.set = rs.s.cluster.Locks.Mirror("agents", func(key, value string) { rs.apply(identity, key, value) })
+		rs.set = rs.s.cluster.Locks.Mirror(cluster.AgentsSet, func(key, value string) { rs.apply(identity, key, value) })
 	}
 	set := rs.set
 	rs.mu.Unlock()
