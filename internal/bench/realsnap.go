@@ -73,9 +73,11 @@ func peers(dir string) []peer {
 // the whole tree, as chrome-devtools-mcp's is, not outlined.
 const wholeServer = "pagemux --max-output=0"
 
-// realSnapshots measures every page on pagemux (--snapshot-mode=incremental),
-// times take_snapshot with whole answers (--max-output=0), then times the
-// snapshot call of each peer installed in peerDir and counts its answer.
+// realSnapshots measures the pages page by page, side by side: on pagemux
+// (--snapshot-mode=incremental), its sizes and times; on pagemux with
+// whole answers (--max-output=0), its times; on each peer installed in
+// peerDir, its snapshot call's time and answer. A run cut short still has
+// every server's figures of the pages it got through.
 func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) []*realResult {
 	var rs []*realResult
 	s, err := startServer(ctx, bin, []string{"--snapshot-mode=incremental"}, cfg.callTimeout, log)
@@ -84,30 +86,15 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 		return nil
 	}
 	defer s.close()
-	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
-	defer os.RemoveAll(tmp)
-	for _, p := range realPages {
-		r := &realResult{Page: p, TimesMS: map[string]float64{}}
-		rs = append(rs, r)
-		if err := r.pagemux(ctx, cfg, s, siteURL+"/real/"+p, tmp, log); err != nil {
-			r.Failure = err.Error()
-			log.Error("real page", "page", p, "err", err)
-		}
-	}
-	if w, err := startServer(ctx, bin, []string{"--max-output=0"}, cfg.callTimeout, log); err != nil {
+	w, err := startServer(ctx, bin, []string{"--max-output=0"}, cfg.callTimeout, log)
+	if err != nil {
 		log.Error("pagemux --max-output=0 for the real pages", "err", err)
 	} else {
-		for _, r := range rs {
-			id, _, err := openPage(ctx, w, cfg, siteURL+"/real/"+r.Page)
-			if err != nil {
-				log.Error("real page", "server", wholeServer, "page", r.Page, "err", err)
-				continue
-			}
-			r.TimesMS[wholeServer], _ = medianCall(ctx, cfg, w, "take_snapshot", map[string]any{"pageId": id})
-			w.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
-		}
-		w.close()
+		defer w.close()
 	}
+	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
+	defer os.RemoveAll(tmp)
+	started := map[string]*server{}
 	for _, pr := range peers(cfg.peerDir) {
 		if _, err := os.Stat(pr.args(tmp)[0]); err != nil {
 			log.Warn("peer not installed; ./scripts/bench installs it", "peer", pr.name, "err", err)
@@ -118,36 +105,76 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 			log.Error("peer did not start", "peer", pr.name, "err", err)
 			continue
 		}
-		for _, r := range rs {
-			rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": siteURL + "/real/" + r.Page})
-			if rep.err != nil || rep.isError {
-				log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
-				continue
-			}
-			// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the
-			// page its new_page answer lists with the URL.
-			args := map[string]any{}
-			for _, line := range strings.Split(rep.text, "\n") {
-				if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, siteURL+"/real/"+r.Page) {
-					id, _ := strconv.Atoi(m[1])
-					args["pageId"] = id
-				}
-			}
-			var answer string
-			r.TimesMS[pr.name], answer = medianCall(ctx, cfg, ps, pr.snapshot, args)
-			if answer != "" {
-				if r.PeerChars == nil {
-					r.PeerChars, r.PeerTokens = map[string]int{}, map[string]int{}
-				}
-				r.PeerChars[pr.name] = utf8.RuneCountInString(answer)
-				if n := countTokens(ctx, cfg.peerDir, []string{answer}, log); n != nil {
-					r.PeerTokens[pr.name] = n["o200k"][0]
-				}
+		defer ps.close()
+		started[pr.name] = ps
+	}
+	pages := realPages
+	if len(cfg.realPages) > 0 {
+		pages = cfg.realPages
+	}
+	for _, p := range pages {
+		if ctx.Err() != nil {
+			break
+		}
+		r := &realResult{Page: p, TimesMS: map[string]float64{}}
+		rs = append(rs, r)
+		if err := r.pagemux(ctx, cfg, s, siteURL+"/real/"+p, tmp, log); err != nil {
+			r.Failure = err.Error()
+			log.Error("real page", "page", p, "err", err)
+		}
+		if w != nil {
+			r.whole(ctx, cfg, w, siteURL+"/real/"+p, log)
+		}
+		for _, pr := range peers(cfg.peerDir) {
+			if ps := started[pr.name]; ps != nil {
+				r.peer(ctx, cfg, pr, ps, siteURL+"/real/"+p, log)
 			}
 		}
-		ps.close()
 	}
 	return rs
+}
+
+// whole times take_snapshot on w, a pagemux with --max-output=0.
+func (r *realResult) whole(ctx context.Context, cfg *config, w *server, url string, log *slog.Logger) {
+	id, _, err := openPage(ctx, w, cfg, url)
+	if err != nil {
+		log.Error("real page", "server", wholeServer, "page", r.Page, "err", err)
+		return
+	}
+	r.TimesMS[wholeServer], _ = medianCall(ctx, cfg, w, "take_snapshot", map[string]any{"pageId": id})
+	w.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
+}
+
+// peer times the snapshot call of the peer pr (running as ps) on url and
+// counts its answer.
+func (r *realResult) peer(ctx context.Context, cfg *config, pr peer, ps *server, url string, log *slog.Logger) {
+	rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": url})
+	if rep.err != nil || rep.isError {
+		log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
+		return
+	}
+	// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the page
+	// its new_page answer lists with the URL.
+	args := map[string]any{}
+	for _, line := range strings.Split(rep.text, "\n") {
+		if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, url) {
+			id, _ := strconv.Atoi(m[1])
+			args["pageId"] = id
+		}
+	}
+	var answer string
+	r.TimesMS[pr.name], answer = medianCall(ctx, cfg, ps, pr.snapshot, args)
+	if answer == "" {
+		return
+	}
+	if r.PeerChars == nil {
+		r.PeerChars, r.PeerTokens = map[string]int{}, map[string]int{}
+	}
+	r.PeerChars[pr.name] = utf8.RuneCountInString(answer)
+	if n := countTokens(ctx, cfg.peerDir, []string{answer}, log); n != nil {
+		r.PeerTokens[pr.name] = n["o200k"][0]
+	}
+	log.Info("peer answer", "peer", pr.name, "page", r.Page, "chars", r.PeerChars[pr.name], "tokens_o200k", r.PeerTokens[pr.name])
 }
 
 func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, tmp string, log *slog.Logger) error {
