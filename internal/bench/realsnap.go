@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -273,7 +274,14 @@ func printReal(w io.Writer, cfg *config, rs []*realResult) {
 	fmt.Fprintln(tw, "page\tfull\tdefault answer\tincremental after a click\t"+strings.Join(names, "\t")+"\tpagemux / Node\tPlaywright / Node\tpagemux / Playwright")
 	for _, r := range rs {
 		if r.Failure != "" {
-			fmt.Fprintf(tw, "%s\tFAILED: %s\n", r.Page, r.Failure)
+			// The other servers' times of the page still count.
+			var others []string
+			for _, n := range names[1:] {
+				if v := r.TimesMS[n]; v > 0 {
+					others = append(others, n+" "+fmtMS(v))
+				}
+			}
+			fmt.Fprintf(tw, "%s\tFAILED on pagemux: %s; %s\n", r.Page, r.Failure, cmp.Or(strings.Join(others, ", "), "no other figures"))
 			continue
 		}
 		tok := func(i int) string {
@@ -306,11 +314,13 @@ func printReal(w io.Writer, cfg *config, rs []*realResult) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "page\tpagemux default\t"+strings.Join(peerNames, "\t"))
 	for _, r := range rs {
-		if r.Failure != "" {
+		if len(r.PeerChars) == 0 && r.Failure != "" {
 			continue
 		}
 		row := r.Page + "\t" + fmt.Sprint(r.Default)
-		if r.Tokens != nil {
+		if r.Failure != "" {
+			row = r.Page + "\tn/a"
+		} else if r.Tokens != nil {
 			row += fmt.Sprintf(" / %d", r.Tokens["o200k"][1])
 		}
 		for _, n := range peerNames {
