@@ -356,3 +356,24 @@ func TestSubtree(t *testing.T) {
 		t.Errorf("Subtree of an unknown uid")
 	}
 }
+
+// BenchmarkDiffBig is the incremental mode's own cost on a page the size of
+// internal/bench's 200,000-node one (about 80,000 lines, 4 MB of text):
+// both texts parsed and diffed, unchanged and with one line changed.
+func BenchmarkDiffBig(b *testing.B) {
+	prev := bigPage(100, 40, 10) // 84,102 lines
+	for _, tt := range []struct{ name, cur string }{
+		{"unchanged", prev},
+		{"one-change", strings.Replace(prev, `link "Link 50.20.5"`, `link "Link 50.20.5, changed"`, 1)},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(prev)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := Diff(ParseTree(prev), ParseTree(tt.cur)); !ok {
+					b.Fatal("roots differ")
+				}
+			}
+		})
+	}
+}

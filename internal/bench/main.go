@@ -45,6 +45,7 @@ type config struct {
 	// realsnap.go: take_snapshot of the pages of testdata/real.
 	realDir, peerDir string
 	realReps         int
+	realPages        []string // realsnap.go; empty: all of realPages
 	// agents.go: the many-agents benchmark over HTTP.
 	agents      []int
 	agentModes  []string
@@ -94,6 +95,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.realDir, "real-dir", "testdata/real", "`DIR` of the real pages whose snapshots are measured, sizes and times against the peers (empty: skip)")
 	fs.StringVar(&c.peerDir, "peers", "internal/bench/peers", "`DIR` where ./scripts/bench installed chrome-devtools-mcp, Playwright MCP and js-tiktoken (npm ci)")
 	fs.IntVar(&c.realReps, "real-reps", 5, "timed take_snapshot calls per page and server (the median is reported)")
+	fs.Func("real-pages", "comma-separated `PAGES` of -real-dir to measure (default: the ten of realsnap.go)", func(v string) error {
+		c.realPages = strings.Split(v, ",")
+		return nil
+	})
 	snapOnly := fs.Bool("snapshot-only", false, "measure the real pages' snapshots only (as -modes= -agents= -holders=0 -big-nodes=0)")
 	fs.BoolVar(&c.audit, "audit", true, "also probe page B while page A runs a real Lighthouse audit (needs ./scripts/setup)")
 	if err := fs.Parse(args); err != nil {

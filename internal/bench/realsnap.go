@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,7 +43,11 @@ type realResult struct {
 	Incremental int                `json:"incremental_chars"` // click with includeSnapshot, incremental mode
 	Tokens      map[string][]int   `json:"tokens_o200k,omitempty"`
 	TimesMS     map[string]float64 `json:"take_snapshot_median_ms"` // server -> median
-	Failure     string             `json:"failure,omitempty"`
+	// PeerChars and PeerTokens are each peer's own answer to its
+	// snapshot call (characters, o200k tokens), counted as pagemux's are.
+	PeerChars  map[string]int `json:"peer_chars,omitempty"`
+	PeerTokens map[string]int `json:"peer_tokens_o200k,omitempty"`
+	Failure    string         `json:"failure,omitempty"`
 }
 
 // peer is an MCP server the snapshot times are compared with.
@@ -65,8 +70,15 @@ func peers(dir string) []peer {
 	}
 }
 
-// realSnapshots measures every page on pagemux (--snapshot-mode=incremental),
-// then times take_snapshot on each peer installed in peerDir.
+// wholeServer names pagemux's times with --max-output=0: its answer is
+// the whole tree, as chrome-devtools-mcp's is, not outlined.
+const wholeServer = "pagemux --max-output=0"
+
+// realSnapshots measures the pages page by page, side by side: on pagemux
+// (--snapshot-mode=incremental), its sizes and times; on pagemux with
+// whole answers (--max-output=0), its times; on each peer installed in
+// peerDir, its snapshot call's time and answer. A run cut short still has
+// every server's figures of the pages it got through.
 func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) []*realResult {
 	var rs []*realResult
 	s, err := startServer(ctx, bin, []string{"--snapshot-mode=incremental"}, cfg.callTimeout, log)
@@ -75,16 +87,15 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 		return nil
 	}
 	defer s.close()
+	w, err := startServer(ctx, bin, []string{"--max-output=0"}, cfg.callTimeout, log)
+	if err != nil {
+		log.Error("pagemux --max-output=0 for the real pages", "err", err)
+	} else {
+		defer w.close()
+	}
 	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
 	defer os.RemoveAll(tmp)
-	for _, p := range realPages {
-		r := &realResult{Page: p, TimesMS: map[string]float64{}}
-		rs = append(rs, r)
-		if err := r.pagemux(ctx, cfg, s, siteURL+"/real/"+p, tmp, log); err != nil {
-			r.Failure = err.Error()
-			log.Error("real page", "page", p, "err", err)
-		}
-	}
+	started := map[string]*server{}
 	for _, pr := range peers(cfg.peerDir) {
 		if _, err := os.Stat(pr.args(tmp)[0]); err != nil {
 			log.Warn("peer not installed; ./scripts/bench installs it", "peer", pr.name, "err", err)
@@ -95,26 +106,76 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 			log.Error("peer did not start", "peer", pr.name, "err", err)
 			continue
 		}
-		for _, r := range rs {
-			rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": siteURL + "/real/" + r.Page})
-			if rep.err != nil || rep.isError {
-				log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
-				continue
-			}
-			// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the
-			// page its new_page answer lists with the URL.
-			args := map[string]any{}
-			for _, line := range strings.Split(rep.text, "\n") {
-				if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, siteURL+"/real/"+r.Page) {
-					id, _ := strconv.Atoi(m[1])
-					args["pageId"] = id
-				}
-			}
-			r.TimesMS[pr.name] = medianCall(ctx, cfg, ps, pr.snapshot, args)
+		defer ps.close()
+		started[pr.name] = ps
+	}
+	pages := realPages
+	if len(cfg.realPages) > 0 {
+		pages = cfg.realPages
+	}
+	for _, p := range pages {
+		if ctx.Err() != nil {
+			break
 		}
-		ps.close()
+		r := &realResult{Page: p, TimesMS: map[string]float64{}}
+		rs = append(rs, r)
+		if err := r.pagemux(ctx, cfg, s, siteURL+"/real/"+p, tmp, log); err != nil {
+			r.Failure = err.Error()
+			log.Error("real page", "page", p, "err", err)
+		}
+		if w != nil {
+			r.whole(ctx, cfg, w, siteURL+"/real/"+p, log)
+		}
+		for _, pr := range peers(cfg.peerDir) {
+			if ps := started[pr.name]; ps != nil {
+				r.peer(ctx, cfg, pr, ps, siteURL+"/real/"+p, log)
+			}
+		}
 	}
 	return rs
+}
+
+// whole times take_snapshot on w, a pagemux with --max-output=0.
+func (r *realResult) whole(ctx context.Context, cfg *config, w *server, url string, log *slog.Logger) {
+	id, _, err := openPage(ctx, w, cfg, url)
+	if err != nil {
+		log.Error("real page", "server", wholeServer, "page", r.Page, "err", err)
+		return
+	}
+	r.TimesMS[wholeServer], _ = medianCall(ctx, cfg, w, "take_snapshot", map[string]any{"pageId": id})
+	w.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
+}
+
+// peer times the snapshot call of the peer pr (running as ps) on url and
+// counts its answer.
+func (r *realResult) peer(ctx context.Context, cfg *config, pr peer, ps *server, url string, log *slog.Logger) {
+	rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": url})
+	if rep.err != nil || rep.isError {
+		log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
+		return
+	}
+	// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the page
+	// its new_page answer lists with the URL.
+	args := map[string]any{}
+	for _, line := range strings.Split(rep.text, "\n") {
+		if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, url) {
+			id, _ := strconv.Atoi(m[1])
+			args["pageId"] = id
+		}
+	}
+	var answer string
+	r.TimesMS[pr.name], answer = medianCall(ctx, cfg, ps, pr.snapshot, args)
+	if answer == "" {
+		return
+	}
+	if r.PeerChars == nil {
+		r.PeerChars, r.PeerTokens = map[string]int{}, map[string]int{}
+	}
+	r.PeerChars[pr.name] = utf8.RuneCountInString(answer)
+	if n := countTokens(ctx, cfg.peerDir, []string{answer}, log); n != nil {
+		r.PeerTokens[pr.name] = n["o200k"][0]
+	}
+	log.Info("peer answer", "peer", pr.name, "page", r.Page, "chars", r.PeerChars[pr.name], "tokens_o200k", r.PeerTokens[pr.name])
 }
 
 func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, tmp string, log *slog.Logger) error {
@@ -128,7 +189,7 @@ func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, t
 		return fmt.Errorf("adding the toggle: %s", rep.failure())
 	}
 	args := map[string]any{"pageId": id, "mode": "full"}
-	r.TimesMS["pagemux"] = medianCall(ctx, cfg, s, "take_snapshot", args)
+	r.TimesMS["pagemux"], _ = medianCall(ctx, cfg, s, "take_snapshot", args)
 	def := s.call(ctx, 2*cfg.callTimeout, "take_snapshot", args)
 	if def.err != nil || def.isError {
 		return fmt.Errorf("take_snapshot: %s", def.failure())
@@ -156,15 +217,17 @@ func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, t
 }
 
 // medianCall makes one warm-up call and cfg.realReps timed ones and returns
-// their median in ms (0 when a call failed).
-func medianCall(ctx context.Context, cfg *config, s *server, name string, args map[string]any) float64 {
+// their median in ms and the last answer (0 and "" when a call failed).
+func medianCall(ctx context.Context, cfg *config, s *server, name string, args map[string]any) (float64, string) {
 	var took []time.Duration
+	var last string
 	for i := range cfg.realReps + 1 {
 		rep := s.call(ctx, 2*cfg.callTimeout, name, args)
 		if rep.err != nil || rep.isError {
 			s.log.Error("timed call failed", "tool", name, "err", rep.failure())
-			return 0
+			return 0, ""
 		}
+		last = rep.text
 		if i > 0 {
 			took = append(took, rep.took)
 		}
@@ -172,7 +235,7 @@ func medianCall(ctx context.Context, cfg *config, s *server, name string, args m
 	slices.Sort(took)
 	median := ms(rank(took, 0.50)) // stats.go
 	s.log.Info("take_snapshot times", "args", s.cmd.Args[1:min(2, len(s.cmd.Args))], "tool", name, "min_ms", ms(took[0]), "median_ms", median, "max_ms", ms(took[len(took)-1]))
-	return median
+	return median, last
 }
 
 // countTokens counts o200k_base tokens with peers/tokens.mjs; nil when the
@@ -187,7 +250,7 @@ func countTokens(ctx context.Context, dir string, texts []string, log *slog.Logg
 		return nil
 	}
 	var counts []struct{ O200k, Cl100k int }
-	if err := json.Unmarshal(out, &counts); err != nil || len(counts) != 3 {
+	if err := json.Unmarshal(out, &counts); err != nil || len(counts) != len(texts) {
 		return nil
 	}
 	m := map[string][]int{}
@@ -202,14 +265,23 @@ func countTokens(ctx context.Context, dir string, texts []string, log *slog.Logg
 func printReal(w io.Writer, cfg *config, rs []*realResult) {
 	fmt.Fprintf(w, "\n== take_snapshot of real pages (testdata/real; sizes in characters / o200k tokens; time: median of %d) ==\n", cfg.realReps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	names := []string{"pagemux"}
+	names := []string{"pagemux", wholeServer}
+	var peerNames []string
 	for _, p := range peers(cfg.peerDir) {
-		names = append(names, p.name)
+		peerNames = append(peerNames, p.name)
 	}
-	fmt.Fprintln(tw, "page\tfull\tdefault answer\tincremental after a click\t"+strings.Join(names, "\t")+"\tpagemux / Node\tPlaywright / Node")
+	names = append(names, peerNames...)
+	fmt.Fprintln(tw, "page\tfull\tdefault answer\tincremental after a click\t"+strings.Join(names, "\t")+"\tpagemux / Node\tPlaywright / Node\tpagemux / Playwright")
 	for _, r := range rs {
 		if r.Failure != "" {
-			fmt.Fprintf(tw, "%s\tFAILED: %s\n", r.Page, r.Failure)
+			// The other servers' times of the page still count.
+			var others []string
+			for _, n := range names[1:] {
+				if v := r.TimesMS[n]; v > 0 {
+					others = append(others, n+" "+fmtMS(v))
+				}
+			}
+			fmt.Fprintf(tw, "%s\tFAILED on pagemux: %s; %s\n", r.Page, r.Failure, cmp.Or(strings.Join(others, ", "), "no other figures"))
 			continue
 		}
 		tok := func(i int) string {
@@ -227,10 +299,33 @@ func printReal(w io.Writer, cfg *config, rs []*realResult) {
 				row += "\tn/a"
 			}
 		}
-		node := r.TimesMS[names[1]]
-		for _, n := range []string{names[0], names[2]} {
-			if v := r.TimesMS[n]; node > 0 && v > 0 {
-				row += fmt.Sprintf("\t%.2f×", v/node)
+		node, pw := r.TimesMS[peerNames[0]], r.TimesMS[peerNames[1]]
+		for _, q := range [][2]float64{{r.TimesMS["pagemux"], node}, {pw, node}, {r.TimesMS["pagemux"], pw}} {
+			if q[0] > 0 && q[1] > 0 {
+				row += fmt.Sprintf("\t%.2f×", q[0]/q[1])
+			} else {
+				row += "\tn/a"
+			}
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n== the peers' own snapshot answers (characters / o200k tokens, counted as pagemux's) ==\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "page\tpagemux default\t"+strings.Join(peerNames, "\t"))
+	for _, r := range rs {
+		if len(r.PeerChars) == 0 && r.Failure != "" {
+			continue
+		}
+		row := r.Page + "\t" + fmt.Sprint(r.Default)
+		if r.Failure != "" {
+			row = r.Page + "\tn/a"
+		} else if r.Tokens != nil {
+			row += fmt.Sprintf(" / %d", r.Tokens["o200k"][1])
+		}
+		for _, n := range peerNames {
+			if c, ok := r.PeerChars[n]; ok {
+				row += fmt.Sprintf("\t%d / %d", c, r.PeerTokens[n])
 			} else {
 				row += "\tn/a"
 			}
