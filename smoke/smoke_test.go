@@ -920,7 +920,7 @@ func TestSmokeFlags(t *testing.T) {
 			}
 			return ""
 		}},
-		{[]string{"--lighthouse", "accessibility=0.9, seo=80"}, "", func(o *Options) string {
+		{[]string{"--lighthouse", "accessibility=0.9, seo=80%"}, "", func(o *Options) string {
 			if o.Lighthouse["accessibility"] != 0.9 || o.Lighthouse["seo"] != 0.8 {
 				return fmt.Sprint(o.Lighthouse)
 			}
