@@ -50,7 +50,7 @@ type checker struct {
 	// sharedClock says Chrome runs on this machine, so that its wall
 	// times are this clock's (settle).
 	sharedClock bool
-	// spare are tabs ready for a check, taken before new_page opens one:
+	// spare are tabs ready for a check, taken before open makes one:
 	// the tab a launched Chrome starts with, attached already.
 	spareMu sync.Mutex
 	spare   []int

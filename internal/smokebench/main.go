@@ -10,6 +10,11 @@
 // report's phases) and what a page costs beyond its server and
 // --network-idle; the goal is 0.5 s (overhead.go).
 //
+// With -peers DIR it does only the comparison (peers.go): testdata/real's
+// pages and five broken on purpose, checked by pagemux smoke (serial and
+// --parallel 8, with and without Lighthouse accessibility) and by the CI
+// tools npm ci'd in DIR, with each one's wall time and what it caught.
+//
 // The binary is $PAGEMUX_BIN (scripts/bench sets it) or -bin; it serves its
 // pages on loopback.
 package main
@@ -37,6 +42,7 @@ type report struct {
 	Passed     bool  `json:"passed"`
 	Pages      []struct {
 		URL    string `json:"url"`
+		Passed bool   `json:"passed"`
 		LoadMs int64  `json:"loadMs"`
 		TimeMs int64  `json:"timeMs"`
 		Phases []struct {
@@ -65,10 +71,19 @@ func main() {
 	overPages := flag.String("overhead-pages", "1,8", "the overhead runs: this many pages at --parallel as many, comma-separated")
 	overRepeat := flag.Int("overhead-runs", 3, "how many times each overhead run is repeated (interleaved), for medians")
 	overOnly := flag.Bool("overhead-only", false, "run only the overhead runs")
+	peers := flag.String("peers", "", "compare with the CI tools npm ci'd in `DIR` (internal/smokebench/peers) on 16 pages, and do only that")
+	peerTools := flag.String("peer-tools", "pagemux,pa11y-ci,lhci,unlighthouse-ci,linkinator", "the tools -peers runs, comma-separated")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "smokebench: give -bin or set PAGEMUX_BIN (scripts/bench does)")
 		os.Exit(2)
+	}
+	if *peers != "" {
+		if err := comparePeers(*bin, *peers, strings.Split(*peerTools, ",")); err != nil {
+			fmt.Fprintln(os.Stderr, "smokebench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *overDelay > 0 && !*h2 {
 		defer func() {
