@@ -73,8 +73,10 @@ type Page struct {
 	// made it more than once.
 	Attempts int `json:"attempts,omitempty"`
 	// Phases are where the page's check spent its time, in order (of its
-	// last attempt): open, navigate, settle, document, console,
-	// requests, expect, screenshot, audit; its tab closes after, off its time. The bench reads them to say where a page's time goes.
+	// last attempt): open, navigate, settle, document, console, requests,
+	// expect, and a11y, links, screenshot, audit when they run. Its tab
+	// closes after, off its time. The bench reads them to say where a
+	// page's time goes.
 	Phases []Phase `json:"phases,omitempty"`
 
 	started time.Time
@@ -89,7 +91,7 @@ type Phase struct {
 
 // Phase names, in the order a check goes through them.
 const (
-	PhaseOpen       = "open"       // new_page, and --storage-state's script
+	PhaseOpen       = "open"       // a new tab (or Chrome's first), and --storage-state's script
 	PhaseNavigate   = "navigate"   // navigate_page: to the load event and a quiet DOM
 	PhaseSettle     = "settle"     // the wait for a quiet network (--network-idle)
 	PhaseDocument   = "document"   // the main document's request, for its status
