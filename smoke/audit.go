@@ -97,6 +97,7 @@ type lhRun struct {
 // the caller starts (--parallel), and the tool holds the browser-wide audit
 // resource alone for one with performance.
 func (k *checker) audit(ctx context.Context, n int, p *Page) {
+	defer p.timed(PhaseAudit)()
 	runs := max(k.o.LighthouseRuns, 1)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(runs)*auditLimit)
 	defer cancel()

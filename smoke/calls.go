@@ -45,18 +45,6 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (str
 	return b.String(), nil
 }
 
-// pageIDIn finds the id of the page new_page opened at about:blank#name in
-// its "## Pages" section: "7: about:blank#smoke-3 [selected]".
-func pageIDIn(text, context string) (int, bool) {
-	re := regexp.MustCompile(`(?m)^(\d+): about:blank#` + regexp.QuoteMeta(context) + `(?: \[selected\])?$`)
-	m := re.FindStringSubmatch(text)
-	if m == nil {
-		return 0, false
-	}
-	id, err := strconv.Atoi(m[1])
-	return id, err == nil
-}
-
 // request is one line of list_network_requests: "reqid=2 GET url [200]".
 type request struct {
 	id     int

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 const maxRuns = 9
 
 // parseAuditThresholds reads --lighthouse-audit: ID=MIN, repeatable and
-// comma-separated, a score from 0 to 1 (or a percentage). An id Lighthouse
+// comma-separated, a score from 0 to 1 or a percent (parseScore). An id Lighthouse
 // does not score is an error naming the nearest one it does.
 func parseAuditThresholds(values []string) (map[string]float64, error) {
 	var out map[string]float64
@@ -32,7 +33,7 @@ func parseAuditThresholds(values []string) (map[string]float64, error) {
 			}
 			f, err := parseScore(val)
 			if err != nil {
-				return nil, fmt.Errorf("--lighthouse-audit %s=%s: want a score from 0 to 1, such as 0.9", id, val)
+				return nil, fmt.Errorf("--lighthouse-audit %s=%s: %v", id, val, err)
 			}
 			if out == nil {
 				out = map[string]float64{}
@@ -43,14 +44,26 @@ func parseAuditThresholds(values []string) (map[string]float64, error) {
 	return out, nil
 }
 
-// parseScore reads a score from 0 to 1, or a percentage (90 for 0.9).
+// parseScore reads a threshold as a score from 0 to 1 (0.9), or as a
+// percent with its sign (90%). A bare number above 1 is refused: 2 might
+// mean 2 % or a score of 2 out of what the report shows as 100, and taking
+// it as 2 % (as 0.9's 90 once was 90 %) passes nearly everything. The
+// error names both spellings.
 func parseScore(s string) (float64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err == nil && f > 1 && f <= 100 {
-		f /= 100
+	s = strings.TrimSpace(s)
+	if pct, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if err != nil || f < 0 || f > 100 {
+			return 0, fmt.Errorf("want a percent from 0%% to 100%%, such as 90%%, or a score from 0 to 1, such as 0.9")
+		}
+		return f / 100, nil
 	}
-	if err != nil || f < 0 || f > 1 {
-		return 0, fmt.Errorf("want a score from 0 to 1")
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err == nil && f > 1 && f <= 100:
+		return 0, fmt.Errorf("ambiguous: %s is above 1, the top score; for %s percent write %s or %s%%", s, s, strconv.FormatFloat(f/100, 'f', -1, 64), s)
+	case err != nil || f < 0 || f > 1 || math.IsNaN(f):
+		return 0, fmt.Errorf("want a score from 0 to 1, such as 0.9, or a percent, such as 90%%")
 	}
 	return f, nil
 }

@@ -53,7 +53,7 @@ func TestSmokeLighthouseFlags(t *testing.T) {
 		{args: []string{"--lighthouse", "seo=0.8"}, cats: []string{"seo"}, ok: func(o *Options) bool { return o.sharesAudits() && o.LighthouseRuns == 1 }},
 		// An audit runs its category; one in two categories runs one that
 		// is already run, else the first.
-		{args: []string{"--lighthouse", "seo=0.8", "--lighthouse-audit", "color-contrast=1,document-title=90"}, cats: []string{"accessibility", "seo"},
+		{args: []string{"--lighthouse", "seo=0.8", "--lighthouse-audit", "color-contrast=1,document-title=90%"}, cats: []string{"accessibility", "seo"},
 			ok: func(o *Options) bool {
 				return maps.Equal(o.LighthouseAudits, map[string]float64{"color-contrast": 1, "document-title": 0.9}) &&
 					slices.Equal(o.lighthouseChecks(), []string{"lighthouse: seo", "lighthouse audit: color-contrast", "lighthouse audit: document-title"})
@@ -75,7 +75,19 @@ func TestSmokeLighthouseFlags(t *testing.T) {
 		{args: []string{"--lighthouse-audit", "color-contrats=1"}, err: `^--lighthouse-audit color-contrats: Lighthouse 12 scores no audit of that id; did you mean color-contrast\? \(the ids are the keys of "audits"`},
 		{args: []string{"--lighthouse-audit", "zzz=1"}, err: `^--lighthouse-audit zzz: Lighthouse 12 scores no audit of that id \(the ids`},
 		{args: []string{"--lighthouse-audit", "color-contrast"}, err: `want AUDIT=SCORE`},
-		{args: []string{"--lighthouse-audit", "color-contrast=120"}, err: `^--lighthouse-audit color-contrast=120: want a score from 0 to 1`},
+		{args: []string{"--lighthouse-audit", "color-contrast=120"}, err: `^--lighthouse-audit color-contrast=120: want a score from 0 to 1, such as 0.9, or a percent, such as 90%$`},
+		// A bare number above 1 was a percent (2 passed a score of 0.02):
+		// now it is refused, naming both spellings, for both flags.
+		{args: []string{"--lighthouse-audit", "color-contrast=2"}, err: `^--lighthouse-audit color-contrast=2: ambiguous: 2 is above 1, the top score; for 2 percent write 0.02 or 2%$`},
+		{args: []string{"--lighthouse", "seo=90"}, err: `^--lighthouse seo=90: ambiguous: 90 is above 1, the top score; for 90 percent write 0.9 or 90%$`},
+		{args: []string{"--lighthouse", "seo=101%"}, err: `^--lighthouse seo=101%: want a percent from 0% to 100%`},
+		{args: []string{"--lighthouse", "seo=-0.1"}, err: `^--lighthouse seo=-0.1: want a score from 0 to 1`},
+		{args: []string{"--lighthouse", "seo=high"}, err: `^--lighthouse seo=high: want a score from 0 to 1, such as 0.9, or a percent, such as 90%$`},
+		{args: []string{"--lighthouse", "seo=90%,accessibility=1", "--lighthouse-audit", "color-contrast=0.5,document-title=100%"}, cats: []string{"accessibility", "seo"},
+			ok: func(o *Options) bool {
+				return maps.Equal(o.Lighthouse, map[string]float64{"seo": 0.9, "accessibility": 1}) &&
+					maps.Equal(o.LighthouseAudits, map[string]float64{"color-contrast": 0.5, "document-title": 1})
+			}},
 		{args: []string{"--lighthouse", "seo=1", "--lighthouse-runs", "0"}, err: `^--lighthouse-runs 0: want 1 to 9$`},
 		{args: []string{"--lighthouse", "seo=1", "--lighthouse-runs", "10"}, err: `^--lighthouse-runs 10: want 1 to 9$`},
 		{args: []string{"--lighthouse-runs", "2"}, err: `^--lighthouse-runs 2: nothing to audit; add --lighthouse`},

@@ -167,8 +167,8 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.ignoreConsole, "ignore-console", "", "ignore console messages (and DevTools issues) whose text matches `REGEX`")
 	fs.Var(&v.texts, "expect-text", "every page must show `TEXT`; repeatable")
 	fs.Var(&v.sels, "expect-selector", "every page must have an element matching `CSS`; repeatable")
-	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 (categories: "+strings.Join(Categories, ", ")+"); audits without performance run side by side, up to --parallel, each in a window of its own, while the other pages go on; with performance they run one at a time, as another audit's load would skew its timings")
-	fs.Var(&v.lhAudits, "lighthouse-audit", "fail a page whose Lighthouse audit `ID=SCORE` scores below SCORE (0 to 1), such as color-contrast=1 or largest-contentful-paint=0.9; the ids are the keys of \"audits\" in Lighthouse's JSON report, and the audit's category is run too (performance makes the audits take turns); repeatable, or comma-separated")
+	fs.StringVar(&v.lighthouse, "lighthouse", "", "audit every page with Lighthouse and require these `SCORES`, such as accessibility=0.9,seo=0.8 or accessibility=90% (a score is from 0 to 1, a percent has its sign: a bare 90 is refused as ambiguous; categories: "+strings.Join(Categories, ", ")+"); audits without performance run side by side, up to --parallel, each in a window of its own, while the other pages go on; with performance they run one at a time, as another audit's load would skew its timings")
+	fs.Var(&v.lhAudits, "lighthouse-audit", "fail a page whose Lighthouse audit `ID=SCORE` scores below SCORE (0 to 1, or a percent such as 90%), such as color-contrast=1 or largest-contentful-paint=0.9; the ids are the keys of \"audits\" in Lighthouse's JSON report, and the audit's category is run too (performance makes the audits take turns); repeatable, or comma-separated")
 	fs.StringVar(&v.lhBudgets, "lighthouse-budgets", "", "fail a page over the budgets of `FILE`, in Lighthouse's budget.json format (per path: resourceSizes in KiB, resourceCounts, timings in ms); Lighthouse 12 no longer checks budgets, so pagemux does, from the report's network requests and metrics; runs the performance category")
 	fs.IntVar(&o.LighthouseRuns, "lighthouse-runs", 1, "audit each page `N` times (1 to 9) and judge the median score of each category and audit (the report says N), as scores vary from run to run")
 	fs.StringVar(&v.a11y, "a11y", "", "check every page with axe-core (built in) for the rules of `LEVELS`, comma-separated: wcag2a, wcag2aa, wcag2aaa, wcag21a, wcag21aa, wcag22aa (each level includes those below it), best-practice, section508, EN-301-549; every violation is listed with its rule, impact, elements and help page")
@@ -376,7 +376,7 @@ func compile(flagName, expr string) (*regexp.Regexp, error) {
 }
 
 // ParseThresholds reads --lighthouse: category=score pairs, comma-separated,
-// a score from 0 to 1 (or a percentage, 90 for 0.9).
+// a score from 0 to 1 or a percent, 0.9 or 90% (parseScore).
 func ParseThresholds(s string) (map[string]float64, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -390,7 +390,7 @@ func ParseThresholds(s string) (map[string]float64, error) {
 		}
 		f, err := parseScore(val)
 		if err != nil {
-			return nil, fmt.Errorf("--lighthouse %s=%s: want a score from 0 to 1, such as 0.9", cat, val)
+			return nil, fmt.Errorf("--lighthouse %s=%s: %v", cat, val, err)
 		}
 		out[cat] = f
 	}

@@ -72,9 +72,44 @@ type Page struct {
 	// Attempts is how many times the page was checked, when --retries
 	// made it more than once.
 	Attempts int `json:"attempts,omitempty"`
+	// Phases are where the page's check spent its time, in order (of its
+	// last attempt): open, navigate, settle, document, console, requests,
+	// expect, and a11y, links, screenshot, audit when they run. Its tab
+	// closes after, off its time. The bench reads them to say where a
+	// page's time goes.
+	Phases []Phase `json:"phases,omitempty"`
 
 	started time.Time
 	links   []string // same-origin links, read for --check-links and --crawl
+}
+
+// Phase is one step of a page's check and how long it took.
+type Phase struct {
+	Name string `json:"name"`
+	Time Millis `json:"timeMs"`
+}
+
+// Phase names, in the order a check goes through them.
+const (
+	PhaseOpen       = "open"       // a new tab (or Chrome's first), and --storage-state's script
+	PhaseNavigate   = "navigate"   // navigate_page: to the load event and a quiet DOM
+	PhaseSettle     = "settle"     // the wait for a quiet network (--network-idle)
+	PhaseDocument   = "document"   // the main document's request, for its status
+	PhaseSteps      = "steps"      // --steps
+	PhaseConsole    = "console"    // list_console_messages, and where its errors came from
+	PhaseRequests   = "requests"   // list_network_requests, for failed requests
+	PhaseExpect     = "expect"     // --expect-text, --expect-selector and the final URL
+	PhaseA11y       = "a11y"       // --a11y
+	PhaseLinks      = "links"      // --check-links, --crawl
+	PhaseScreenshot = "screenshot" // a failing page's
+	PhaseAudit      = "audit"      // Lighthouse, its wait for the audit lock included
+)
+
+// timed starts phase name of the page's check; the func it returns ends
+// it. The phases of one page are timed one after another, by one goroutine.
+func (p *Page) timed(name string) func() {
+	start := time.Now()
+	return func() { p.Phases = append(p.Phases, Phase{Name: name, Time: Millis(time.Since(start))}) }
 }
 
 // Check is one check of a page.
