@@ -102,11 +102,12 @@ func (p *profile) remove() error {
 	return err
 }
 
-// removeProfileDir removes dir like os.RemoveAll, trying again for a moment:
+// removeProfileDir removes dir like os.RemoveAll, trying again for up to 5 s:
 // a Chrome helper that has not seen its browser die yet can still write in
-// it.
+// it, and on a loaded machine that takes more than a second. It returns at
+// once when the first try removes it, as it nearly always does.
 func removeProfileDir(dir string) error {
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := os.RemoveAll(dir)
 		if err == nil || time.Now().After(deadline) {

@@ -154,9 +154,11 @@ func usesProfile(pid int, dir string) bool {
 // Chrome passes --user-data-dir to every helper, so the command line finds
 // those that outlive their browser. A helper can fork as its browser dies, so
 // it looks again until it finds nothing three times in a row (at most a
-// second).
+// second). Then it waits, at most 5 s, for those it killed to be gone: one
+// busy in the kernel (writing to the profile) finishes that first, and the
+// profile's removal must not race it on a loaded machine.
 func killProcessesUsing(dir string, pgid int) int {
-	killed := 0
+	var killed []int
 	deadline := time.Now().Add(time.Second)
 	for quiet := 0; quiet < 3 && time.Now().Before(deadline); {
 		n := 0
@@ -172,10 +174,10 @@ func killProcessesUsing(dir string, pgid int) int {
 				}
 			}
 			if usesProfile(pid, dir) && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed = append(killed, pid)
 				n++
 			}
 		}
-		killed += n
 		if n == 0 {
 			quiet++
 		} else {
@@ -183,7 +185,22 @@ func killProcessesUsing(dir string, pgid int) int {
 		}
 		time.Sleep(10 * time.Millisecond) // bounded by the deadline; see above
 	}
-	return killed
+	waitGone(killed, 5*time.Second)
+	return len(killed)
+}
+
+// waitGone waits, at most limit, until none of the processes pids runs:
+// each has exited (a zombie counts as gone) or its pid is free.
+func waitGone(pids []int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for _, pid := range pids {
+		for time.Now().Before(deadline) {
+			if st, err := readStat(pid); err != nil || st.state == 'Z' || st.state == 'X' {
+				break
+			}
+			time.Sleep(5 * time.Millisecond) // bounded by the deadline; the kernel gives no sign
+		}
+	}
 }
 
 // killChromeGroup kills the process group of the Chrome pid that runs with
