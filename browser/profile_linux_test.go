@@ -368,6 +368,37 @@ func TestReadStat(t *testing.T) {
 	}
 }
 
+// waitGone waits for a killed process up to its exit, not for its reaping
+// (a zombie is gone), and gives up on a live one at its limit.
+func TestWaitGone(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	start := time.Now()
+	waitGone([]int{pid}, 50*time.Millisecond)
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Errorf("waitGone returned after %v for a live process, before its limit", took)
+	}
+	if st, err := readStat(pid); err != nil || st.state == 'Z' {
+		t.Fatalf("the live process: %+v, %v", st, err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitGone([]int{pid}, time.Minute) // not reaped: cmd.Wait comes at cleanup
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("waitGone took %v for a killed process: it waited for its limit", took)
+	}
+	if st, err := readStat(pid); err != nil || st.state != 'Z' {
+		t.Fatalf("after waitGone the killed process is %+v (%v), want a zombie", st, err)
+	}
+}
+
 // groupMembers lists the processes of the process group pgid.
 func groupMembers(pgid int) []int {
 	var pids []int
