@@ -863,6 +863,7 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 		return ErrLastPage
 	}
 	p.closing.Store(true)
+	nc := b.contexts.contextOf(p.TargetID)
 	if _, err := chromedp.CallBrowser(p.launch.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil && !p.Closed() {
 		p.closing.Store(false)
 		return fmt.Errorf("close page %d: %w", p.ID, p.launch.explainBrowser(err))
@@ -878,6 +879,9 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	// Here, not only on the event: a new_page of the same name that follows
 	// must find the context gone.
 	b.contexts.pageClosed(p.TargetID)
+	if nc != nil {
+		b.contexts.awaitGone(ctx, nc)
+	}
 	return nil
 }
 

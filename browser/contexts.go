@@ -102,7 +102,14 @@ type namedContext struct {
 	// users counts the NewPage calls that are opening a page in it, so the
 	// context is not disposed of under them.
 	users int
+	// gone is closed once the context was forgotten and Chrome's answer to
+	// its disposal is in (or there was nothing to dispose of).
+	gone     chan struct{}
+	goneOnce sync.Once
 }
+
+// markGone closes nc.gone; only the first call does.
+func (nc *namedContext) markGone() { nc.goneOnce.Do(func() { close(nc.gone) }) }
 
 // acquire returns the context of o in launch l, making it if needed, and
 // counts the caller as a user until it calls release.
@@ -118,11 +125,12 @@ func (cs *contextSet) acquire(ctx context.Context, l *launch, o *pageOptions) (*
 	nc := cs.byName[key]
 	if nc != nil && nc.launch != l {
 		cs.forgetLocked(nc) // from a Chrome that went away
+		nc.markGone()
 		nc = nil
 	}
 	creator := nc == nil
 	if creator {
-		nc = &namedContext{name: name, key: key, launch: l, ready: make(chan struct{}), pages: map[target.ID]bool{}}
+		nc = &namedContext{name: name, key: key, launch: l, ready: make(chan struct{}), gone: make(chan struct{}), pages: map[target.ID]bool{}}
 		cs.byName[key] = nc
 	}
 	nc.users++
@@ -245,6 +253,7 @@ func (cs *contextSet) disposeIfEmpty(nc *namedContext) {
 	}
 	cs.forgetLocked(nc)
 	cs.mu.Unlock()
+	defer nc.markGone()
 	if cs.sharedOn(nc.launch) {
 		cs.disposeShared(nc)
 		return
@@ -294,6 +303,35 @@ func (cs *contextSet) closeAll() {
 		if !cs.sharedOn(nc.launch) { // other processes' pages may be in it
 			dispose(nc)
 		}
+		nc.markGone()
+	}
+}
+
+// contextOf returns the context the page id is in, or nil.
+func (cs *contextSet) contextOf(id target.ID) *namedContext {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.byTarget[id]
+}
+
+// awaitGone waits, until ctx ends and at most disposeTimeout, for the
+// disposal of nc when it was forgotten (its last page closed): whichever of
+// close_page and Chrome's event came first disposes of it, and close_page
+// returns when Chrome dropped it. A context that still has pages returns at
+// once.
+func (cs *contextSet) awaitGone(ctx context.Context, nc *namedContext) {
+	cs.mu.Lock()
+	live := nc.id != "" && cs.byID[nc.id] == nc
+	cs.mu.Unlock()
+	if live {
+		return
+	}
+	timer := time.NewTimer(disposeTimeout)
+	defer timer.Stop()
+	select {
+	case <-nc.gone:
+	case <-ctx.Done():
+	case <-timer.C:
 	}
 }
 
