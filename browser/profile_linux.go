@@ -105,7 +105,12 @@ type procStat struct {
 	state byte
 	pgrp  int
 	start uint64 // clock ticks after boot: with the pid, it names one process
+	cpu   uint64 // user and system time so far, in clock ticks (clockTick)
 }
+
+// clockTick is USER_HZ, the unit of /proc's times: 100 on every Linux
+// pagemux runs on.
+const clockTick = 100
 
 // readStat reads /proc/<pid>/stat. An error wraps fs.ErrNotExist when no
 // such process runs.
@@ -121,16 +126,19 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: %q", pid, data)
 	}
 	f := bytes.Fields(data[i+1:])
-	// f[0] is field 3 of proc(5): state; f[2] is pgrp (5); f[19] is starttime (22).
+	// f[0] is field 3 of proc(5): state; f[2] is pgrp (5); f[11] and f[12]
+	// utime and stime (14, 15); f[19] is starttime (22).
 	if len(f) < 20 || len(f[0]) != 1 {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: %q", pid, data)
 	}
 	pgrp, err1 := strconv.Atoi(string(f[2]))
 	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %q", pid, data)
+	utime, err3 := strconv.ParseUint(string(f[11]), 10, 64)
+	stime, err4 := strconv.ParseUint(string(f[12]), 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %q: %w", pid, data, err)
 	}
-	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
+	return procStat{state: f[0][0], pgrp: pgrp, start: start, cpu: utime + stime}, nil
 }
 
 // usesProfile reports whether the process pid runs with --user-data-dir=dir,

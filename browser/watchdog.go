@@ -41,6 +41,15 @@ const (
 	// leave a check unanswered with nothing at all on its pipe (one that
 	// sends anything else is behind a backlog) before it counts as frozen.
 	hangSilence = 10 * time.Second
+	// busyShare and busyLimit: a launched Chrome that is not stopped and
+	// left a check unanswered for hangSilence, but whose browser process
+	// used at least busyShare of a CPU meanwhile, is at work, not hung (it
+	// builds a huge answer, such as a 37 MB accessibility tree on a starved
+	// machine, and sends nothing until it is built): it gets hangSilence
+	// more, again while it works, up to busyLimit from the check's start.
+	// A hung browser process does no work; a stopped one none at all.
+	busyShare = 0.1
+	busyLimit = 2 * time.Minute
 	// attachedSilence is how long an attached Chrome may leave a check
 	// unanswered on its connection and on a new one before it counts as
 	// frozen. pagemux cannot see its process, so there is no quicker sign.
@@ -251,7 +260,11 @@ func (b *Browser) runCheck(l *launch, pr *probeRun) {
 		window = attachedSilence
 	}
 	anew := func(ctx context.Context) error { return b.answersAnew(ctx, l) }
-	if err := probe(l, window, anew, decide); err != nil {
+	busy := func(used, silent time.Duration) {
+		b.log.Warn("chrome has not answered pagemux's check, but its browser process is at work: it gets more time",
+			"silent", silent.Round(time.Second), "cpu", used.Round(10*time.Millisecond), "limit", busyLimit)
+	}
+	if err := probe(l, window, anew, decide, busy, l.browserProc()); err != nil {
 		b.unresponsive(l, err, time.Since(start))
 	}
 	decide()
@@ -325,9 +338,12 @@ var errStopped = errors.New("chrome's browser process is stopped")
 // with errBacklog, and backlogGrace from the last time it drained (for a
 // launched Chrome, when chromedp last took bytes from its pipe), since a
 // backlog that drains reaches the answer in the end.
+// A launched Chrome whose browser process worked through the window (see
+// busyShare; pw reads the process) gets the window again, and anew is asked
+// again, until pw.busyLimit; busy is told each time.
 // Only silence counts: a Chrome that went away is no freeze (browserGone
 // handles it).
-func probe(l *launch, window time.Duration, anew func(context.Context) error, decided func()) error {
+func probe(l *launch, window time.Duration, anew func(context.Context) error, decided func(), busy func(used, silent time.Duration), pw procWatch) error {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(l.rootCtx)
 	defer cancel()
@@ -336,10 +352,18 @@ func probe(l *launch, window time.Duration, anew func(context.Context) error, de
 		_, err := chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
 		onConn <- err
 	}()
-	actx, acancel := context.WithTimeout(ctx, window)
-	defer acancel()
-	past := make(chan error, 1)
-	go func() { past <- anew(actx) }()
+	var past chan error
+	ask := func() {
+		actx, acancel := context.WithTimeout(ctx, window)
+		ch := make(chan error, 1)
+		go func() {
+			defer acancel()
+			ch <- anew(actx)
+		}()
+		past = ch
+	}
+	ask()
+	cpu := pw.cpu()
 	end := time.NewTimer(window)
 	defer end.Stop()
 	// A process gives no sign that it was stopped: its state is looked at
@@ -367,10 +391,19 @@ func probe(l *launch, window time.Duration, anew func(context.Context) error, de
 				graceC = grace.C
 			}
 		case <-look.C:
-			if l.stoppedAndQuiet() {
+			if pw.stopped() {
 				return fmt.Errorf("%w, and nothing came on its pipe for %s", errStopped, stoppedSilence)
 			}
 		case <-end.C:
+			if now := pw.cpu(); cpu >= 0 && now-cpu >= time.Duration(busyShare*float64(window)) && time.Since(start)+window <= pw.busyLimit {
+				busy(now-cpu, time.Since(start))
+				cpu = now
+				if past == nil && graceC == nil {
+					ask()
+				}
+				end.Reset(window)
+				continue
+			}
 			ended = true
 		case <-graceC:
 			if wait := time.Until(l.drained().Add(backlogGrace)); wait > 0 {
@@ -383,9 +416,38 @@ func probe(l *launch, window time.Duration, anew func(context.Context) error, de
 			if l.gone() {
 				return nil
 			}
-			return fmt.Errorf("no answer to a Browser.getVersion within %s on the connection, nor past it (%w)", window, pastErr)
+			return fmt.Errorf("no answer to a Browser.getVersion within %s on the connection, nor past it (%w)", time.Since(start).Round(100*time.Millisecond), pastErr)
 		}
 	}
+}
+
+// procWatch is what probe reads of the browser process: whether it is
+// stopped and quiet, the CPU time it used so far (-1: not known), and how
+// long it may stay silent while it works.
+type procWatch struct {
+	stopped   func() bool
+	cpu       func() time.Duration
+	busyLimit time.Duration
+}
+
+// browserProc is the procWatch of l's browser process.
+func (l *launch) browserProc() procWatch {
+	return procWatch{stopped: l.stoppedAndQuiet, cpu: l.browserCPU, busyLimit: busyLimit}
+}
+
+// browserCPU is the CPU time that the browser process of a launched Chrome
+// has used so far; -1 for an attached Chrome, or when it is not known.
+func (l *launch) browserCPU() time.Duration {
+	if l.chrome == nil {
+		return -1
+	}
+	l.chrome.mu.Lock()
+	pid := l.chrome.pid
+	l.chrome.mu.Unlock()
+	if pid == 0 {
+		return -1
+	}
+	return processCPU(pid)
 }
 
 // stoppedAndQuiet reports whether l is a launched Chrome whose browser

@@ -2,8 +2,7 @@ package browser
 
 import (
 	"os"
-	"strconv"
-	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,13 +31,19 @@ func processStopped(pid int) bool {
 // processState is the state of the process pid as /proc/PID/stat gives it
 // (R, S, D, T, t, Z, …), "" when there is no such process.
 func processState(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := readStat(pid)
 	if err != nil {
 		return ""
 	}
-	s := string(data)
-	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 {
-		return f[0]
+	return string(st.state)
+}
+
+// processCPU is the CPU time the process pid has used so far, in all its
+// threads; -1 when there is no such process.
+func processCPU(pid int) time.Duration {
+	st, err := readStat(pid)
+	if err != nil {
+		return -1
 	}
-	return ""
+	return time.Duration(st.cpu) * time.Second / clockTick
 }

@@ -2,7 +2,10 @@
 
 package browser
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // Off Linux pagemux does not ask the kernel what waits in a pipe or whether
 // a process is stopped: a reader not scheduled for all of a check's time is
@@ -14,6 +17,10 @@ func pipePending(*os.File) int { return 0 }
 
 // processStopped is false off Linux.
 func processStopped(int) bool { return false }
+
+// processCPU is -1 (not known) off Linux: a busy Chrome gets no more time
+// than a hung one.
+func processCPU(int) time.Duration { return -1 }
 
 // processState is "" off Linux.
 func processState(int) string { return "" }

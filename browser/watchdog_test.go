@@ -64,11 +64,7 @@ func freeze(t *testing.T, pids []int) {
 	for _, p := range pids {
 		syscall.Kill(p, syscall.SIGSTOP)
 	}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			syscall.Kill(p, syscall.SIGCONT)
-		}
-	})
+	t.Cleanup(func() { resume(pids) })
 }
 
 // alive reports whether pid runs (a zombie does not).
@@ -515,5 +511,110 @@ func TestCloseWhileAttaching(t *testing.T) {
 	t.Logf("Close during an attach took %s; Start: %v", took, err)
 	if took > 5*time.Second {
 		t.Fatalf("Close during an attach took %s", took)
+	}
+}
+
+// A launched Chrome that leaves a check unanswered is hung only if its
+// browser process did no work meanwhile: one at work (building a huge
+// answer, on a starved machine) gets the window again while it works, up
+// to its limit, and counts as answering once its answer comes. The Chrome
+// here is frozen, so that it answers nothing until the test lets it; what
+// the check reads of its process (stopped or not, its CPU time) is the
+// test's, so that it can be idle, busy for ever, or busy and then answer.
+func TestBusyChromeNotHung(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	newPageAnswers(t.Context(), t, b, "before")
+	b.mu.Lock()
+	l := b.members[0].launch
+	b.mu.Unlock()
+	tree := chromeTree(t, b)
+	freeze(t, tree)
+	anew := func(ctx context.Context) error { return b.answersAnew(ctx, l) }
+	const window = 500 * time.Millisecond
+	running := func() bool { return false } // never stopped: the hang path
+	idle := func() time.Duration { return 0 }
+	start := time.Now()
+	working := func() time.Duration { return time.Since(start) } // a whole CPU
+	check := func(pw procWatch, busy func(used, silent time.Duration)) error {
+		return probe(l, window, anew, func() {}, busy, pw)
+	}
+
+	t.Run("idle", func(t *testing.T) {
+		extended := 0
+		err := check(procWatch{running, idle, time.Minute}, func(time.Duration, time.Duration) { extended++ })
+		if err == nil || errors.Is(err, errStopped) || errors.Is(err, errBacklog) {
+			t.Fatalf("a silent Chrome that does no work: %v", err)
+		}
+		if extended != 0 {
+			t.Errorf("an idle Chrome was given more time %d times", extended)
+		}
+	})
+	t.Run("busy past its limit", func(t *testing.T) {
+		const limit = 4 * window
+		from := time.Now()
+		var extended int
+		err := check(procWatch{running, working, limit}, func(time.Duration, time.Duration) { extended++ })
+		if err == nil {
+			t.Fatal("a Chrome silent past its limit counted as answering")
+		}
+		if took := time.Since(from); extended < 2 || took < limit-window {
+			t.Errorf("a busy Chrome was given more time %d times and failed after %s; want at least twice, and not before %s", extended, took, limit-window)
+		}
+	})
+	t.Run("busy, then answers", func(t *testing.T) {
+		busy := make(chan time.Duration, 100)
+		done := make(chan error, 1)
+		go func() {
+			done <- check(procWatch{running, working, time.Hour}, func(used, _ time.Duration) { busy <- used })
+		}()
+		for range 2 {
+			select {
+			case used := <-busy:
+				if used < time.Duration(busyShare*float64(window)) {
+					t.Errorf("more time for %s of CPU in a window of %s", used, window)
+				}
+			case err := <-done:
+				t.Fatalf("the check of a busy Chrome ended before it was given more time twice: %v", err)
+			}
+		}
+		resume(tree)
+		if err := <-done; err != nil {
+			t.Fatalf("a busy Chrome that answered in the end: %v", err)
+		}
+	})
+	resume(tree) // also when a subtest failed before it resumed Chrome
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	newPageAnswers(ctx, t, b, "after")
+}
+
+// resume lets the processes that freeze stopped run again.
+func resume(pids []int) {
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGCONT)
+	}
+}
+
+// processCPU reads a process's CPU time as it grows, and -1 for none.
+func TestProcessCPU(t *testing.T) {
+	t.Parallel()
+	before := processCPU(os.Getpid())
+	if before < 0 {
+		t.Fatal("no CPU time for this process")
+	}
+	deadline := time.Now().Add(time.Minute)
+	x := 0
+	for processCPU(os.Getpid()) < before+50*time.Millisecond {
+		if time.Now().After(deadline) {
+			t.Fatalf("this process's CPU time stayed at %s while it spun for a minute", processCPU(os.Getpid()))
+		}
+		for i := range 1_000_000 {
+			x += i
+		}
+	}
+	_ = x
+	if got := processCPU(1 << 30); got != -1 {
+		t.Errorf("no such process: %s, want -1", got)
 	}
 }
