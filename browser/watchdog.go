@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,6 +104,9 @@ type Watch struct {
 	timer *time.Timer
 	done  chan struct{}
 	once  sync.Once
+	// others watch the other Chromes of a pool, for a call on no page
+	// (Supervise): new_page and the like may run on any of them.
+	others []*Watch
 }
 
 // Supervise watches a tool call while it runs; call Stop on the Watch it
@@ -112,12 +116,23 @@ type Watch struct {
 // ErrUnresponsive, a Chrome that pagemux launched is killed (its process
 // group) and a new one started at once, and an attached Chrome is let go
 // of until it answers again. Supervise does not bound the call itself: a
-// slow call on a browser that answers runs on.
+// slow call on a browser that answers runs on. In a pool (Config.Pool) it
+// watches every Chrome, as a call on no page (new_page, say) may run on
+// any of them.
 func (b *Browser) Supervise(ctx context.Context) *Watch {
 	b.mu.Lock()
-	l := b.members[0].launch
+	ls := make([]*launch, len(b.members))
+	for i, m := range b.members {
+		ls[i] = m.launch
+	}
 	b.mu.Unlock()
-	return b.supervise(ctx, l)
+	w := b.supervise(ctx, ls[0])
+	for _, l := range ls[1:] {
+		if o := b.supervise(ctx, l); o.l != nil {
+			w.others = append(w.others, o)
+		}
+	}
+	return w
 }
 
 // SuperviseOn is Supervise for a call on page p, which in a pool
@@ -149,6 +164,9 @@ func (w *Watch) Stop() {
 		}
 		close(w.done)
 	})
+	for _, o := range w.others {
+		o.Stop()
+	}
 }
 
 // Check checks at once that the Chrome the call ran on still answers,
@@ -160,8 +178,35 @@ func (w *Watch) Stop() {
 // went away meanwhile; and one that wraps ErrNoAnswer when ctx ended first:
 // the check goes on, and calls that start meanwhile wait for its outcome. A
 // check that runs is joined; one that ended, however recently, is not
-// taken for an answer.
+// taken for an answer. A watch over a pool's Chromes checks them all at
+// once, and returns the first of their errors that wraps ErrUnresponsive,
+// else ErrNoAnswer, else nil when one of them answered.
 func (w *Watch) Check(ctx context.Context) error {
+	if len(w.others) == 0 {
+		return w.check(ctx)
+	}
+	all := append([]*Watch{w}, w.others...)
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, x := range all {
+		wg.Go(func() { errs[i] = x.check(ctx) })
+	}
+	wg.Wait()
+	for _, kind := range []error{ErrUnresponsive, ErrNoAnswer} {
+		for _, err := range errs {
+			if errors.Is(err, kind) {
+				return err
+			}
+		}
+	}
+	if slices.Contains(errs, nil) {
+		return nil
+	}
+	return errs[0]
+}
+
+// check is Check on one Chrome.
+func (w *Watch) check(ctx context.Context) error {
 	l := w.l
 	if l == nil {
 		return nil

@@ -618,3 +618,54 @@ func TestProcessCPU(t *testing.T) {
 		t.Errorf("no such process: %s, want -1", got)
 	}
 }
+
+// In a pool, a call on no page (new_page, say) is watched on every Chrome:
+// one that goes silent under it fails the call with ErrUnresponsive, as a
+// call on one of its pages would, and a check at the call's end says so;
+// the other Chrome is not let go of. Watched on the first Chrome only, the
+// call would wait for its own end.
+func TestSuperviseWatchesThePool(t *testing.T) {
+	t.Parallel()
+	urlA, _ := runningChrome(t)
+	urlB, _ := runningChrome(t)
+	proxy := newPauseProxy(t, strings.TrimPrefix(urlB, "http://"))
+	b := New(Config{BrowserURL: urlA, Pool: []string{"http://" + proxy.ln.Addr().String()}})
+	t.Cleanup(func() { b.Close() })
+	if err := b.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	la, lb := b.members[0].launch, b.members[1].launch
+	b.mu.Unlock()
+	// Pages until one is on each Chrome: each goes to the one with fewer.
+	var onA, onB *Page
+	for onA == nil || onB == nil {
+		p := newPageAnswers(t.Context(), t, b, "before")
+		switch p.launch {
+		case la:
+			onA = p
+		case lb:
+			onB = p
+		}
+	}
+	proxy.set(true)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	w := b.Supervise(ctx)
+	_, err := onB.Evaluate(ctx, "() => 2", nil) // as the work of a call on no page
+	if !errors.Is(err, ErrUnresponsive) {
+		t.Fatalf("a call on no page, at work on the pool's silent Chrome, ended after %s with %v", time.Since(start), err)
+	}
+	t.Logf("the call failed after %s: %v", time.Since(start), err)
+	if err := w.Check(ctx); !errors.Is(err, ErrUnresponsive) || !strings.Contains(err.Error(), proxy.ln.Addr().String()) {
+		t.Errorf("the check at the call's end: %v; want Chrome B's ErrUnresponsive", err)
+	}
+	w.Stop()
+	if err := la.health(); err != nil {
+		t.Errorf("Chrome A after B went silent: %v", err)
+	}
+	if v, err := onA.Evaluate(ctx, "() => 6 * 7", nil); err != nil || string(v) != "42" {
+		t.Errorf("Chrome A's page after B went silent: %s %v", v, err)
+	}
+}
