@@ -174,7 +174,7 @@ func TestBrowserPool(t *testing.T) {
 	}
 	took := time.Since(killed)
 	text := res.Content[0].(mcp.TextContent).Text
-	want := fmt.Sprintf("page %d is gone", ids["/p2"])
+	want := fmt.Sprintf("page %d is gone (the Chrome it was on, which pagemux attached to, went away or stopped responding)", ids["/p2"])
 	if !res.IsError || !strings.Contains(text, want) {
 		t.Errorf("the call in flight on the killed Chrome's page answered (%v): %s; want an error saying %q", res.IsError, text, want)
 	}

@@ -615,6 +615,15 @@ func (b *Browser) pageGone(p *Page) {
 	b.freeMemorySoon()
 }
 
+// goneReason is why the pages of l are gone once it went away: restarted
+// when pagemux launched it, lost when it attached to it.
+func (l *launch) goneReason() CloseReason {
+	if l.url != "" {
+		return ClosedChromeLost
+	}
+	return ClosedRestart
+}
+
 // browserGone closes every page of a Chrome that went away.
 func (b *Browser) browserGone(l *launch) {
 	b.mu.Lock()
@@ -630,7 +639,7 @@ func (b *Browser) browserGone(l *launch) {
 		b.log.Warn("chrome went away; the next call starts it again", "pages", len(gone), "output", l.out.String())
 	}
 	for _, p := range gone {
-		p.setWhy(ClosedRestart)
+		p.setWhy(l.goneReason())
 		b.pageGone(p)
 	}
 	// Its tabs leave the shared registry too: the browser's identity is

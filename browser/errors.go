@@ -50,14 +50,21 @@ const (
 	// ClosedOutside is a tab that closed itself (window.close) or that
 	// another DevTools client closed.
 	ClosedOutside
-	// ClosedRestart is a tab of a Chrome that went away: it crashed, was
-	// killed, or stopped responding.
+	// ClosedRestart is a tab of a Chrome that pagemux launched and that went
+	// away: it crashed, was killed, or stopped responding (pagemux starts a
+	// new one).
 	ClosedRestart
+	// ClosedChromeLost is a tab of a Chrome that pagemux attached to (not
+	// launched) and that went away or stopped responding: pagemux starts
+	// none in its place, and attaches again once it answers.
+	ClosedChromeLost
 )
 
 // PageClosedError is returned for a page that went away. Why says how, and
 // the message with it: "page 3 is closed" (close_page), "page 3 was closed
-// (outside pagemux)", "page 3 is gone (the browser was restarted)".
+// (outside pagemux)", "page 3 is gone (the browser was restarted)", "page 3
+// is gone (the Chrome it was on, which pagemux attached to, went away or
+// stopped responding)".
 type PageClosedError struct {
 	ID  int
 	Why CloseReason
@@ -69,6 +76,8 @@ func (e *PageClosedError) Error() string {
 		return fmt.Sprintf("page %d was closed (outside pagemux)", e.ID)
 	case ClosedRestart:
 		return fmt.Sprintf("page %d is gone (the browser was restarted)", e.ID)
+	case ClosedChromeLost:
+		return fmt.Sprintf("page %d is gone (the Chrome it was on, which pagemux attached to, went away or stopped responding)", e.ID)
 	}
 	return fmt.Sprintf("page %d is closed", e.ID)
 }

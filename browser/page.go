@@ -294,7 +294,7 @@ func (p *Page) closeReason() CloseReason {
 // says so.
 func (p *Page) closedErr() error {
 	if cause := p.launch.unresponsiveErr(); cause != nil {
-		return &pageUnresponsiveError{cause: cause, page: &PageClosedError{ID: p.ID, Why: ClosedRestart}}
+		return &pageUnresponsiveError{cause: cause, page: &PageClosedError{ID: p.ID, Why: p.launch.goneReason()}}
 	}
 	if err := p.Err(); err != nil {
 		return err

@@ -414,7 +414,7 @@ func TestSilentAttachedChrome(t *testing.T) {
 	if err := b.Start(ctx); err != nil {
 		t.Fatalf("no reconnect once Chrome answers again: %v", err)
 	}
-	if _, err := b.Page(p.ID); err == nil || !strings.Contains(err.Error(), "is gone (the browser was restarted)") {
+	if _, err := b.Page(p.ID); err == nil || !strings.Contains(err.Error(), "is gone (the Chrome it was on, which pagemux attached to, went away or stopped responding)") {
 		t.Fatalf("the old page after the reconnect: %v", err)
 	}
 	newPageAnswers(ctx, t, b, "after the reconnect")
