@@ -208,15 +208,18 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var writeErr error
 	if _, err := w.stdin.Write(in); err != nil {
 		// An idle worker that died since: a new one takes the request.
 		w.stop()
 		if w, err = r.startWorker(); err != nil {
 			return nil, err
 		}
-		if _, err := w.stdin.Write(in); err != nil {
-			w.stop()
-			return nil, fmt.Errorf("write the request to the lighthouse runner: %w (%s)", err, w.stderr.String())
+		// A new worker that exits before it reads the request (one that
+		// cannot start) may still have said why on its stdout or stderr:
+		// what it wrote is read below, as for one that exits later.
+		if _, writeErr = w.stdin.Write(in); writeErr != nil {
+			w.kill() // it gets no request: it must not be waited on for one
 		}
 	}
 	hung := time.NewTimer(timeout)
@@ -236,6 +239,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 				msg := w.stderr.String()
 				if msg == "" {
 					msg = "no output"
+				}
+				if writeErr != nil {
+					return nil, fmt.Errorf("lighthouse runner exited without a result, before it read the request (%v; writing it: %w): %s", w.waitErr, writeErr, msg)
 				}
 				return nil, fmt.Errorf("lighthouse runner exited without a result (%v): %s", w.waitErr, msg)
 			case m.Progress != "":

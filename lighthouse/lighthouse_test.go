@@ -183,6 +183,8 @@ func TestRunErrors(t *testing.T) {
 		{"reported", `echo '{"error":"no tab with target id X in the browser"}'; exit 1`, []string{"lighthouse failed: no tab with target id X"}},
 		{"crashed", `echo 'SyntaxError: bad import' >&2; exit 1`, []string{"exited without a result", "SyntaxError: bad import"}},
 		{"silent", `exit 0`, []string{"exited without a result", "no output"}},
+		// Gone before the request is written, or after: told alike.
+		{"closed its input", `exec 0<&-; echo 'SyntaxError: bad import' >&2; exit 1`, []string{"exited without a result", "SyntaxError: bad import"}},
 		{"no report", `echo '{"done":{}}'`, []string{"read the lighthouse report"}},
 	}
 	for _, tt := range tests {
