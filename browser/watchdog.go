@@ -483,28 +483,32 @@ func (l *launch) browserProc() procWatch {
 // browserCPU is the CPU time that the browser process of a launched Chrome
 // has used so far; -1 for an attached Chrome, or when it is not known.
 func (l *launch) browserCPU() time.Duration {
-	if l.chrome == nil {
-		return -1
-	}
-	l.chrome.mu.Lock()
-	pid := l.chrome.pid
-	l.chrome.mu.Unlock()
+	pid := l.browserPID()
 	if pid == 0 {
 		return -1
 	}
 	return processCPU(pid)
 }
 
+// browserPID is the pid of the browser process of a launched Chrome; 0 for
+// an attached one, or before it started.
+func (l *launch) browserPID() int {
+	if l.chrome == nil {
+		return 0
+	}
+	l.chrome.mu.Lock()
+	defer l.chrome.mu.Unlock()
+	return l.chrome.pid
+}
+
 // stoppedAndQuiet reports whether l is a launched Chrome whose browser
 // process is stopped and that has sent nothing for stoppedSilence, not even
 // bytes that wait in its pipe.
 func (l *launch) stoppedAndQuiet() bool {
-	if l.mux == nil || l.chrome == nil || l.mux.quietFor() < stoppedSilence || pipePending(l.mux.fromChrome) > 0 {
+	if l.mux == nil || l.mux.quietFor() < stoppedSilence || pipePending(l.mux.fromChrome) > 0 {
 		return false
 	}
-	l.chrome.mu.Lock()
-	pid := l.chrome.pid
-	l.chrome.mu.Unlock()
+	pid := l.browserPID()
 	return pid != 0 && processStopped(pid)
 }
 
