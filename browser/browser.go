@@ -121,6 +121,9 @@ type launch struct {
 	// identity names the browser alike in every process that drives it
 	// (Identity); set before done closes.
 	identity string
+	// ownContext is the browser context of Config.OwnContext, "" without
+	// it; set before done closes.
+	ownContext cdp.BrowserContextID
 }
 
 // New returns a Browser for cfg. It does not start Chrome.
@@ -265,13 +268,27 @@ func (l *launch) gone() bool {
 // start runs one launch to its end and records the outcome in l.
 func (b *Browser) start(l *launch) {
 	defer close(l.done)
+	if err := b.cfg.check(); err != nil {
+		l.err = err
+		return
+	}
+	if b.cfg.OwnContext && b.pageIDs != nil {
+		l.err = fmt.Errorf("%w: a context of its own shares no page with other processes, so it takes no shared page ids", ErrStart)
+		return
+	}
 	allocCtx, allocCancel, err := b.allocator(l)
 	if err != nil {
 		l.err = err
 		return
 	}
 	var ctxOpts []chromedp.ContextOption
-	if b.cfg.Attaches() {
+	switch {
+	case b.cfg.OwnContext:
+		// chromedp makes the context, with a tab in a window of its own,
+		// and on cancel closes the tab and disposes of the context; Chrome
+		// disposes of it too once this connection drops (disposeOnDetach).
+		ctxOpts = append(ctxOpts, chromedp.WithNewBrowserContext())
+	case b.cfg.Attaches():
 		ctxOpts = append(ctxOpts, chromedp.WithDetachOnCancel())
 	}
 	rootCtx, rootCancel := chromedp.NewContext(allocCtx, ctxOpts...)
@@ -300,6 +317,7 @@ func (b *Browser) start(l *launch) {
 		}
 	}
 	if err == nil {
+		l.ownContext = chromedp.FromContext(rootCtx).BrowserContextID
 		err = b.adoptExisting(l)
 	}
 	if err == nil {
@@ -422,7 +440,7 @@ func (b *Browser) adoptExisting(l *launch) error {
 		return err
 	}
 	for _, info := range infos {
-		if info.Type == "page" {
+		if info.Type == "page" && b.ours(l, info) {
 			p, err := b.register(l, info.TargetID, info.URL)
 			if err != nil {
 				return err
@@ -445,7 +463,7 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 	switch ev := ev.(type) {
 	case *target.EventTargetCreated:
 		switch {
-		case ev.TargetInfo.Type != "page":
+		case ev.TargetInfo.Type != "page" || !b.ours(l, ev.TargetInfo):
 		case b.sharedIDs(l):
 			b.tabCreated(l, ev.TargetInfo)
 		default:
@@ -472,6 +490,13 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 			p.crashed()
 		}
 	}
+}
+
+// ours reports whether a tab of l is pagemux's to drive: any, but with
+// Config.OwnContext only those of its own context and of the named contexts
+// it made.
+func (b *Browser) ours(l *launch, info *target.Info) bool {
+	return l.ownContext == "" || info.BrowserContextID == l.ownContext || b.contexts.made(info.BrowserContextID)
 }
 
 // register returns the page of a target, making one if the target is new:
@@ -741,7 +766,8 @@ func (b *Browser) NewPage(ctx context.Context, background bool, opts ...PageOpti
 	}
 	l := b.place(&o)
 	params := target.CreateTargetParams{
-		URL: "about:blank",
+		URL:              "about:blank",
+		BrowserContextID: l.ownContext,
 		// A tab hidden behind another gets no animation frames: without
 		// focus emulation (Config.Tabs), each page has a window.
 		NewWindow:  new(!b.cfg.Tabs || o.named() || o.ownWindow),

@@ -40,6 +40,15 @@ type Config struct {
 	// the fewest pages (NewPage), and one that dies takes only its own
 	// pages with it.
 	Pool []string
+	// OwnContext keeps pagemux to a browser context of its own in the
+	// Chrome it attaches to (BrowserURL or WSEndpoint, not a Pool): it opens
+	// its pages there, lists and drives only those and the tabs they open,
+	// keeps their cookies, storage and downloads apart from the others',
+	// and Chrome disposes of the context, closing its tabs, when pagemux
+	// detaches or its connection drops. Several pagemux processes can so
+	// share one Chrome, each seeing none of the others' pages, for the cost
+	// of a window instead of a Chrome each.
+	OwnContext bool
 
 	// MaxMessage bounds one message from a launched Chrome (0:
 	// DefaultMaxMessage); see DefaultMaxMessage for what happens past it.
@@ -74,6 +83,17 @@ var ExecCandidates = []string{"chromium", "chromium-browser", "google-chrome", "
 
 // Attaches reports whether the config attaches to a running browser.
 func (c Config) Attaches() bool { return c.BrowserURL != "" || c.WSEndpoint != "" || len(c.Pool) > 0 }
+
+// check says what is wrong with a config that no start can mend.
+func (c Config) check() error {
+	switch {
+	case c.OwnContext && !c.Attaches():
+		return fmt.Errorf("%w: a context of its own is for a Chrome pagemux attaches to (give BrowserURL or WSEndpoint); a Chrome it launches is its own already", ErrStart)
+	case c.OwnContext && len(c.Pool) > 0:
+		return fmt.Errorf("%w: a context of its own is for one attached Chrome, not a pool", ErrStart)
+	}
+	return nil
+}
 
 // attachURLs are the addresses of the Chromes to attach to, unchecked (see
 // checkAttachURL), in the order given; one "" for a Chrome to launch.

@@ -196,6 +196,13 @@ func (cs *contextSet) create(ctx context.Context, l *launch, key string) (cdp.Br
 	return res.BrowserContextID, nil
 }
 
+// made reports whether id is one of the named contexts.
+func (cs *contextSet) made(id cdp.BrowserContextID) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.byID[id] != nil
+}
+
 // launchOf returns the launch that has the context of key, nil when
 // none has it.
 func (cs *contextSet) launchOf(key string) *launch {

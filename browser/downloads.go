@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func (b *Browser) OnDownloads(fn DownloadDirFunc) {
 }
 
 // SetDownloadDir sends the downloads of the browser context contextID (""
-// for the default context) to dir, made 0700 if missing; dir "" refuses
+// for the default context, or pagemux's own with Config.OwnContext) to dir, made 0700 if missing; dir "" refuses
 // them. Chrome keeps the name the page suggests, in dir, or adds " (1)" when
 // the name is taken; a name cannot lead out of dir. It does not follow the
 // context across a relaunch: OnDownloads does.
@@ -63,7 +64,7 @@ func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserConte
 }
 
 func (b *Browser) setDownloadDir(ctx context.Context, l *launch, contextID cdp.BrowserContextID, dir string) error {
-	p := cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: contextID}
+	p := cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: cmp.Or(contextID, l.ownContext)}
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -86,12 +87,13 @@ func (b *Browser) setDownloadDir(ctx context.Context, l *launch, contextID cdp.B
 
 // defaultDownloads applies the rule of the default context to a new launch.
 // An attached Chrome is the user's: its default context keeps the user's
-// download settings.
+// download settings, and only a context of pagemux's own (OwnContext) gets
+// the rule.
 func (b *Browser) defaultDownloads(l *launch) {
 	b.downloads.mu.Lock()
 	fn := b.downloads.dir
 	b.downloads.mu.Unlock()
-	if fn == nil || b.cfg.Attaches() {
+	if fn == nil || b.cfg.Attaches() && l.ownContext == "" {
 		return
 	}
 	if err := b.setDownloadDir(l.rootCtx, l, "", fn(l.rootCtx, "")); err != nil {

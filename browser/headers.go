@@ -91,7 +91,8 @@ func (b *Browser) headerPatterns() []*fetch.RequestPattern {
 	return ps
 }
 
-// SetCookies sets cookies in Chrome's default browser context, as a
+// SetCookies sets cookies in Chrome's default browser context (pagemux's
+// own with Config.OwnContext), as a
 // response's Set-Cookie would: each scoped by its URL or Domain, as
 // browsers scope cookies (by host, not by port). It starts Chrome if needed.
 func (b *Browser) SetCookies(ctx context.Context, cookies []*network.CookieParam) error {
@@ -105,7 +106,7 @@ func (b *Browser) SetCookies(ctx context.Context, cookies []*network.CookieParam
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	if _, err := chromedp.CallBrowser(cctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookies}); err != nil {
+	if _, err := chromedp.CallBrowser(cctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookies, BrowserContextID: l.ownContext}); err != nil {
 		return fmt.Errorf("set cookies: %w", l.explainBrowser(err))
 	}
 	return nil

@@ -58,6 +58,7 @@ func TestMain(m *testing.M) {
 		e.close()
 	}
 	closeLeases() // lease_test.go
+	closeHost()
 	lighthouse.CloseIdle()
 	testSite.Close()
 	if code == 0 {
@@ -130,6 +131,51 @@ func sharedEnv(t *testing.T, mode pagelock.Mode) *testEnv {
 	return e
 }
 
+// The servers of the tests share one Chrome, the host, each in a browser
+// context of its own (browser.Config.OwnContext): they see nothing of each
+// other's pages, cookies or storage, and each costs a window instead of a
+// Chrome, whose launch and end cost 1-1.5 CPU-s on a machine whose 2 CPUs
+// run every package's tests at once (issue 16). A test that kills, freezes
+// or restarts Chrome, or needs what only a Chrome pagemux launched has (its
+// profile, its process, its flags, tabs that others open in it), launches
+// one (launchConfig).
+var host struct {
+	sync.Mutex
+	b   *browser.Browser
+	url string // its DevTools bridge
+	err error
+}
+
+// tenantConfig returns the config of a browser in a context of its own on
+// the host, which it starts on first use.
+func tenantConfig(t *testing.T) browser.Config {
+	t.Helper()
+	host.Lock()
+	defer host.Unlock()
+	if host.b == nil {
+		host.b = browser.New(browser.Config{Logger: testLogger(), Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		host.url, host.err = host.b.DevToolsURL(ctx)
+		cancel()
+	}
+	if host.err != nil {
+		t.Fatalf("the tests' Chrome did not start: %v", host.err)
+	}
+	return browser.Config{WSEndpoint: host.url, OwnContext: true}
+}
+
+// launchConfig is the config of a Chrome of the test's own.
+func launchConfig() browser.Config {
+	return browser.Config{Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""}
+}
+
+// closeHost closes the host, once every test is done.
+func closeHost() {
+	if host.b != nil {
+		host.b.Close()
+	}
+}
+
 // newEnv starts a server and browser of the test's own, closed when it ends.
 func newEnv(t *testing.T, opts pagelock.Options) *testEnv {
 	t.Helper()
@@ -152,11 +198,26 @@ func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 // Log is set here.
 func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
 	t.Helper()
+	return startEnvIn(t, tenantConfig(t), opts, sopts, stdio)
+}
+
+// newEnvIn is newEnvWith on a browser of cfg, closed when the test ends.
+func newEnvIn(t *testing.T, cfg browser.Config, opts pagelock.Options, sopts Options) *testEnv {
+	t.Helper()
+	e := startEnvIn(t, cfg, opts, sopts, false)
+	t.Cleanup(e.close)
+	return e
+}
+
+// startEnvIn is startEnvWith on a browser of cfg, whose Logger is set here.
+func startEnvIn(t *testing.T, cfg browser.Config, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
+	t.Helper()
 	log := sopts.Log // a test's own, else the suite's
 	if log == nil {
 		log = testLogger()
 	}
-	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
+	cfg.Logger = log
+	b := browser.New(cfg)
 	sopts.Log = log
 	srv := New(b, pagelock.New(opts), sopts)
 	c, cancel, done := connect(t, srv, log, stdio)

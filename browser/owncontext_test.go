@@ -1,0 +1,104 @@
+package browser
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// tenant attaches to url in a browser context of its own.
+func tenant(t *testing.T, url string) *Browser {
+	t.Helper()
+	return startBrowser(t, Config{WSEndpoint: url, OwnContext: true})
+}
+
+func targetIDs(pages []*Page) []string {
+	var ids []string
+	for _, p := range pages {
+		ids = append(ids, string(p.TargetID))
+	}
+	return ids
+}
+
+// Two pagemux browsers in contexts of their own on one Chrome see, and
+// share, nothing of each other: not their tabs, not the tabs their pages
+// open, not their cookies; and one that closes takes its context and tabs
+// with it and leaves the other working.
+func TestOwnContext(t *testing.T) {
+	t.Parallel()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<!doctype html><title>own</title><p>" + r.URL.Path))
+	}))
+	defer site.Close()
+	host := startBrowser(t, Config{})
+	url, err := host.DevToolsURL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := tenant(t, url), tenant(t, url)
+	hostTab := string(host.Pages()[0].TargetID)
+	for name, tb := range map[string]*Browser{"a": a, "b": b} {
+		if ids := targetIDs(tb.Pages()); len(ids) != 1 || ids[0] == hostTab {
+			t.Fatalf("%s lists %v at start, want its own first tab alone (the host's is %s)", name, ids, hostTab)
+		}
+	}
+
+	pa, _ := openAt(t, a, site.URL+"/a")
+	pb, _ := openAt(t, b, site.URL+"/b")
+	evalString(t, pa, `() => { document.cookie = "who=a"; return document.cookie }`)
+	if got := evalString(t, pb, `() => document.cookie`); got != `""` {
+		t.Errorf("b's page on the same site reads the cookies %s, want none of a's", got)
+	}
+	if err := b.SetCookies(t.Context(), []*network.CookieParam{{Name: "who", Value: "b", URL: site.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, pb, `() => document.cookie`); got != `"who=b"` {
+		t.Errorf("b's page reads %s after b set its cookie, want who=b", got)
+	}
+	if got := evalString(t, pa, `() => document.cookie`); got != `"who=a"` {
+		t.Errorf("a's page reads %s after b set its cookie, want its own who=a", got)
+	}
+
+	// A tab a's page opens is a's, in a's context.
+	evalString(t, pa, `() => { window.open("/popup"); return 1 }`)
+	waitFor(t, "a lists the tab its page opened", func() bool { return len(a.Pages()) == 3 })
+	if n := len(b.Pages()); n != 2 {
+		t.Errorf("b lists %d pages after a's page opened one, want its 2", n)
+	}
+
+	aTabs := targetIDs(a.Pages())
+	a.Close()
+	hostRoot := host.Pages()[0].launch.rootCtx
+	waitFor(t, "a's tabs gone from Chrome once a closed", func() bool {
+		infos, err := chromedp.Targets(hostRoot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range infos {
+			if slices.Contains(aTabs, string(info.TargetID)) {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(t, "a's context disposed of", func() bool { return len(browserContexts(t, host)) == 1 })
+	newPageAnswers(t.Context(), t, b, "after a closed")
+}
+
+// A context of its own is for an attached Chrome, alone.
+func TestOwnContextRefused(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{OwnContext: true}, {OwnContext: true, BrowserURL: "http://127.0.0.1:1", Pool: []string{"http://127.0.0.1:2"}}} {
+		b := New(cfg)
+		err := b.Start(t.Context())
+		b.Close()
+		if !errors.Is(err, ErrStart) {
+			t.Errorf("%+v: Start = %v, want ErrStart", cfg, err)
+		}
+	}
+}
