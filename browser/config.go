@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -93,6 +95,26 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: a context of its own is for one attached Chrome, not a pool", ErrStart)
 	}
 	return nil
+}
+
+// Local reports whether Chrome runs on this machine, so that its wall
+// clock is this one's: pagemux launches it, or every address it attaches
+// to is on loopback.
+func (c Config) Local() bool {
+	for _, raw := range c.attachURLs() {
+		if raw == "" {
+			continue // the one pagemux launches
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return false
+		}
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return false
+		}
+	}
+	return true
 }
 
 // attachURLs are the addresses of the Chromes to attach to, unchecked (see

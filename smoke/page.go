@@ -47,8 +47,8 @@ type checker struct {
 	// added; both guarded as the report's pages are (runAll).
 	seen    map[string]bool
 	crawled int
-	// sharedClock says Chrome runs on this machine, so that its wall
-	// times are this clock's (settle).
+	// sharedClock says Chrome runs on this machine (launched, or attached
+	// on loopback), so that its wall times are this clock's (settle).
 	sharedClock bool
 	// spare are tabs ready for a check, taken before open makes one:
 	// the tab a launched Chrome starts with, attached already.

@@ -217,7 +217,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		return nil, fmt.Errorf("initialize the MCP session: %w", err)
 	}
 
-	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog, secrets: secretsOf(o), sharedClock: !bc.Attaches()}
+	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog, secrets: secretsOf(o), sharedClock: bc.Local()}
 	if !bc.Attaches() {
 		// The tab Chrome starts with is attached already: the first page
 		// needs no new_page, which costs a tab's attach (0.3 s and more).

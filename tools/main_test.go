@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/chromehost"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
@@ -58,7 +59,7 @@ func TestMain(m *testing.M) {
 		e.close()
 	}
 	closeLeases() // lease_test.go
-	closeHost()
+	host.Close()
 	lighthouse.CloseIdle()
 	testSite.Close()
 	if code == 0 {
@@ -131,49 +132,18 @@ func sharedEnv(t *testing.T, mode pagelock.Mode) *testEnv {
 	return e
 }
 
-// The servers of the tests share one Chrome, the host, each in a browser
-// context of its own (browser.Config.OwnContext): they see nothing of each
-// other's pages, cookies or storage, and each costs a window instead of a
-// Chrome, whose launch and end cost 1-1.5 CPU-s on a machine whose 2 CPUs
-// run every package's tests at once (issue 16). A test that kills, freezes
-// or restarts Chrome, or needs what only a Chrome pagemux launched has (its
-// profile, its process, its flags, tabs that others open in it), launches
-// one (launchConfig).
-var host struct {
-	sync.Mutex
-	b   *browser.Browser
-	url string // its DevTools bridge
-	err error
-}
+// The servers of the tests are tenants of one Chrome, each in a browser
+// context of its own (chromehost); a test that needs a Chrome of its own
+// launches one (launchConfig).
+var host chromehost.Host
 
 // tenantConfig returns the config of a browser in a context of its own on
-// the host, which it starts on first use.
-func tenantConfig(t *testing.T) browser.Config {
-	t.Helper()
-	host.Lock()
-	defer host.Unlock()
-	if host.b == nil {
-		host.b = browser.New(browser.Config{Logger: testLogger(), Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		host.url, host.err = host.b.DevToolsURL(ctx)
-		cancel()
-	}
-	if host.err != nil {
-		t.Fatalf("the tests' Chrome did not start: %v", host.err)
-	}
-	return browser.Config{WSEndpoint: host.url, OwnContext: true}
-}
+// the tests' Chrome.
+func tenantConfig(t *testing.T) browser.Config { return host.Config(t) }
 
 // launchConfig is the config of a Chrome of the test's own.
 func launchConfig() browser.Config {
 	return browser.Config{Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""}
-}
-
-// closeHost closes the host, once every test is done.
-func closeHost() {
-	if host.b != nil {
-		host.b.Close()
-	}
 }
 
 // newEnv starts a server and browser of the test's own, closed when it ends.
