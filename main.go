@@ -208,6 +208,7 @@ func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *bro
 	fs.StringVar(&f.viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
 	fs.Var(&f.browserURLs, "browser-url", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one; that Chrome keeps its DevTools port, which every page it loads can reach (over --http: any agent's page can take the whole browser). Repeatable: a pool of Chromes, driven as one browser (a new page goes to the one with the fewest pages)")
 	fs.Var(&f.wsEndpoints, "ws-endpoint", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…); repeatable, as --browser-url")
+	fs.BoolVar(&cfg.OwnContext, "own-context", false, "with one --browser-url or --ws-endpoint: work in a browser context of pagemux's own in that Chrome, listing and driving only the tabs opened there, with cookies, storage and downloads of its own; Chrome disposes of it, closing its tabs, when pagemux exits. Several pagemux processes can so share one Chrome without seeing each other's pages (a performance trace still records the whole Chrome)")
 	fs.IntVar(&cfg.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&cfg.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
@@ -239,6 +240,12 @@ func (f *browserFlags) finish() error {
 			f.cfg.WSEndpoint = attach[0]
 		}
 		f.cfg.Pool = attach[1:]
+	}
+	switch {
+	case f.cfg.OwnContext && len(attach) == 0:
+		return errors.New("--own-context is for a Chrome pagemux attaches to: give --browser-url or --ws-endpoint (a Chrome pagemux launches is its own already)")
+	case f.cfg.OwnContext && len(attach) > 1:
+		return errors.New("--own-context takes one --browser-url or --ws-endpoint, not a pool")
 	}
 	if i := duplicate(attach); i >= 0 {
 		return fmt.Errorf("the browser %s is given twice: give each Chrome of a pool once", attach[i])

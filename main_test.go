@@ -22,6 +22,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/chromehost"
 	"github.com/pagemux/pagemux/internal/proc"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
@@ -53,6 +54,14 @@ func TestParseFlags(t *testing.T) {
 			return ""
 		}},
 		{[]string{"--browser-url=http://127.0.0.1:9222", "--browser-url=http://127.0.0.1:9222"}, "given twice", nil},
+		{[]string{"--own-context"}, "give --browser-url or --ws-endpoint", nil},
+		{[]string{"--own-context", "--browser-url=http://127.0.0.1:9222", "--browser-url=http://127.0.0.1:9223"}, "not a pool", nil},
+		{[]string{"--own-context", "--ws-endpoint=ws://127.0.0.1:9222/devtools/browser/x"}, "", func(c *config) string {
+			if !c.browser.OwnContext || c.browser.WSEndpoint == "" {
+				return fmt.Sprintf("browser config %+v, want its own context on the endpoint", c.browser)
+			}
+			return ""
+		}},
 		{[]string{"--lock-mod=page"}, "unknown flag --lock-mod: did you mean --lock-mode?", nil},
 		{[]string{"--lock-timeout", "soon"}, `--lock-timeout: invalid value "soon"`, nil},
 		{[]string{"--max-queue=-1"}, "--max-queue", nil},
@@ -284,6 +293,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
+	host.Close()
 	if shared.stop != nil {
 		shared.stop()
 	}
@@ -291,6 +301,19 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(pagemuxBin))
 	}
 	os.Exit(code)
+}
+
+// host is a Chrome the pagemux processes of the tests share, each in a
+// browser context of its own (--own-context): a launch and its end cost
+// 1-1.5 CPU-s (issue 16). A test that reads what a launch does (Chrome's
+// processes, its profile, its exit with pagemux) has pagemux launch one.
+var host chromehost.Host
+
+// tenant returns flags that put pagemux in a context of its own on host,
+// then flags.
+func tenant(t *testing.T, flags ...string) []string {
+	t.Helper()
+	return append([]string{"--ws-endpoint", host.URL(t), "--own-context"}, flags...)
 }
 
 // shortTmp returns a temp dir short enough for Chrome's singleton socket to

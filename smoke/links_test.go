@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // TestSmokeCheckLinks: --check-links requests each same-origin link once

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // TestSmokeProtectedPreview: a preview behind basic auth, a token header

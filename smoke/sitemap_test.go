@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // sitemapServer serves sitemaps that name pages on host (the server's own

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // TestSmokeStorageState: a Playwright storage state logs the run in. Its
