@@ -68,6 +68,9 @@ type Browser struct {
 	contexts contextSet // the named browser contexts of isolated pages
 	// downloads says where each context's downloads go (downloads.go).
 	downloads downloadRules
+	// frames are the frames of the pages, with Config.OwnContext
+	// (owncontext.go).
+	frames frameSet
 	// fences check the commands to an attached Chrome (fence.go).
 	fences fenceSet
 	// headerRules add headers to the requests of origins (headers.go); set
@@ -137,6 +140,9 @@ func New(cfg Config) *Browser {
 		b.members = append(b.members, &member{url: u})
 	}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
+	if cfg.OwnContext {
+		b.ObservePages(b.frames.observe)
+	}
 	return b
 }
 
@@ -490,13 +496,6 @@ func (b *Browser) onBrowserEvent(l *launch, ev any) {
 			p.crashed()
 		}
 	}
-}
-
-// ours reports whether a tab of l is pagemux's to drive: any, but with
-// Config.OwnContext only those of its own context and of the named contexts
-// it made.
-func (b *Browser) ours(l *launch, info *target.Info) bool {
-	return l.ownContext == "" || info.BrowserContextID == l.ownContext || b.contexts.made(info.BrowserContextID)
 }
 
 // register returns the page of a target, making one if the target is new:

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/cdproto/network"
@@ -88,6 +89,51 @@ func TestOwnContext(t *testing.T) {
 	})
 	waitFor(t, "a's context disposed of", func() bool { return len(browserContexts(t, host)) == 1 })
 	newPageAnswers(t.Context(), t, b, "after a closed")
+}
+
+// Attack: the origin headers of one browser in a context of its own (a
+// preview's token) go on the requests of its pages, frames included, and
+// never on another context's, though its interception pauses those too.
+func TestOwnContextHeaders(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]string{} // path: its X-Secret
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = r.Header.Get("X-Secret")
+		mu.Unlock()
+		if r.URL.Path == "/framed" {
+			w.Write([]byte(`<!doctype html><title>framed</title><iframe src="/inner"></iframe>`))
+			return
+		}
+		w.Write([]byte("<!doctype html><title>h</title><p>" + r.URL.Path))
+	}))
+	defer site.Close()
+	host := startBrowser(t, Config{})
+	url, err := host.DevToolsURL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHeaders := New(Config{WSEndpoint: url, OwnContext: true})
+	t.Cleanup(func() { withHeaders.Close() })
+	if err := withHeaders.SetOriginHeaders([]OriginHeaders{{Origin: site.URL, Headers: http.Header{"X-Secret": {"token"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := withHeaders.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	other := tenant(t, url)
+	openAt(t, withHeaders, site.URL+"/framed")
+	waitFor(t, "the frame's request", func() bool { mu.Lock(); defer mu.Unlock(); _, ok := seen["/inner"]; return ok })
+	openAt(t, other, site.URL+"/other")
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["/framed"] != "token" || seen["/inner"] != "token" {
+		t.Errorf("the headers' own page and frame sent X-Secret %q and %q, want the token", seen["/framed"], seen["/inner"])
+	}
+	if got := seen["/other"]; got != "" {
+		t.Errorf("another context's page sent X-Secret %q, want none", got)
+	}
 }
 
 // A context of its own is for an attached Chrome, alone.

@@ -269,6 +269,12 @@ func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 	ctx, cancel := context.WithTimeout(l.rootCtx, guardTimeout)
 	defer cancel()
 	url := ev.Request.URL + ev.Request.URLFragment
+	if !b.ownsRequest(l, ev) {
+		if _, err := chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil {
+			b.log.Debug("continue another context's request", "url", url, "error", err)
+		}
+		return
+	}
 	headers := b.headersFor(ev.Request.URL, ev.Request.Headers)
 	var err error
 	if b.urlPolicy != nil && b.urlPolicy.Intercepts() && (headers == nil || ev.ResourceType == network.ResourceTypeDocument) {
