@@ -87,7 +87,7 @@ func TestHTTPBinary(t *testing.T) {
 	bin := pagemuxBinary(t)
 	site := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	defer site.Close()
-	base, stderr := startHTTPServer(t, bin, tenant(t, "--auth-token", "lead=lead-secret-1", "--auth-token", "sub=sub-secret-2", "--lock-mode=page", "--log-level=warn")...)
+	base, stderr := startHTTPServer(t, bin, "--auth-token", "lead=lead-secret-1", "--auth-token", "sub=sub-secret-2", "--lock-mode=page", "--log-level=warn")
 	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/pagemux/pagemux/internal/chromehost"
 	"github.com/pagemux/pagemux/internal/proc"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
@@ -293,7 +292,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	host.Close()
 	if shared.stop != nil {
 		shared.stop()
 	}
@@ -301,19 +299,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(pagemuxBin))
 	}
 	os.Exit(code)
-}
-
-// host is a Chrome the pagemux processes of the tests share, each in a
-// browser context of its own (--own-context): a launch and its end cost
-// 1-1.5 CPU-s (issue 16). A test that reads what a launch does (Chrome's
-// processes, its profile, its exit with pagemux) has pagemux launch one.
-var host chromehost.Host
-
-// tenant returns flags that put pagemux in a context of its own on host,
-// then flags.
-func tenant(t *testing.T, flags ...string) []string {
-	t.Helper()
-	return append([]string{"--ws-endpoint", host.URL(t), "--own-context"}, flags...)
 }
 
 // shortTmp returns a temp dir short enough for Chrome's singleton socket to

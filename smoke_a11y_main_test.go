@@ -26,7 +26,7 @@ func TestSmokeBinaryA11y(t *testing.T) {
 	}))
 	defer site.Close()
 
-	code, stdout, stderr := smokeBinary(t, tenant(t, site.URL+"/", "--a11y", "wcag2aa", "--a11y-ignore", "color-contrast")...)
+	code, stdout, stderr := smokeBinary(t, site.URL+"/", "--a11y", "wcag2aa", "--a11y-ignore", "color-contrast")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}

@@ -79,7 +79,7 @@ func TestSmokeBinary(t *testing.T) {
 
 	t.Run("pass", func(t *testing.T) {
 		junit := filepath.Join(t.TempDir(), "report.xml")
-		code, stdout, stderr := smokeBinary(t, tenant(t, "--junit", junit, site.URL+"/", "--parallel", "2", "--expect-text", "Welcome")...)
+		code, stdout, stderr := smokeBinary(t, "--junit", junit, site.URL+"/", "--parallel", "2", "--expect-text", "Welcome")
 		if code != 0 {
 			t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
 		}
@@ -102,7 +102,7 @@ func TestSmokeBinary(t *testing.T) {
 		// Paths on a preview deployment's address, the flag after them; a
 		// broken page fails the run, saying why. (One run for both: each
 		// starts a Chrome under a -race pagemux.)
-		code, stdout, stderr := smokeBinary(t, tenant(t, "/", "/broken", "--base-url", site.URL)...)
+		code, stdout, stderr := smokeBinary(t, "/", "/broken", "--base-url", site.URL)
 		if code != 1 || !strings.Contains(stdout, "PASS    /  ") || !strings.Contains(stdout, "FAIL    /broken") {
 			t.Errorf("exit %d, want 1 with / passed and /broken failed\n%s\n%s", code, stdout, stderr)
 		}
@@ -111,7 +111,7 @@ func TestSmokeBinary(t *testing.T) {
 		}
 	})
 	t.Run("demo", func(t *testing.T) {
-		code, stdout, stderr := smokeBinary(t, tenant(t)...)
+		code, stdout, stderr := smokeBinary(t)
 		if code != 1 || !strings.Contains(stdout, "blog.html") || !strings.Contains(stdout, "demo site") || !strings.Contains(stderr, "demo site") {
 			t.Errorf("demo: exit %d\n%s\n%s", code, stdout, stderr)
 		}

@@ -55,7 +55,7 @@ func TestSmokeBinaryLogin(t *testing.T) {
   timeout: 2s
 `), 0o600)
 	junit := filepath.Join(dir, "r.xml")
-	code, stdout, stderr := smokeBinary(t, tenant(t, "--login", login, "--junit", junit, site.URL+"/account", site.URL+"/settings")...)
+	code, stdout, stderr := smokeBinary(t, "--login", login, "--junit", junit, site.URL+"/account", site.URL+"/settings")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}

@@ -41,7 +41,7 @@ func TestSmokeA11y(t *testing.T) {
 	defer strict.Close()
 	o := options(t, "--a11y", "wcag2aa", "--a11y-impact", "critical", "--json", jsonPath, "--junit", junitPath,
 		siteURL("/a11y-bad.html"), siteURL("/clean.html"), strict.URL+"/")
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}

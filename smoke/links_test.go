@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pagemux/pagemux/browser"
 )
 
 // TestSmokeCheckLinks: --check-links requests each same-origin link once
@@ -65,7 +67,7 @@ func TestSmokeCheckLinks(t *testing.T) {
 	defer site.Close()
 
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, options(t, "--check-links", "--cookie", "session=abc", "--json", jsonPath, site.URL+"/a", site.URL+"/b"), host.Config(t))
+	code, stdout, stderr := run(t, options(t, "--check-links", "--cookie", "session=abc", "--json", jsonPath, site.URL+"/a", site.URL+"/b"), browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}
@@ -130,7 +132,7 @@ func TestSmokeCrawl(t *testing.T) {
 	}))
 	defer site.Close()
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := run(t, options(t, "--crawl", "3", "--parallel", "1", "--json", jsonPath, site.URL+"/"), host.Config(t))
+	code, stdout, stderr := run(t, options(t, "--crawl", "3", "--parallel", "1", "--json", jsonPath, site.URL+"/"), browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}

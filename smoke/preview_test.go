@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pagemux/pagemux/browser"
 )
 
 // TestSmokeProtectedPreview: a preview behind basic auth, a token header
@@ -50,7 +52,7 @@ func TestSmokeProtectedPreview(t *testing.T) {
 	t.Setenv("PREVIEW_TOKEN", "t0ken-value")
 	t.Setenv("PREVIEW_SESSION", "c00kie")
 
-	code, stdout, _ := run(t, options(t, preview.URL+"/"), host.Config(t))
+	code, stdout, _ := run(t, options(t, preview.URL+"/"), browser.Config{})
 	if code != ExitFail || !strings.Contains(stdout, "asks for HTTP authentication (401)") || !strings.Contains(stdout, "--basic-auth") {
 		t.Fatalf("without credentials: exit %d, want a failure that names the 401 and --basic-auth\n%s", code, stdout)
 	}
@@ -59,7 +61,7 @@ func TestSmokeProtectedPreview(t *testing.T) {
 	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
 	o := options(t, "--basic-auth", "ci:$PREVIEW_PASSWORD", "--header", "X-Preview-Token: ${PREVIEW_TOKEN}",
 		"--cookie", "session=$PREVIEW_SESSION", "--expect-text", "Preview", "--json", jsonPath, "--junit", junitPath, preview.URL+"/")
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitPass {
 		t.Fatalf("with --basic-auth and --header: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -95,7 +97,7 @@ func TestSmokeUnreachable(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	url := down.URL
 	down.Close() // nothing listens there now
-	code, stdout, _ := run(t, options(t, url+"/", url+"/pricing"), host.Config(t))
+	code, stdout, _ := run(t, options(t, url+"/", url+"/pricing"), browser.Config{})
 	if code != ExitFail || !strings.Contains(stdout, "FAIL: no page could be reached (net::ERR_CONNECTION_REFUSED): is the site up") || strings.Contains(stdout, "--ignore-console") {
 		t.Errorf("exit %d, want a failure that says no page could be reached\n%s", code, stdout)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pagemux/pagemux/browser"
 )
 
 // sitemapServer serves sitemaps that name pages on host (the server's own
@@ -100,7 +102,7 @@ func TestSmokeSitemap(t *testing.T) {
 	srv := sitemapServer(t, "https://www.production.test")
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
 	o := options(t, "--base-url", srv.URL, "--sitemap", "/sitemap.xml", "--sitemap", "/index.xml", "--max-pages", "2", "--json", jsonPath, "/clean.html")
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d (a page is missing)\n%s\n%s", code, ExitFail, stdout, stderr)
 	}
@@ -116,7 +118,7 @@ func TestSmokeSitemap(t *testing.T) {
 	}
 
 	o = options(t, "--sitemap", srv.URL+"/html.xml")
-	code, _, stderr = run(t, o, host.Config(t))
+	code, _, stderr = run(t, o, browser.Config{})
 	if code != ExitUsage || !strings.Contains(stderr, "<html> is not a sitemap") {
 		t.Errorf("a page for a sitemap: exit %d\n%s", code, stderr)
 	}

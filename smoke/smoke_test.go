@@ -23,7 +23,6 @@ import (
 
 	"github.com/joshdk/go-junit"
 	"github.com/pagemux/pagemux/browser"
-	"github.com/pagemux/pagemux/internal/chromehost"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
@@ -34,11 +33,6 @@ var (
 	site     *httptest.Server
 	siteQuit = make(chan struct{})
 )
-
-// host is the Chrome the runs share, each in a browser context of its own;
-// a test whose run needs a Chrome of its own (one it kills, or attaches to
-// in its default context) gives it a config of its own.
-var host chromehost.Host
 
 func TestMain(m *testing.M) {
 	if _, err := (browser.Config{}).ResolveExecPath(); err != nil {
@@ -54,7 +48,6 @@ func TestMain(m *testing.M) {
 	os.Setenv("TMPDIR", tmp)
 	site = httptest.NewServer(siteHandler())
 	code := m.Run()
-	host.Close()
 	close(siteQuit)
 	site.Close()
 	if leaked := tmpcheck.LeftBehind(tmp, "pagemux-*"); len(leaked) > 0 {
@@ -246,7 +239,7 @@ func TestSmokeSite(t *testing.T) {
 	jsonPath, junitPath, shots := filepath.Join(dir, "report.json"), filepath.Join(dir, "report.xml"), filepath.Join(dir, "shots")
 	o := options(t, append([]string{"--timeout=4s", "--json", jsonPath, "--junit", junitPath, "--screenshots", shots}, urls...)...)
 	start := time.Now()
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	took := time.Since(start)
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d (a check failed)\n%s\n%s", code, ExitFail, stdout, stderr)
@@ -385,7 +378,7 @@ func TestSmokeExpectAndIgnore(t *testing.T) {
 	jsonPath := filepath.Join(dir, "r.json")
 	o := options(t, "--expect-text", "Hello from", "--expect-selector", "main p.lead", "--ignore-console", "^known noise", "--ignore-request", "/tracker/",
 		"--json", jsonPath, "--parallel", "2", siteURL("/clean.html"), siteURL("/noisy.html"))
-	code, stdout, _ := run(t, o, host.Config(t))
+	code, stdout, _ := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s", code, ExitFail, stdout)
 	}
@@ -410,7 +403,7 @@ func TestSmokeExpectAndIgnore(t *testing.T) {
 	// --fail-on=error, and fails at --fail-on=warning.
 	for _, level := range []string{"error", "warning"} {
 		o := options(t, "--ignore-console", "^known noise", "--ignore-request", "/tracker/", "--fail-on", level, siteURL("/noisy.html"), siteURL("/clean.html"))
-		code, stdout, _ := run(t, o, host.Config(t))
+		code, stdout, _ := run(t, o, browser.Config{})
 		want := map[string]int{"error": ExitPass, "warning": ExitFail}[level]
 		if code != want {
 			t.Errorf("--fail-on=%s: exit %d, want %d\n%s", level, code, want, stdout)
@@ -457,7 +450,7 @@ func TestSmokeParallel(t *testing.T) {
 	}
 	dir := t.TempDir()
 	o := options(t, append([]string{"--parallel", fmt.Sprint(pages), "--network-idle", "100ms", "--expect-selector", "main.together", "--json", filepath.Join(dir, "r.json")}, urls...)...)
-	if code, stdout, _ := run(t, o, host.Config(t)); code != ExitPass {
+	if code, stdout, _ := run(t, o, browser.Config{}); code != ExitPass {
 		t.Fatalf("--parallel %d: exit %d, want every page asked for while the others were\n%s", pages, code, stdout)
 	}
 	if r := readReport(t, filepath.Join(dir, "r.json")); len(r.Pages) != pages {
@@ -474,7 +467,7 @@ func TestSmokePagesAreShown(t *testing.T) {
 		urls = append(urls, siteURL(fmt.Sprintf("/seen.html?n=%d", i)))
 	}
 	o := options(t, append([]string{"--parallel", "4", "--expect-selector", "body[data-painted=yes]"}, urls...)...)
-	if code, stdout, _ := run(t, o, host.Config(t)); code != ExitPass {
+	if code, stdout, _ := run(t, o, browser.Config{}); code != ExitPass {
 		t.Fatalf("exit %d, want every page seen and painted\n%s", code, stdout)
 	}
 }
@@ -530,7 +523,7 @@ func TestSmokeMoreThanKept(t *testing.T) {
 	t.Parallel()
 	jsonPath := filepath.Join(t.TempDir(), "r.json")
 	o := options(t, "--json", jsonPath, siteURL("/chatty.html"))
-	if code, stdout, _ := run(t, o, host.Config(t)); code != ExitPass {
+	if code, stdout, _ := run(t, o, browser.Config{}); code != ExitPass {
 		t.Fatalf("exit %d, want a pass with warnings\n%s", code, stdout)
 	}
 	// Of the 1,500, the latest 1,000 records of the page are kept (one of
@@ -566,7 +559,7 @@ func TestSmokeFaviconNotWaitedFor(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	o := options(t, "--timeout", "5s", "--fail-on", "warning", srv.URL+"/clean.html")
-	code, stdout, _ := run(t, o, host.Config(t))
+	code, stdout, _ := run(t, o, browser.Config{})
 	select {
 	case <-asked:
 	default:
@@ -595,7 +588,7 @@ func TestSmokeSettleFromLastRequest(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "r.json")
 	o := options(t, "--network-idle", idle.String(), "--json", jsonPath, srv.URL+"/busy-dom.html")
-	if code, stdout, _ := run(t, o, host.Config(t)); code != ExitPass {
+	if code, stdout, _ := run(t, o, browser.Config{}); code != ExitPass {
 		t.Fatalf("exit %d, want a pass\n%s", code, stdout)
 	}
 	p := readReport(t, jsonPath).Pages[0]
@@ -633,7 +626,7 @@ func TestSmokeLighthousePerformance(t *testing.T) {
 		{"path": "/elsewhere/*", "resourceCounts": [{"resourceType": "total", "budget": 1000}]}]`), 0o644)
 	o := options(t, "--lighthouse", "performance=0", "--lighthouse-audit", "first-contentful-paint=0", "--lighthouse-budgets", budgets,
 		"--lighthouse-runs", "2", "--fail-on", "warning", "--json", jsonPath, "--screenshots", shots, siteURL("/lighthouse-good.html"))
-	code, stdout, _ := run(t, o, host.Config(t))
+	code, stdout, _ := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want a failure of the budget alone\n%s", code, stdout)
 	}
@@ -727,7 +720,7 @@ func TestSmokeRetries(t *testing.T) {
 			dir := t.TempDir()
 			jsonPath, shots := filepath.Join(dir, "r.json"), filepath.Join(dir, "shots")
 			o := options(t, append(tt.args, "--json", jsonPath, "--screenshots", shots, siteURL(tt.path))...)
-			code, stdout, _ := run(t, o, host.Config(t))
+			code, stdout, _ := run(t, o, browser.Config{})
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\n%s", code, tt.code, stdout)
 			}
@@ -766,7 +759,7 @@ func TestSmokeLighthouse(t *testing.T) {
 	o := options(t, "--lighthouse", "accessibility=0.9,seo=0.5", "--lighthouse-audit", "color-contrast=1,document-title=1", "--lighthouse-audit", "video-caption=1",
 		"--json", jsonPath, "--junit", junitPath, "--screenshots", shots, "--parallel", "2",
 		siteURL("/lighthouse-gate/lighthouse-good.html?n=2&key="+gate), siteURL("/lighthouse-gate/lighthouse-bad.html?n=2&key="+gate))
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}
@@ -849,7 +842,7 @@ func TestSmokeLighthouseSkipsBrokenPage(t *testing.T) {
 func runReport(t *testing.T, args ...string) *Report {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "r.json")
-	run(t, options(t, append([]string{"--json", path}, args...)...), host.Config(t))
+	run(t, options(t, append([]string{"--json", path}, args...)...), browser.Config{})
 	return readReport(t, path)
 }
 
@@ -880,7 +873,7 @@ func TestSmokeDemo(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.json")
 	o := options(t, "--json", path)
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}

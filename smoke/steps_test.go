@@ -131,7 +131,7 @@ pages:
 	jsonPath, junitPath, logPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "pagemux.log")
 	o := options(t, "--login", login, "--steps", steps, "--expect-text", "Welcome, ci", "--json", jsonPath, "--junit", junitPath, "--log-file", logPath,
 		site.URL+"/account", site.URL+"/orders", site.URL+"/account?broken", site.URL+"/account?select", site.URL+"/account?search")
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, stderr)
 	}

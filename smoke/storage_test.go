@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pagemux/pagemux/browser"
 )
 
 // TestSmokeStorageState: a Playwright storage state logs the run in. Its
@@ -69,7 +71,7 @@ document.addEventListener("DOMContentLoaded", () => {
 	jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
 	o := options(t, "--storage-state", state, "--expect-text", "Signed in", "--expect-text", "token ok", "--expect-text", "session hidden",
 		"--json", jsonPath, "--junit", junitPath, app.URL+"/app", app.URL+"/private/page")
-	code, stdout, stderr := run(t, o, host.Config(t))
+	code, stdout, stderr := run(t, o, browser.Config{})
 	if code != ExitPass {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitPass, stdout, stderr)
 	}

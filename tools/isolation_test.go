@@ -44,14 +44,14 @@ type isoEnv struct {
 	reg *agents.Registry
 }
 
-// newIsoEnv starts one in lock mode on a browser of cfg, with one browser
-// context per agent unless shared, and at most maxPages pages per agent (0:
-// no bound).
-func newIsoEnv(t *testing.T, cfg browser.Config, mode pagelock.Mode, shared bool, maxPages int) *isoEnv {
+// newIsoEnv starts one in lock mode, with one browser context per agent
+// unless shared, and at most maxPages pages per agent (0: no bound).
+func newIsoEnv(t *testing.T, mode pagelock.Mode, shared bool, maxPages int) *isoEnv {
 	t.Helper()
 	reg := agents.New(agents.Owned)
 	reg.LimitPages(maxPages)
-	e := newEnvIn(t, cfg, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{Agents: reg, IsolateAgents: !shared})
+	e := startEnvWith(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{Agents: reg, IsolateAgents: !shared}, false)
+	t.Cleanup(e.close)
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{
 		Tokens:      map[string]string{"alice": aliceSecret, "bob": bobSecret, "boss": bossSecret},
 		AdminTokens: []string{"boss"},
@@ -189,7 +189,7 @@ func listed(list string, id int) bool {
 // alice's pages and storage on a server with the defaults over HTTP.
 func TestIsolationAttacks(t *testing.T) {
 	t.Parallel()
-	e := newIsoEnv(t, launchConfig(), pagelock.PerPage, false, 3) // OutsideTab needs a tab made outside pagemux, in its context
+	e := newIsoEnv(t, pagelock.PerPage, false, 3)
 
 	t.Run("ContextNames", func(t *testing.T) {
 		alice, bob := e.as(t, aliceSecret, "names"), e.as(t, bobSecret, "names")
@@ -453,7 +453,7 @@ func checkStorage(t *testing.T, e *isoEnv, shared bool) {
 // are still their own and their pages too.
 func TestIsolationSharedContext(t *testing.T) {
 	t.Parallel()
-	e := newIsoEnv(t, tenantConfig(t), pagelock.PerPage, true, 0)
+	e := newIsoEnv(t, pagelock.PerPage, true, 0)
 	checkStorage(t, e, true)
 	alice, bob := e.as(t, aliceSecret, "names"), e.as(t, bobSecret, "names")
 	shop := newPageWith(t, alice, testSite.URL+"/form.html", map[string]any{"isolatedContext": "shop"})
@@ -471,7 +471,7 @@ func TestIsolationSharedContext(t *testing.T) {
 // for another agent.
 func TestIsolationLocks(t *testing.T) {
 	t.Parallel()
-	e := newIsoEnv(t, tenantConfig(t), pagelock.Global, false, 0)
+	e := newIsoEnv(t, pagelock.Global, false, 0)
 	release := make(chan struct{})
 	blocker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")

@@ -20,7 +20,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
-	"github.com/pagemux/pagemux/internal/chromehost"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
@@ -59,7 +58,6 @@ func TestMain(m *testing.M) {
 		e.close()
 	}
 	closeLeases() // lease_test.go
-	host.Close()
 	lighthouse.CloseIdle()
 	testSite.Close()
 	if code == 0 {
@@ -132,20 +130,6 @@ func sharedEnv(t *testing.T, mode pagelock.Mode) *testEnv {
 	return e
 }
 
-// The servers of the tests are tenants of one Chrome, each in a browser
-// context of its own (chromehost); a test that needs a Chrome of its own
-// launches one (launchConfig).
-var host chromehost.Host
-
-// tenantConfig returns the config of a browser in a context of its own on
-// the tests' Chrome.
-func tenantConfig(t *testing.T) browser.Config { return host.Config(t) }
-
-// launchConfig is the config of a Chrome of the test's own.
-func launchConfig() browser.Config {
-	return browser.Config{Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""}
-}
-
 // newEnv starts a server and browser of the test's own, closed when it ends.
 func newEnv(t *testing.T, opts pagelock.Options) *testEnv {
 	t.Helper()
@@ -168,26 +152,11 @@ func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 // Log is set here.
 func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
 	t.Helper()
-	return startEnvIn(t, tenantConfig(t), opts, sopts, stdio)
-}
-
-// newEnvIn is newEnvWith on a browser of cfg, closed when the test ends.
-func newEnvIn(t *testing.T, cfg browser.Config, opts pagelock.Options, sopts Options) *testEnv {
-	t.Helper()
-	e := startEnvIn(t, cfg, opts, sopts, false)
-	t.Cleanup(e.close)
-	return e
-}
-
-// startEnvIn is startEnvWith on a browser of cfg, whose Logger is set here.
-func startEnvIn(t *testing.T, cfg browser.Config, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
-	t.Helper()
 	log := sopts.Log // a test's own, else the suite's
 	if log == nil {
 		log = testLogger()
 	}
-	cfg.Logger = log
-	b := browser.New(cfg)
+	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
 	sopts.Log = log
 	srv := New(b, pagelock.New(opts), sopts)
 	c, cancel, done := connect(t, srv, log, stdio)

@@ -5,18 +5,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
 // Attack: two servers on one Chrome, each in a context of its own
-// (browser.Config.OwnContext, as every test server here is). An agent of one
+// (browser.Config.OwnContext, --own-context). An agent of one
 // reaches nothing of the other's: no page id of its names the other's tab,
 // its page list never shows it, and a page of the same origin reads none of
 // the other's cookies or storage.
 func TestAttackOtherContext(t *testing.T) {
 	t.Parallel()
+	host := browser.New(browser.Config{Logger: testLogger()})
+	t.Cleanup(func() { host.Close() })
+	url, err := host.DevToolsURL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}
-	mine, theirs := newEnvWith(t, opts, Options{}), newEnvWith(t, opts, Options{})
+	tenant := browser.Config{WSEndpoint: url, OwnContext: true}
+	mine, theirs := newEnvConfig(t, tenant, opts), newEnvConfig(t, tenant, opts)
 	secret := theirs.openPage(t, "/form.html?their-secret-page")
 	theirs.eval(t, secret, `() => { localStorage.setItem("who", "theirs"); document.cookie = "who=theirs"; return 1 }`)
 

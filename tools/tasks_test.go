@@ -400,9 +400,7 @@ func (e *testEnv) tasksRun() bool {
 func TestTasksStdio(t *testing.T) {
 	t.Parallel()
 	log := testLogger()
-	cfg := tenantConfig(t)
-	cfg.Logger = log
-	b := browser.New(cfg)
+	b := browser.New(browser.Config{Logger: log})
 	// A lock wait longer than waitFor's: only the end of the session ends it.
 	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Minute}), Options{Log: log})
 	clientRead, serverWrite := io.Pipe()

@@ -71,7 +71,8 @@ func TestWorkspaceRefusesChromeProfile(t *testing.T) {
 			if given {
 				opts.Workspaces = []string{os.TempDir()}
 			}
-			e := newEnvIn(t, launchConfig(), pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, opts)
+			e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, opts, false)
+			t.Cleanup(e.close)
 			id := e.openPage(t, "/upload.html")
 			e.eval(t, id, "() => { document.cookie = 'secret=1; max-age=600'; return 1 }")
 			profiles := e.b.ProfileDirs()
@@ -395,9 +396,7 @@ func TestWorkspaceDownloads(t *testing.T) {
 func TestWorkspaceClientRootsOverStdio(t *testing.T) {
 	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg := tenantConfig(t)
-	cfg.Logger = log
-	b := browser.New(cfg)
+	b := browser.New(browser.Config{Logger: log})
 	srv := New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}), Options{Log: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	clientRead, serverWrite := io.Pipe()
