@@ -12,6 +12,18 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// startHost launches a Chrome for tenants, and returns it with the
+// address they attach to.
+func startHost(t *testing.T) (*Browser, string) {
+	t.Helper()
+	host := startBrowser(t, Config{})
+	url, err := host.DevToolsURL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, url
+}
+
 // tenant attaches to url in a browser context of its own.
 func tenant(t *testing.T, url string) *Browser {
 	t.Helper()
@@ -36,11 +48,7 @@ func TestOwnContext(t *testing.T) {
 		w.Write([]byte("<!doctype html><title>own</title><p>" + r.URL.Path))
 	}))
 	defer site.Close()
-	host := startBrowser(t, Config{})
-	url, err := host.DevToolsURL(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	host, url := startHost(t)
 	a, b := tenant(t, url), tenant(t, url)
 	hostTab := string(host.Pages()[0].TargetID)
 	for name, tb := range map[string]*Browser{"a": a, "b": b} {
@@ -109,11 +117,7 @@ func TestOwnContextHeaders(t *testing.T) {
 		w.Write([]byte("<!doctype html><title>h</title><p>" + r.URL.Path))
 	}))
 	defer site.Close()
-	host := startBrowser(t, Config{})
-	url, err := host.DevToolsURL(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, url := startHost(t)
 	withHeaders := New(Config{WSEndpoint: url, OwnContext: true})
 	t.Cleanup(func() { withHeaders.Close() })
 	if err := withHeaders.SetOriginHeaders([]OriginHeaders{{Origin: site.URL, Headers: http.Header{"X-Secret": {"token"}}}}); err != nil {
