@@ -92,9 +92,9 @@ func (b *Browser) headerPatterns() []*fetch.RequestPattern {
 }
 
 // SetCookies sets cookies in Chrome's default browser context (pagemux's
-// own with Config.OwnContext), as a
-// response's Set-Cookie would: each scoped by its URL or Domain, as
-// browsers scope cookies (by host, not by port). It starts Chrome if needed.
+// own with Config.OwnContext), as a response's Set-Cookie would: each
+// scoped by its URL or Domain, as browsers scope cookies (by host, not by
+// port). It starts Chrome if needed.
 func (b *Browser) SetCookies(ctx context.Context, cookies []*network.CookieParam) error {
 	if err := b.Start(ctx); err != nil {
 		return err
