@@ -50,9 +50,10 @@ func (b *Browser) OnDownloads(fn DownloadDirFunc) {
 
 // SetDownloadDir sends the downloads of the browser context contextID (""
 // for the default context, or pagemux's own with Config.OwnContext) to dir,
-// made 0700 if missing; dir "" refuses them. Chrome keeps the name the page suggests, in dir, or adds " (1)" when
-// the name is taken; a name cannot lead out of dir. It does not follow the
-// context across a relaunch: OnDownloads does.
+// made 0700 if missing; dir "" refuses them. Chrome keeps the name the page
+// suggests, in dir, or adds " (1)" when the name is taken; a name cannot
+// lead out of dir. It does not follow the context across a relaunch:
+// OnDownloads does.
 func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserContextID, dir string) error {
 	if err := b.Start(ctx); err != nil {
 		return err
