@@ -274,12 +274,8 @@ func (l *launch) gone() bool {
 // start runs one launch to its end and records the outcome in l.
 func (b *Browser) start(l *launch) {
 	defer close(l.done)
-	if err := b.cfg.check(); err != nil {
+	if err := b.check(); err != nil {
 		l.err = err
-		return
-	}
-	if b.cfg.OwnContext && b.pageIDs != nil {
-		l.err = fmt.Errorf("%w: a context of its own shares no page with other processes, so it takes no shared page ids", ErrStart)
 		return
 	}
 	allocCtx, allocCancel, err := b.allocator(l)

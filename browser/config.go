@@ -86,17 +86,6 @@ var ExecCandidates = []string{"chromium", "chromium-browser", "google-chrome", "
 // Attaches reports whether the config attaches to a running browser.
 func (c Config) Attaches() bool { return c.BrowserURL != "" || c.WSEndpoint != "" || len(c.Pool) > 0 }
 
-// check says what is wrong with a config that no start can mend.
-func (c Config) check() error {
-	switch {
-	case c.OwnContext && !c.Attaches():
-		return fmt.Errorf("%w: a context of its own is for a Chrome pagemux attaches to (give BrowserURL or WSEndpoint); a Chrome it launches is its own already", ErrStart)
-	case c.OwnContext && len(c.Pool) > 0:
-		return fmt.Errorf("%w: a context of its own is for one attached Chrome, not a pool", ErrStart)
-	}
-	return nil
-}
-
 // Local reports whether Chrome runs on this machine, so that its wall
 // clock is this one's: pagemux launches it, or every address it attaches
 // to is on loopback.

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"fmt"
 	"maps"
 	"sync"
 
@@ -18,6 +19,20 @@ import (
 // untouched: they get none of its origin headers (a secret such as a
 // preview's token) and are not judged by its URL policy, which is its
 // agents', not the others'.
+
+// check says what is wrong with b's config, and what was set on b before
+// Start, that no start can mend.
+func (b *Browser) check() error {
+	switch c := b.cfg; {
+	case c.OwnContext && !c.Attaches():
+		return fmt.Errorf("%w: a context of its own is for a Chrome pagemux attaches to (give BrowserURL or WSEndpoint); a Chrome it launches is its own already", ErrStart)
+	case c.OwnContext && len(c.Pool) > 0:
+		return fmt.Errorf("%w: a context of its own is for one attached Chrome, not a pool", ErrStart)
+	case c.OwnContext && b.pageIDs != nil:
+		return fmt.Errorf("%w: a context of its own shares no page with other processes, so it takes no shared page ids", ErrStart)
+	}
+	return nil
+}
 
 // ours reports whether a tab of l is pagemux's to drive: any, but with
 // Config.OwnContext only those of its own context and of the named contexts

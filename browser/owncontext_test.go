@@ -2,9 +2,11 @@ package browser
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -140,15 +142,27 @@ func TestOwnContextHeaders(t *testing.T) {
 	}
 }
 
-// A context of its own is for an attached Chrome, alone.
+// A context of its own is for one attached Chrome, whose pages no other
+// process shares.
 func TestOwnContextRefused(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []Config{{OwnContext: true}, {OwnContext: true, BrowserURL: "http://127.0.0.1:1", Pool: []string{"http://127.0.0.1:2"}}} {
-		b := New(cfg)
+	for _, tc := range []struct {
+		cfg    Config
+		shared bool // page ids shared through etcd (SetPageIDs)
+		want   string
+	}{
+		{Config{OwnContext: true}, false, "for a Chrome pagemux attaches to"},
+		{Config{OwnContext: true, BrowserURL: "http://127.0.0.1:1", Pool: []string{"http://127.0.0.1:2"}}, false, "not a pool"},
+		{Config{OwnContext: true, BrowserURL: "http://127.0.0.1:3"}, true, "no shared page ids"},
+	} {
+		b := New(tc.cfg)
+		if tc.shared {
+			b.SetPageIDs(&memoryIDs{ids: map[string]int{}})
+		}
 		err := b.Start(t.Context())
 		b.Close()
-		if !errors.Is(err, ErrStart) {
-			t.Errorf("%+v: Start = %v, want ErrStart", cfg, err)
+		if !errors.Is(err, ErrStart) || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("%+v: Start = %v, want ErrStart saying %q", tc.cfg, err, tc.want)
 		}
 	}
 }
