@@ -266,12 +266,17 @@ func TestGoSDKSessionProgress(t *testing.T) {
 	wire := &wireLog{}
 	var mu sync.Mutex
 	handled := map[string][]float64{}
+	came := make(chan struct{}, 1)
 	cs := goSDK(t, base, &http.Client{Transport: wire}, "2025-11-25", &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
 			tok := fmt.Sprint(req.Params.ProgressToken)
 			handled[tok] = append(handled[tok], req.Params.Progress)
+			select {
+			case came <- struct{}{}:
+			default:
+			}
 		},
 	})
 	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
@@ -312,10 +317,25 @@ func TestGoSDKSessionProgress(t *testing.T) {
 		if len(got) != 1 {
 			t.Errorf("call %d: progress on streams other than its POST: %v", i, got)
 		}
-		// The SDK got them all, as they came, before the answer.
-		mu.Lock()
-		h := handled[token]
-		mu.Unlock()
+		// The SDK got them all, as they came. Its handler runs on a
+		// goroutine of its own while the answer is handed over at once
+		// (jsonrpc2's handleAsync), so the last ones may still be on
+		// their way to it: wait for as many as the wire had.
+		var h []float64
+		for wait := time.After(10 * time.Second); ; {
+			mu.Lock()
+			h = slices.Clone(handled[token])
+			mu.Unlock()
+			if len(h) >= len(onCall) {
+				break
+			}
+			select {
+			case <-came:
+				continue
+			case <-wait:
+			}
+			break
+		}
 		if !slices.Equal(h, onCall) {
 			t.Errorf("call %d: the SDK's progress handler got %v, the wire had %v", i, h, onCall)
 		}
