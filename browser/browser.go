@@ -68,6 +68,8 @@ type Browser struct {
 	contexts contextSet // the named browser contexts of isolated pages
 	// downloads says where each context's downloads go (downloads.go).
 	downloads downloadRules
+	// cookies are SetCookies', for Chromes started later (cookies.go).
+	cookies cookieSet
 	// frames are the frames of the pages, with Config.OwnContext
 	// (owncontext.go).
 	frames frameSet
@@ -324,6 +326,7 @@ func (b *Browser) start(l *launch) {
 	}
 	if err == nil {
 		b.defaultDownloads(l)
+		b.launchCookies(l) // cookies.go
 	}
 	if err != nil {
 		l.cancel()

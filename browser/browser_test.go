@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -388,11 +390,17 @@ func TestRendererCrash(t *testing.T) {
 	}
 }
 
-// When Chrome dies its pages close, and the next call starts a new one.
+// When Chrome dies its pages close, and the next call starts a new one,
+// with the cookies SetCookies gave the last.
 func TestBrowserRelaunch(t *testing.T) {
 	t.Parallel()
 	b := startBrowser(t, Config{})
 	old := b.Pages()[0]
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer site.Close()
+	if err := b.SetCookies(t.Context(), []*network.CookieParam{{Name: "kept", Value: "1", URL: site.URL}}); err != nil {
+		t.Fatal(err)
+	}
 	closed := make(chan int, 8)
 	b.OnPageClosed(func(p *Page) { closed <- p.ID })
 	b.mu.Lock()
@@ -418,5 +426,11 @@ func TestBrowserRelaunch(t *testing.T) {
 	}
 	if v, err := p.Evaluate(t.Context(), "() => 1 + 1", nil); err != nil || string(v) != "2" {
 		t.Fatalf("relaunched Chrome: %s %v", v, err)
+	}
+	if err := p.Navigate(t.Context(), site.URL, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, p, "() => document.cookie"); got != `"kept=1"` {
+		t.Errorf("the relaunched Chrome's page reads the cookies %s, want kept=1 as SetCookies gave the last", got)
 	}
 }

@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/storage"
-	"github.com/chromedp/chromedp"
 )
 
 // OriginHeaders are headers added to every request a tab makes to one
@@ -89,25 +86,4 @@ func (b *Browser) headerPatterns() []*fetch.RequestPattern {
 		ps = append(ps, &fetch.RequestPattern{URLPattern: strings.TrimSuffix(r.Origin, "/") + "/*", RequestStage: fetch.RequestStageRequest})
 	}
 	return ps
-}
-
-// SetCookies sets cookies in Chrome's default browser context (pagemux's
-// own with Config.OwnContext), as a response's Set-Cookie would: each
-// scoped by its URL or Domain, as browsers scope cookies (by host, not by
-// port). It starts Chrome if needed.
-func (b *Browser) SetCookies(ctx context.Context, cookies []*network.CookieParam) error {
-	if err := b.Start(ctx); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	l := b.members[0].launch
-	b.mu.Unlock()
-	cctx, cancel := context.WithTimeout(l.rootCtx, startTimeout)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	if _, err := chromedp.CallBrowser(cctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookies, BrowserContextID: l.ownContext}); err != nil {
-		return fmt.Errorf("set cookies: %w", l.explainBrowser(err))
-	}
-	return nil
 }

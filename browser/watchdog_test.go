@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/network"
 )
 
 // chromeTree returns the pid and the descendants of the Chrome that b
@@ -648,6 +652,21 @@ func TestSuperviseWatchesThePool(t *testing.T) {
 			onB = p
 		}
 	}
+	// Both Chromes get the cookies of SetCookies.
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer site.Close()
+	if err := b.SetCookies(t.Context(), []*network.CookieParam{{Name: "early", Value: "1", URL: site.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*Page{"A": onA, "B": onB} {
+		if err := p.Navigate(t.Context(), site.URL, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got := evalString(t, p, "() => document.cookie"); got != `"early=1"` {
+			t.Errorf("Chrome %s's page reads the cookies %s, want early=1", name, got)
+		}
+	}
+	evalString(t, onB, `() => { document.cookie = "early=changed"; return 1 }`)
 	proxy.set(true)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
@@ -667,5 +686,36 @@ func TestSuperviseWatchesThePool(t *testing.T) {
 	}
 	if v, err := onA.Evaluate(ctx, "() => 6 * 7", nil); err != nil || string(v) != "42" {
 		t.Errorf("Chrome A's page after B went silent: %s %v", v, err)
+	}
+
+	// Cookies set while B is silent go to A at once, and to B once pagemux
+	// attaches to it again; the cookie B's page changed meanwhile stays
+	// as the page left it.
+	if err := b.SetCookies(ctx, []*network.CookieParam{{Name: "late", Value: "1", URL: site.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, onA, "() => document.cookie"); got != `"early=1; late=1"` {
+		t.Errorf("Chrome A's page reads %s, want early=1; late=1", got)
+	}
+	proxy.set(false)
+	var again *Page
+	waitFor(t, "a page on Chrome B again", func() bool {
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		l := b.members[1].launch
+		b.mu.Unlock()
+		if l == lb || !l.ready() || l.unresponsiveErr() != nil {
+			return false
+		}
+		again = newPageAnswers(ctx, t, b, "after B came back")
+		return again.launch == l
+	})
+	if err := again.Navigate(ctx, site.URL, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, again, "() => document.cookie"); got != `"early=changed; late=1"` {
+		t.Errorf("Chrome B's page after the reattach reads %s, want early=changed; late=1", got)
 	}
 }
