@@ -918,7 +918,8 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	return nil
 }
 
-// CommandLine returns the command line Chrome runs with.
+// CommandLine returns the command line Chrome runs with: in a pool, the
+// first Chrome's (each may have its own).
 func (b *Browser) CommandLine(ctx context.Context) ([]string, error) {
 	if err := b.Start(ctx); err != nil {
 		return nil, err

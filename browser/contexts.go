@@ -214,6 +214,17 @@ func (cs *contextSet) launchOf(key string) *launch {
 	return nil
 }
 
+// launchOfID returns the launch that has the context id, nil when it is
+// none of the named contexts.
+func (cs *contextSet) launchOfID(id cdp.BrowserContextID) *launch {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if nc := cs.byID[id]; nc != nil {
+		return nc.launch
+	}
+	return nil
+}
+
 // addPage records a page of the context.
 func (cs *contextSet) addPage(nc *namedContext, id target.ID) {
 	cs.mu.Lock()

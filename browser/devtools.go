@@ -51,7 +51,8 @@ func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (profileDir
 // browser with: for a Chrome that pagemux launched, its bridge
 // (ws://127.0.0.1:PORT/devtools/browser/ID, a new unguessable ID for each
 // launch, started on the first call); for an attached one, the --browser-url
-// or --ws-endpoint it was given. It starts Chrome if needed. Each client on
+// or --ws-endpoint it was given (in a pool, the first; a page's own is
+// Page.DevToolsURL). It starts Chrome if needed. Each client on
 // the bridge has a browser session of its own; it does not check that an
 // attached Chrome still answers.
 func (b *Browser) DevToolsURL(ctx context.Context) (string, error) {

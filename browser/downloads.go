@@ -52,16 +52,27 @@ func (b *Browser) OnDownloads(fn DownloadDirFunc) {
 // for the default context, or pagemux's own with Config.OwnContext) to dir,
 // made 0700 if missing; dir "" refuses them. Chrome keeps the name the page
 // suggests, in dir, or adds " (1)" when the name is taken; a name cannot
-// lead out of dir. It does not follow the context across a relaunch:
-// OnDownloads does.
+// lead out of dir. In a pool, "" is the default context of every Chrome
+// that runs, and a named context is on the Chrome that made it. It does
+// not follow the context across a relaunch: OnDownloads does.
 func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserContextID, dir string) error {
 	if err := b.Start(ctx); err != nil {
 		return err
 	}
-	b.mu.Lock()
-	l := b.members[0].launch
-	b.mu.Unlock()
-	return b.setDownloadDir(ctx, l, contextID, dir)
+	if contextID != "" {
+		l := b.contexts.launchOfID(contextID)
+		if l == nil {
+			return fmt.Errorf("set where downloads go: no browser context %s of pagemux's", contextID)
+		}
+		return b.setDownloadDir(ctx, l, contextID, dir)
+	}
+	var errs []error
+	for _, l := range b.launches() { // cookies.go
+		if l.ready() && l.unresponsiveErr() == nil {
+			errs = append(errs, b.setDownloadDir(ctx, l, "", dir))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (b *Browser) setDownloadDir(ctx context.Context, l *launch, contextID cdp.BrowserContextID, dir string) error {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
 // chromeTree returns the pid and the descendants of the Chrome that b
@@ -667,6 +669,13 @@ func TestSuperviseWatchesThePool(t *testing.T) {
 		}
 	}
 	evalString(t, onB, `() => { document.cookie = "early=changed"; return 1 }`)
+	// And SetDownloadDir's rule: a download on B goes where it says.
+	dir := filepath.Join(t.TempDir(), "downloads")
+	if err := b.SetDownloadDir(t.Context(), "", dir); err != nil {
+		t.Fatal(err)
+	}
+	download(t, onB, downloadPage(t).URL)
+	tmpcheck.WaitFile(t, filepath.Join(dir, "*escape.txt"))
 	proxy.set(true)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
