@@ -61,6 +61,11 @@ func (b *Browser) SetDownloadDir(ctx context.Context, contextID cdp.BrowserConte
 	}
 	if contextID != "" {
 		l := b.contexts.launchOfID(contextID)
+		for _, own := range b.launches() {
+			if l == nil && own.ownContext == contextID {
+				l = own
+			}
+		}
 		if l == nil {
 			return fmt.Errorf("set where downloads go: no browser context %s of pagemux's", contextID)
 		}
