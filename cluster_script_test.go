@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,9 +26,11 @@ import (
 
 // TestClusterScript runs scripts/cluster as a newcomer would (with the
 // test's pagemux and etcd binaries, so that it builds nothing): once it says
-// it is ready, every replica answers /healthz, calls sent at once through
-// replicas 1 and 2 on one tab of their Chrome take turns there (a page-side
-// enter/leave log), and SIGTERM stops every process it started and removes
+// it is ready, every replica answers /healthz; the first pages of its two
+// agents, opened through different replicas, land on different Chromes of
+// the pool; each agent's tab has one id on every replica; calls sent at once
+// through all three replicas on one tab take turns there (a page-side
+// enter/leave log); and SIGTERM stops every process it started and removes
 // its directory.
 func TestClusterScript(t *testing.T) {
 	t.Parallel()
@@ -81,11 +84,12 @@ func TestClusterScript(t *testing.T) {
 		t.Fatalf("scripts/cluster not ready in 2 minutes; stderr:\n%s", stderr.String())
 	}
 	t.Logf("scripts/cluster was ready in %s", time.Since(start).Round(time.Millisecond))
-	replicas := regexp.MustCompile(`(?m)^  replica (\d)  (http://127\.0\.0\.1:\d+)/mcp  on chrome ([AB])  \(pid (\d+)\)$`).FindAllStringSubmatch(text, -1)
-	token := regexp.MustCompile(`Authorization: Bearer ([0-9a-f]{32})`).FindStringSubmatch(text)
+	replicas := regexp.MustCompile(`(?m)^  replica (\d)  (http://127\.0\.0\.1:\d+)/mcp  on chromes A and B  \(pid (\d+)\)$`).FindAllStringSubmatch(text, -1)
+	chromes := regexp.MustCompile(`(?m)^  chrome ([AB])   (http://127\.0\.0\.1:\d+)  \(pid \d+\)$`).FindAllStringSubmatch(text, -1)
+	tokens := regexp.MustCompile(`(?m)^  token      (demo|other): Authorization: Bearer ([0-9a-f]{32})$`).FindAllStringSubmatch(text, -1)
 	runDir := regexp.MustCompile(`(?m)^  logs       (\S+)/\*\.log`).FindStringSubmatch(text)
-	if len(replicas) != 3 || token == nil || runDir == nil {
-		t.Fatalf("scripts/cluster's summary lacks three replicas, the token or the logs:\n%s", text)
+	if len(replicas) != 3 || len(chromes) != 2 || len(tokens) != 2 || runDir == nil {
+		t.Fatalf("scripts/cluster's summary lacks three replicas on the pool, two Chromes, two tokens or the logs:\n%s", text)
 	}
 	for _, r := range replicas {
 		resp, err := http.Get(r[2] + "/healthz")
@@ -97,9 +101,6 @@ func TestClusterScript(t *testing.T) {
 			t.Fatalf("replica %s: /healthz answered %s", r[1], resp.Status)
 		}
 	}
-	if replicas[0][3] != replicas[1][3] {
-		t.Fatalf("replicas 1 and 2 drive different Chromes: %v", replicas)
-	}
 	// Everything the script started, seen while it runs: its descendants
 	// and whatever names its directory (Chrome's helpers).
 	started := proc.Descendants(cmd.Process.Pid)
@@ -109,55 +110,67 @@ func TestClusterScript(t *testing.T) {
 		}
 	}
 
-	auth := map[string]string{"Authorization": "Bearer " + token[1]}
-	c1 := mcptest.HTTPClient(t, replicas[0][2]+"/mcp", auth, "")
-	c2 := mcptest.HTTPClient(t, replicas[1][2]+"/mcp", auth, "")
-	url := logSite(t).URL + "/cluster-script"
-	if text, isErr := callTool(t, c1, "new_page", map[string]any{"url": url}); isErr {
-		t.Fatalf("new_page through replica 1: %s", text)
+	as := func(replica int, token string) *client.Client {
+		return mcptest.HTTPClient(t, replicas[replica][2]+"/mcp", map[string]string{"Authorization": "Bearer " + token}, "")
 	}
-	pageIn := func(c *client.Client) int {
-		list, _ := callTool(t, c, "list_pages", nil)
-		m := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(url)).FindStringSubmatch(list)
-		if m == nil {
-			t.Fatalf("no page on %s in list_pages: %s", url, list)
-		}
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	// The same tab, the agent's own on both, under one id.
-	through := map[string]struct {
+	demo, other := tokens[0][2], tokens[1][2]
+	demoOn := []*client.Client{as(0, demo), as(1, demo), as(2, demo)}
+	otherOn := []*client.Client{as(0, other), as(2, other)}
+	site := logSite(t).URL
+	// demo's first page through replica 1, other's through replica 3: the
+	// pool places them on different Chromes, every replica's pages counted.
+	for _, open := range []struct {
 		c    *client.Client
-		page int
-	}{"a": {c1, pageIn(c1)}, "b": {c2, pageIn(c2)}}
-	if through["a"].page != through["b"].page {
-		t.Errorf("the tab is page %d on replica 1 and %d on replica 2", through["a"].page, through["b"].page)
+		path string
+	}{{demoOn[0], "/cluster-demo"}, {otherOn[1], "/cluster-other"}} {
+		if text, isErr := callTool(t, open.c, "new_page", map[string]any{"url": site + open.path}); isErr {
+			t.Fatalf("new_page %s: %s", open.path, text)
+		}
 	}
-	const n = 4
+	pool := []string{chromes[0][2], chromes[1][2]}
+	onDemo, onOther := onChrome(t, pool, "/cluster-demo"), onChrome(t, pool, "/cluster-other")
+	if onDemo < 0 || onOther < 0 || onDemo == onOther {
+		t.Errorf("demo's first page is on Chrome %d, other's on Chrome %d (-1: on neither); want one on each", onDemo, onOther)
+	}
+	// Each agent's tab is its own on every replica, under one id.
+	idOn := func(cs []*client.Client, path string) []int {
+		var ids []int
+		for _, c := range cs {
+			list, _ := callTool(t, c, "list_pages", nil)
+			ids = append(ids, idOf(t, list, path))
+		}
+		return ids
+	}
+	demoIDs, otherIDs := idOn(demoOn, "/cluster-demo"), idOn(otherOn, "/cluster-other")
+	if len(slices.Compact(slices.Clone(demoIDs))) != 1 || len(slices.Compact(slices.Clone(otherIDs))) != 1 || demoIDs[0] == otherIDs[0] {
+		t.Errorf("demo's tab is page %v through replicas 1, 2, 3; other's %v through replicas 1 and 3: want one id each, not the same", demoIDs, otherIDs)
+	}
+	const n = 3
 	var wg sync.WaitGroup
 	for i := range n {
-		for who, r := range through {
+		for r, c := range demoOn {
+			who := string(rune('a' + r))
 			wg.Go(func() {
 				fn := fmt.Sprintf("async () => { calls.push('%s%d+'); await new Promise(r => setTimeout(r, 20)); calls.push('%s%d-'); return 1 }", who, i, who, i)
-				if text, isErr := callTool(t, r.c, "evaluate_script", map[string]any{"pageId": r.page, "function": fn}); isErr {
+				if text, isErr := callTool(t, c, "evaluate_script", map[string]any{"pageId": demoIDs[0], "function": fn}); isErr {
 					t.Errorf("call %s%d: %s", who, i, text)
 				}
 			})
 		}
 	}
 	wg.Wait()
-	logText, _ := callTool(t, c1, "evaluate_script", map[string]any{"pageId": through["a"].page, "function": "() => calls.join(' ')"})
-	m := regexp.MustCompile(`"((?:[ab]\d[+-] ?)+)"`).FindStringSubmatch(logText)
+	logText, _ := callTool(t, demoOn[0], "evaluate_script", map[string]any{"pageId": demoIDs[0], "function": "() => calls.join(' ')"})
+	m := regexp.MustCompile(`"((?:[abc]\d[+-] ?)+)"`).FindStringSubmatch(logText)
 	if m == nil {
 		t.Fatalf("no call log in the page: %s", logText)
 	}
 	calls := strings.Fields(m[1])
-	if len(calls) != 4*n {
-		t.Fatalf("the page logged %d enters and leaves, want %d: %v", len(calls), 4*n, calls)
+	if len(calls) != 2*len(demoOn)*n {
+		t.Fatalf("the page logged %d enters and leaves, want %d: %v", len(calls), 2*len(demoOn)*n, calls)
 	}
 	for i := 0; i < len(calls); i += 2 {
 		if !strings.HasSuffix(calls[i], "+") || calls[i+1] != strings.TrimSuffix(calls[i], "+")+"-" {
-			t.Fatalf("calls of replicas 1 and 2 overlapped on the tab at %d: %v", i, calls)
+			t.Fatalf("calls of replicas 1, 2 and 3 overlapped on the tab at %d: %v", i, calls)
 		}
 	}
 
