@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.etcdFsync, "etcd-fsync", true, "with -agent-replicas above 1, let etcd fsync its log as in production (false: --unsafe-no-fsync, as the tests run it)")
 	fs.IntVar(&c.holders, "holders", 8, "agents holding a -hold script on their own pages while quick calls are timed on a free one, page mode (0: skip)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "longest wait for one tool call")
-	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "longest whole run; the bench stops by itself after it")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest whole run; the bench stops by itself after it (the 200,000-node snapshot alone takes 3 to 5 minutes on a 2-CPU machine)")
 	fs.BoolVar(&c.strict, "strict", false, "exit 1 when a goal is missed, not only when calls fail")
 	fs.IntVar(&c.bursts, "bursts", 100, "pipelined bursts of 10 evaluate_script calls written in one write each, checked for order (0: none)")
 	fs.IntVar(&c.bigNodes, "big-nodes", 200000, "DOM nodes of the page take_snapshot is measured on, on a server of its own (0: skip)")
