@@ -107,7 +107,7 @@ func pathSite(t *testing.T) *httptest.Server {
 // TestBrowserPool: one pagemux attached to two Chromes (--browser-url
 // twice) lists the pages of both under ids unique across the pool, places
 // each new page on the Chrome with the fewest pages, and acts on a page
-// wherever it is. A Chrome of the pool SIGKILLed fails the call in flight
+// wherever it is; each Chrome records a performance trace of its own. A Chrome of the pool SIGKILLed fails the call in flight
 // on its page at once, with the existing closed-page text, and the next
 // ones too; its pages leave list_pages, and the other Chrome serves on,
 // new pages included.
@@ -121,7 +121,7 @@ func TestBrowserPool(t *testing.T) {
 	t.Cleanup(stopB) // idempotent: stop waits for the exit it saw
 	chromes := []string{urlA, urlB}
 	site := pathSite(t)
-	c := stdioPagemux(t, "--browser-url="+urlA, "--browser-url="+urlB, "--lock-mode=page", "--log-level=warn")
+	c := stdioPagemux(t, "--browser-url="+urlA, "--browser-url="+urlB, "--lock-mode=page", "--lock-timeout=20s", "--log-level=warn")
 
 	// Each Chrome has its own first tab and the one pagemux attached with.
 	list := mustCall(t, c, "list_pages", nil)
@@ -148,6 +148,26 @@ func TestBrowserPool(t *testing.T) {
 		got := mustCall(t, c, "evaluate_script", map[string]any{"pageId": ids[p], "function": "() => location.pathname"})
 		if !strings.Contains(got, `"`+p+`"`) {
 			t.Errorf("evaluate_script on page %d (%s): %s", ids[p], p, got)
+		}
+	}
+
+	// Each Chrome records a trace of its own: traces on /p1 (Chrome A) and
+	// /p2 (Chrome B) run at once, a stop on /p3 names both, and each stops.
+	// (With one tracing resource for the pool the second start waits out
+	// --lock-timeout for the first one's hold and fails.)
+	for _, p := range []string{"/p1", "/p2"} {
+		got, failed := callTool(t, c, "performance_start_trace", map[string]any{"pageId": ids[p], "reload": false, "autoStop": false})
+		if failed || !strings.Contains(got, "The performance trace is being recorded") {
+			t.Fatalf("performance_start_trace on %s (Chrome %d) while the other Chrome records one: %s", p, onChrome(t, chromes, p), got)
+		}
+	}
+	got, failed := callTool(t, c, "performance_stop_trace", map[string]any{"pageId": ids["/p3"]})
+	if want := fmt.Sprintf("the running performance traces record pages %d, %d, not page %d", min(ids["/p1"], ids["/p2"]), max(ids["/p1"], ids["/p2"]), ids["/p3"]); !failed || !strings.Contains(got, want) {
+		t.Errorf("performance_stop_trace on a page no trace records: %s; want an error saying %q", got, want)
+	}
+	for _, p := range []string{"/p2", "/p1"} {
+		if got, failed := callTool(t, c, "performance_stop_trace", map[string]any{"pageId": ids[p]}); failed || !strings.Contains(got, "The performance trace has been stopped.") {
+			t.Errorf("performance_stop_trace on %s: %s", p, got)
 		}
 	}
 
@@ -182,7 +202,7 @@ func TestBrowserPool(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("the call in flight failed %s after its Chrome was killed, want at once", took)
 	}
-	got, failed := callTool(t, c, "evaluate_script", map[string]any{"pageId": ids["/p4"], "function": "() => 1"})
+	got, failed = callTool(t, c, "evaluate_script", map[string]any{"pageId": ids["/p4"], "function": "() => 1"})
 	if !failed || !strings.Contains(got, fmt.Sprintf("page %d is gone", ids["/p4"])) {
 		t.Errorf("a call on the killed Chrome's other page: %s", got)
 	}

@@ -400,6 +400,16 @@ func (b *Browser) Identities(ctx context.Context) ([]string, error) {
 // pool is the page's own Chrome's.
 func (p *Page) BrowserIdentity() string { return p.launch.name() }
 
+// Chrome names the Chrome of a pool the page is on by its --browser-url
+// (Config.Pool), for the browser-wide resources each Chrome has of its own
+// (one trace, one audit at a time); "" when the browser is one Chrome.
+func (p *Page) Chrome() string {
+	if !p.b.Pooled() {
+		return ""
+	}
+	return p.launch.url
+}
+
 // name is the identity of l (Browser.Identity).
 func (l *launch) name() string {
 	if l.identity == "" {

@@ -83,14 +83,41 @@ const (
 // does not check that such a page exists.
 func PageKey(id int) Key { return Key(pagePrefix + strconv.Itoa(id)) }
 
+// chromeSep parts a resource's Key from the Chrome it is of (Of).
+const chromeSep = "@"
+
+// Of returns the Key of resource k of one browser of several, named by
+// chrome (its address, say): in a pool each Chrome records its own trace
+// and runs its own audit. An empty chrome, or a page's Key, gives k.
+func (k Key) Of(chrome string) Key {
+	if chrome == "" || strings.HasPrefix(string(k), pagePrefix) {
+		return k
+	}
+	return Key(string(k) + chromeSep + chrome)
+}
+
+// Resource returns the resource k names, without the browser Of gave it:
+// Tracing for Tracing.Of(chrome). Other keys are their own resource.
+func (k Key) Resource() Key {
+	if strings.HasPrefix(string(k), pagePrefix) {
+		return k
+	}
+	r, _, _ := strings.Cut(string(k), chromeSep)
+	return Key(r)
+}
+
 // String returns k as error messages name it: "page 3", "the tracing
-// resource", "the audit resource". It is for people, not for parsing.
+// resource", "the audit resource", "the tracing resource of the Chrome at
+// http://127.0.0.1:9222". It is for people, not for parsing.
 func (k Key) String() string {
 	if id, ok := strings.CutPrefix(string(k), pagePrefix); ok {
 		return "page " + id
 	}
 	if k == globalKey {
 		return "the global lock"
+	}
+	if r, chrome, ok := strings.Cut(string(k), chromeSep); ok {
+		return "the " + r + " resource of the Chrome at " + chrome
 	}
 	return "the " + string(k) + " resource"
 }

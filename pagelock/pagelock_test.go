@@ -177,6 +177,9 @@ func TestKey(t *testing.T) {
 		{Audit, "audit", "the audit resource"},
 		{globalKey, "global", "the global lock"},
 		{Key("heap"), "heap", "the heap resource"},
+		{Tracing.Of("http://127.0.0.1:9222"), "tracing@http://127.0.0.1:9222", "the tracing resource of the Chrome at http://127.0.0.1:9222"},
+		{Audit.Of(""), "audit", "the audit resource"},
+		{PageKey(3).Of("http://127.0.0.1:9222"), "page/3", "page 3"},
 	}
 	for _, tt := range tests {
 		if string(tt.k) != tt.wantRaw {
@@ -184,6 +187,11 @@ func TestKey(t *testing.T) {
 		}
 		if got := tt.k.String(); got != tt.wantText {
 			t.Errorf("Key(%q).String() = %q, want %q", string(tt.k), got, tt.wantText)
+		}
+	}
+	for k, want := range map[Key]Key{Tracing.Of("http://a:1"): Tracing, Audit.Of("ws://b/x@y"): Audit, Audit: Audit, PageKey(7): PageKey(7)} {
+		if got := k.Resource(); got != want {
+			t.Errorf("Key(%q).Resource() = %q, want %q", string(k), got, want)
 		}
 	}
 }

@@ -241,8 +241,9 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 	if o.audits() {
 		r.Lighthouse = &LighthouseRun{Categories: o.auditCategories(), Runs: max(o.LighthouseRuns, 1)}
 		for _, st := range locks.Stats() {
-			if st.Key == pagelock.Audit {
-				r.Lighthouse.Audits, r.Lighthouse.AtOnce = int(st.Acquired), st.MaxHolders
+			if st.Key.Resource() == pagelock.Audit { // one per Chrome of a pool
+				r.Lighthouse.Audits += int(st.Acquired)
+				r.Lighthouse.AtOnce = max(r.Lighthouse.AtOnce, st.MaxHolders)
 			}
 		}
 	}

@@ -139,7 +139,7 @@ func (s *Server) clusterNames(id string, page *browser.Page, keys []pagelock.Key
 			names = append(names, id+"/target/"+string(page.TargetID))
 			continue
 		}
-		names = append(names, id+"/"+string(k))
+		names = append(names, id+"/"+string(k.Resource()))
 	}
 	return names
 }

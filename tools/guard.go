@@ -84,10 +84,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			res = toolError(err) // its session was taken over or ended: the result is void
 		}
 	}()
-	if t.shares != nil {
-		ctx = pagelock.WithShared(ctx, t.shares(req)...)
-	}
-	r, page, release, err := s.admit(ctx, t, id, ticket, !req.GetBool("wait", false))
+	r, page, release, err := s.admit(ctx, t, req, id, ticket)
 	if err != nil {
 		return toolError(err), nil
 	}
@@ -174,7 +171,7 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // the selection, for tools that change it. Unless wait, a call fails at once
 // for a browser-wide resource of the tool's that another agent holds
 // (pagelock.FailIfHeldByOther, performance.go's heldByOther).
-func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Ticket, noWait bool) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
+func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, id int, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
 	if err := ticket.Turn(ctx); err != nil {
 		return nil, nil, nil, err
 	}
@@ -199,8 +196,11 @@ func (s *Server) admit(ctx context.Context, t tool, id int, ticket *pagelock.Tic
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
 		lctx := pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p))
-		if noWait && len(t.resources) > 0 {
-			lctx = pagelock.FailIfHeldByOther(lctx, t.resources...)
+		if !req.GetBool("wait", false) && len(t.resources) > 0 {
+			lctx = pagelock.FailIfHeldByOther(lctx, ofChrome(p, t.resources)...)
+		}
+		if t.shares != nil {
+			lctx = pagelock.WithShared(lctx, ofChrome(p, t.shares(req))...)
 		}
 		r, err = s.locks.Reserve(lctx, keys...)
 		err = s.heldError(err)
@@ -234,7 +234,22 @@ func (s *Server) target(ctx context.Context, t tool, id int) (*browser.Page, []p
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, append([]pagelock.Key{pagelock.PageKey(p.ID)}, t.resources...), nil
+	return p, append([]pagelock.Key{pagelock.PageKey(p.ID)}, ofChrome(p, t.resources)...), nil
+}
+
+// ofChrome gives keys, browser-wide resources, as those of the Chrome p is
+// on (pagelock.Key.Of): in a pool each Chrome records its own trace and
+// runs its own audits, so calls on different Chromes do not wait for each
+// other there. p may be nil: keys are then the browser's.
+func ofChrome(p *browser.Page, keys []pagelock.Key) []pagelock.Key {
+	if p == nil || p.Chrome() == "" || len(keys) == 0 {
+		return keys
+	}
+	out := make([]pagelock.Key, len(keys))
+	for i, k := range keys {
+		out[i] = k.Of(p.Chrome())
+	}
+	return out
 }
 
 // holderName is how a call is named to the calls waiting behind it, in

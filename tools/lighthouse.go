@@ -85,7 +85,7 @@ func (s *Server) runLighthouse(ctx context.Context, c *call, a *lighthouseArgs) 
 	}
 	req.TargetID = string(c.page.TargetID)
 	if scoresPerformance(req.Categories) {
-		release, err := s.holdTracing(ctx, a.Wait)
+		release, err := s.holdTracing(ctx, c.page, a.Wait)
 		if err != nil {
 			return err
 		}
@@ -134,15 +134,15 @@ func scoresPerformance(categories []string) bool {
 	return slices.Contains(categories, "performance")
 }
 
-// holdTracing takes the tracing resource for an audit that scores
+// holdTracing takes the tracing resource of p's Chrome for an audit of p that scores
 // performance, as Lighthouse records a trace for it and Chrome runs one
 // trace at a time. A trace that the agent itself started fails the audit at
 // once: waiting for it could mean waiting for a performance_stop_trace on
 // the very page the audit holds. Another agent's trace or hold fails it at
 // once too, unless wait asks to wait in line (page mode only: see
 // heldByOther). In global mode the call's one lock covers tracing.
-func (s *Server) holdTracing(ctx context.Context, wait bool) (release func(), err error) {
-	if run := s.perf.running(); run != nil {
+func (s *Server) holdTracing(ctx context.Context, p *browser.Page, wait bool) (release func(), err error) {
+	if run := s.perf.running(p); run != nil {
 		if err := s.traceInTheWay(run, lockAgent(ctx), wait); err != nil {
 			return nil, err
 		}
@@ -153,11 +153,12 @@ func (s *Server) holdTracing(ctx context.Context, wait bool) (release func(), er
 	if s.locks.Mode() != pagelock.PerPage {
 		return func() {}, nil
 	}
+	key := pagelock.Tracing.Of(p.Chrome())
 	lctx := pagelock.WithOwner(ctx, "lighthouse_audit")
 	if !wait {
-		lctx = pagelock.FailIfHeldByOther(lctx, pagelock.Tracing)
+		lctx = pagelock.FailIfHeldByOther(lctx, key)
 	}
-	g, err := s.locks.Acquire(lctx, pagelock.Tracing)
+	g, err := s.locks.Acquire(lctx, key)
 	if err != nil {
 		return nil, s.heldError(err)
 	}

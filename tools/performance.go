@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +20,9 @@ import (
 
 // How a trace spans calls. Chrome records one trace at a time, browser-wide,
 // so a trace holds pagelock.Tracing from performance_start_trace until it
-// ends, not only during each call:
+// ends, not only during each call. In a pool that is the tracing resource
+// of the trace's own Chrome (pagelock.Key.Of): each Chrome records a trace of its
+// own, and what follows holds per Chrome.
 //
 //   - performance_start_trace takes its page's lock as a call, then, in page
 //     mode, a trace-level hold of pagelock.Tracing (a Guard of its own). A
@@ -54,9 +58,11 @@ const finishTimeout = 2 * time.Minute
 
 // tracer is the server's tracing state. Its zero value is ready for use.
 type tracer struct {
-	mu        sync.Mutex
-	active    *traceRun
-	unclaimed *traceRun // ended by itself, result not yet handed out
+	mu sync.Mutex
+	// active and unclaimed (ended by itself, its result not yet handed
+	// out) are per Chrome, by Page.Chrome: "" when the browser is one.
+	active    map[string]*traceRun
+	unclaimed map[string]*traceRun
 	// last is the summary of the last trace of each open page, for
 	// performance_analyze_insight.
 	last map[*browser.Page]*perftrace.Summary
@@ -225,7 +231,7 @@ func (s *Server) tracePath(ctx context.Context, path string) (string, error) {
 // (see heldByOther).
 func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string, wait bool) (*traceRun, error) {
 	me := lockAgent(ctx)
-	if run := s.perf.running(); run != nil {
+	if run := s.perf.running(p); run != nil {
 		select {
 		case <-run.stopping:
 			// It ends by itself and needs no lock to: wait for it.
@@ -247,10 +253,11 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string, w
 	if s.locks.Mode() == pagelock.PerPage {
 		owner := fmt.Sprintf("performance_start_trace on page %d", p.ID)
 		lctx := pagelock.WithOwner(ctx, owner)
+		key := pagelock.Tracing.Of(p.Chrome())
 		if !wait {
-			lctx = pagelock.FailIfHeldByOther(lctx, pagelock.Tracing)
+			lctx = pagelock.FailIfHeldByOther(lctx, key)
 		}
-		g, err := s.locks.Acquire(lctx, pagelock.Tracing)
+		g, err := s.locks.Acquire(lctx, key)
 		if err != nil {
 			if errors.Is(err, pagelock.ErrTimeout) {
 				return nil, fmt.Errorf("%w (Chrome records one trace at a time: wait for that trace to be stopped, then start yours)", err)
@@ -261,7 +268,7 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string, w
 	}
 	// In page mode the hold orders the starts; a run still here is one whose
 	// page closed as the hold came free, or one of global mode.
-	if run := s.perf.running(); run != nil {
+	if run := s.perf.running(p); run != nil {
 		hold.Release()
 		if err := s.traceInTheWay(run, me, false); err != nil {
 			return nil, err
@@ -298,7 +305,7 @@ func (s *Server) traceInTheWay(run *traceRun, me string, wait bool) error {
 	if run.agent == me || wait && s.locks.Mode() == pagelock.PerPage {
 		return nil
 	}
-	return s.heldByOther(pagelock.Tracing, "a performance trace")
+	return s.heldByOther(pagelock.Tracing.Of(run.page.Chrome()), "a performance trace")
 }
 
 // heldByOther is the error of a call that needs key, a browser-wide
@@ -533,17 +540,20 @@ func deliver(src, path string, move bool, frame perftrace.MainFrame) error {
 	return nil
 }
 
-// running returns the active run, if any.
-func (t *tracer) running() *traceRun {
+// running returns the active run on p's Chrome, if any.
+func (t *tracer) running(p *browser.Page) *traceRun {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.active
+	return t.active[p.Chrome()]
 }
 
 func (t *tracer) begin(run *traceRun) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.active = run
+	if t.active == nil {
+		t.active, t.unclaimed = map[string]*traceRun{}, map[string]*traceRun{}
+	}
+	t.active[run.page.Chrome()] = run
 }
 
 func (t *tracer) maxDuration() time.Duration {
@@ -560,8 +570,8 @@ func (t *tracer) maxDuration() time.Duration {
 func (t *tracer) ended(run *traceRun) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.active == run {
-		t.active = nil
+	if chrome := run.page.Chrome(); t.active[chrome] == run {
+		delete(t.active, chrome)
 	}
 	if run.reason != "" || run.orphaned {
 		t.keepLocked(run)
@@ -583,10 +593,11 @@ func (t *tracer) orphan(run *traceRun) {
 }
 
 func (t *tracer) keepLocked(run *traceRun) {
-	if old := t.unclaimed; old != nil && old != run && old.res.spool != "" {
+	chrome := run.page.Chrome()
+	if old := t.unclaimed[chrome]; old != nil && old != run && old.res.spool != "" {
 		os.Remove(old.res.spool)
 	}
-	t.unclaimed = run
+	t.unclaimed[chrome] = run
 }
 
 // take marks a finished run as handed out, once.
@@ -597,29 +608,49 @@ func (t *tracer) take(run *traceRun) bool {
 		return false
 	}
 	run.taken = true
-	if t.unclaimed == run {
-		t.unclaimed = nil
+	if chrome := run.page.Chrome(); t.unclaimed[chrome] == run {
+		delete(t.unclaimed, chrome)
 	}
 	return true
 }
 
-// claim returns the run a stop on page p ends: the running trace if it is
-// p's, else a trace that ended without a stop on p or on a page now closed,
-// which it takes out of unclaimed.
+// claim returns the run a stop on page p ends: the running trace of p's
+// Chrome if it is p's, else a trace that ended without a stop on p or on a
+// page now closed (of p's Chrome first), which it takes out of unclaimed.
+// A stop on a page no trace records names the pages traces record.
 func (t *tracer) claim(p *browser.Page) (*traceRun, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if run := t.active; run != nil {
-		if run.page != p {
-			return nil, fmt.Errorf("the running performance trace records page %d, not page %d; call performance_stop_trace with pageId %d", run.page.ID, p.ID, run.page.ID)
+	chrome := p.Chrome()
+	if run := t.active[chrome]; run != nil && run.page == p {
+		return run, nil
+	}
+	if run := t.unclaimed[chrome]; run != nil && (run.page == p || run.page.Closed()) {
+		delete(t.unclaimed, chrome)
+		return run, nil
+	}
+	var recording []int
+	for _, run := range t.active {
+		recording = append(recording, run.page.ID)
+	}
+	slices.Sort(recording)
+	pages := make([]string, len(recording))
+	for i, id := range recording {
+		pages[i] = strconv.Itoa(id)
+	}
+	switch len(recording) {
+	case 0:
+		for c, run := range t.unclaimed {
+			if run.page.Closed() {
+				delete(t.unclaimed, c)
+				return run, nil
+			}
 		}
-		return run, nil
+		return nil, errors.New("no active performance trace recording to stop; start one with performance_start_trace")
+	case 1:
+		return nil, fmt.Errorf("the running performance trace records page %d, not page %d; call performance_stop_trace with pageId %d", recording[0], p.ID, recording[0])
 	}
-	if run := t.unclaimed; run != nil && (run.page == p || run.page.Closed()) {
-		t.unclaimed = nil
-		return run, nil
-	}
-	return nil, errors.New("no active performance trace recording to stop; start one with performance_start_trace")
+	return nil, fmt.Errorf("the running performance traces record pages %s, not page %d; call performance_stop_trace with the pageId of the one to stop", strings.Join(pages, ", "), p.ID)
 }
 
 // remember keeps a page's last summary, and forgets those of closed pages.
