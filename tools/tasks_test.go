@@ -202,12 +202,12 @@ func TestTasks(t *testing.T) {
 		slow := e.openPage(t, "/form.html")
 		e.call(t, "navigate_page", map[string]any{"pageId": slow, "url": testSite.URL + "/neverloads.html", "timeout": 300}) // fails: it never loads
 		task := mustCreate(t, tc, "performance_start_trace", map[string]any{"pageId": slow}, 0)
-		waitFor(t, "the trace to record", func() bool { return e.srv.perf.running() != nil })
+		waitFor(t, "the trace to record", func() bool { return e.srv.perf.recording() })
 		if _, err := tc.CancelTask(t.Context(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}}); err != nil {
 			t.Fatal(err)
 		}
 		e.waitTasksEnded(t)
-		waitFor(t, "the trace to end", func() bool { return e.srv.perf.running() == nil })
+		waitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
 		// Its locks are free: the page, and tracing for a trace of another page.
 		e.ok(t, "list_console_messages", map[string]any{"pageId": slow})
 		e.ok(t, "performance_start_trace", map[string]any{"pageId": id, "reload": false, "autoStop": false})
@@ -220,14 +220,14 @@ func TestTasks(t *testing.T) {
 		task = mustCreate(t, tc, "performance_start_trace", map[string]any{"pageId": slow}, 3000)
 		recorded := false
 		waitFor(t, "the trace to record", func() bool {
-			recorded = recorded || e.srv.perf.running() != nil
+			recorded = recorded || e.srv.perf.recording()
 			return recorded || !e.tasksRun()
 		})
 		if !recorded {
 			t.Log("the TTL passed before the trace began, on a machine this slow: the end is checked all the same")
 		}
 		e.waitTasksEnded(t)
-		waitFor(t, "the trace to end", func() bool { return e.srv.perf.running() == nil })
+		waitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
 		e.ok(t, "list_console_messages", map[string]any{"pageId": slow})
 		if _, err := tc.GetTask(t.Context(), mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: task.TaskId}}); err == nil || !strings.Contains(err.Error(), "expired") {
 			t.Errorf("tasks/get past the TTL: %v", err)
@@ -610,7 +610,7 @@ func TestTaskToolTimeout(t *testing.T) {
 		t.Fatalf("a trace whose reload never ends, past --tool-timeout: %s", r.text)
 	}
 	mustContain(t, r.text, tool+" ran past its 2s limit (--tool-timeout)", "released")
-	waitFor(t, "the trace to end", func() bool { return e.srv.perf.running() == nil })
+	waitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
 	e.ok(t, "list_console_messages", map[string]any{"pageId": page})
 	e.waitTasksEnded(t)
 }
