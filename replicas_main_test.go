@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -157,6 +159,92 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 30 s: %s", what)
+		}
+	}
+}
+
+// TestReplicasChurn: two HTTP replicas with --etcd, one agent opening and
+// closing pages through both at once. Once a new_page returns on one
+// replica, the other lists the page under the same id; once a close_page
+// returns, neither lists it; at the end both list the same pages, ids and
+// URLs, and no page of the churn is lost or left behind.
+func TestReplicasChurn(t *testing.T) {
+	t.Parallel()
+	etcd := etcdtest.Start(t, 1)
+	site := pathSite(t)
+	bin := pagemuxBinary(t)
+	var cs []*client.Client
+	for range 2 {
+		addr := freeAddr(t)
+		base, _ := startHTTPCommand(t, exec.Command(bin, "--http", addr, "--browser-url="+sharedChrome(t),
+			"--etcd="+strings.Join(etcd.Endpoints(), ","), "--lock-mode=page", "--auth-token", "alice=alice-secret-1", "--log-level=warn"), addr)
+		cs = append(cs, mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer alice-secret-1"}, ""))
+	}
+	// lists maps the pages of a list_pages answer, URL to id.
+	lists := func(text string) map[string]string {
+		m := map[string]string{}
+		for _, l := range regexp.MustCompile(`(?m)^(\d+): .*\((\S+)\)`).FindAllStringSubmatch(text, -1) {
+			m[l[2]] = l[1]
+		}
+		return m
+	}
+	list := func(c *client.Client) (map[string]string, error) {
+		text, failed := callTool(t, c, "list_pages", nil)
+		if failed {
+			return nil, fmt.Errorf("list_pages: %s", text)
+		}
+		return lists(text), nil
+	}
+	const rounds = 4
+	var wg sync.WaitGroup
+	for g := range 2 {
+		here, there := cs[g], cs[1-g]
+		wg.Go(func() {
+			for k := range rounds {
+				url := fmt.Sprintf("%s/churn-%d-%d", site.URL, g, k)
+				if text, failed := callTool(t, here, "new_page", map[string]any{"url": url}); failed {
+					t.Errorf("new_page %s through replica %d: %s", url, g+1, text)
+					return
+				}
+				mine, err := list(here)
+				if err != nil || mine[url] == "" {
+					t.Errorf("replica %d does not list the page it opened, %s (%v): %v", g+1, url, err, mine)
+					return
+				}
+				theirs, err := list(there)
+				if err != nil || theirs[url] != mine[url] {
+					t.Errorf("right after new_page %s returned on replica %d (page %s), replica %d lists it as page %q (%v)", url, g+1, mine[url], 2-g, theirs[url], err)
+					return
+				}
+				if k%2 == 0 {
+					continue
+				}
+				id, _ := strconv.Atoi(mine[url])
+				if text, failed := callTool(t, there, "close_page", map[string]any{"pageId": id}); failed {
+					t.Errorf("close_page %d through replica %d: %s", id, 2-g, text)
+					return
+				}
+				for r, c := range cs {
+					if pages, err := list(c); err != nil || pages[url] != "" {
+						t.Errorf("right after close_page %d returned, replica %d lists it (%v): %v", id, r+1, err, pages)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	a, errA := list(cs[0])
+	b, errB := list(cs[1])
+	if errA != nil || errB != nil || !maps.Equal(a, b) {
+		t.Fatalf("after the churn, replica 1 lists %v (%v), replica 2 %v (%v)", a, errA, b, errB)
+	}
+	for g := range 2 {
+		for k := range rounds {
+			url := fmt.Sprintf("%s/churn-%d-%d", site.URL, g, k)
+			if open := a[url] != ""; open != (k%2 == 0) {
+				t.Errorf("after the churn, %s listed: %v, want %v", url, open, k%2 == 0)
+			}
 		}
 	}
 }

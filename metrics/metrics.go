@@ -56,7 +56,8 @@ func New(mode pagelock.Mode) *Metrics {
 	return m
 }
 
-// Kind is the label of a lock key: global, page, tracing, audit.
+// Kind is the label of a lock key: global, page, tracing, audit (the
+// tracing and audit resources of every Chrome of a pool alike).
 func Kind(k pagelock.Key) string {
 	s := string(k)
 	if strings.HasPrefix(s, "page/") {
@@ -65,7 +66,7 @@ func Kind(k pagelock.Key) string {
 	if s == "" {
 		return "unknown"
 	}
-	return s
+	return string(k.Resource())
 }
 
 // Acquired, Released and Failed make Metrics a pagelock.Observer.

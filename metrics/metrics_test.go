@@ -21,7 +21,7 @@ func TestMetrics(t *testing.T) {
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Observer: m, Timeout: 20 * time.Millisecond})
 	m.WatchLocks(locks)
 	m.Gauge("pages_open", "Pages open.", func() float64 { return 3 })
-	g, err := locks.Acquire(t.Context(), pagelock.PageKey(1), pagelock.Tracing)
+	g, err := locks.Acquire(t.Context(), pagelock.PageKey(1), pagelock.Tracing, pagelock.Tracing.Of("http://127.0.0.1:9222")) // a pool's Chrome's counts as tracing too
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestMetrics(t *testing.T) {
 	text := scrape(t, m)
 	for _, want := range []string{
 		`pagemux_lock_wait_seconds_count{lock="page",mode="page"} 1`,
-		`pagemux_lock_wait_seconds_count{lock="tracing",mode="page"} 1`,
+		`pagemux_lock_wait_seconds_count{lock="tracing",mode="page"} 2`,
 		`pagemux_lock_failures_total{lock="page",mode="page",reason="timeout"} 1`,
 		`pagemux_locks_held{lock="page",mode="page"} 1`,
 		`pagemux_lock_queue_depth{lock="page",mode="page"} 0`,
