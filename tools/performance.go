@@ -615,17 +615,19 @@ func (t *tracer) take(run *traceRun) bool {
 }
 
 // claim returns the run a stop on page p ends: the running trace of p's
-// Chrome if it is p's, else a trace that ended without a stop on p or on a
-// page now closed (of p's Chrome first), which it takes out of unclaimed.
-// A stop on a page no trace records names the pages traces record.
+// Chrome if it is p's; if that Chrome runs none, a trace that ended without
+// a stop on p or on a page now closed (of p's Chrome first), which it takes
+// out of unclaimed. A stop on a page no trace records names the pages
+// traces record.
 func (t *tracer) claim(p *browser.Page) (*traceRun, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	chrome := p.Chrome()
-	if run := t.active[chrome]; run != nil && run.page == p {
-		return run, nil
-	}
-	if run := t.unclaimed[chrome]; run != nil && (run.page == p || run.page.Closed()) {
+	if run := t.active[chrome]; run != nil {
+		if run.page == p {
+			return run, nil
+		}
+	} else if run := t.unclaimed[chrome]; run != nil && (run.page == p || run.page.Closed()) {
 		delete(t.unclaimed, chrome)
 		return run, nil
 	}
