@@ -255,8 +255,22 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 	}
 
 	// a holds the tab with a call that never ends; b's next call waits
-	// for it in etcd until a is killed.
-	a.call(40, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => { calls.push('long+'); return new Promise(() => {}) }"}`, pa))
+	// for it in etcd until a is killed. The call tells the test when it
+	// runs in the page: holding the lock in etcd is not yet running there.
+	ran := make(chan struct{}, 1)
+	beacon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case ran <- struct{}{}:
+		default:
+		}
+	}))
+	t.Cleanup(beacon.Close)
+	a.call(40, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => { calls.push('long+'); fetch('%s/ran', {mode: 'no-cors'}); return new Promise(() => {}) }"}`, pa, beacon.URL))
+	select {
+	case <-ran:
+	case <-time.After(time.Minute):
+		t.Fatal("a's long call did not run in the page within a minute")
+	}
 	waitQueue(t, etcd, 1, "evaluate_script")
 	b.call(41, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => calls.includes('long+') ? 'after a' : 'before a'"}`, pb))
 	waitQueue(t, etcd, 2, "evaluate_script")
