@@ -256,7 +256,8 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 
 	// a holds the tab with a call that never ends; b's next call waits
 	// for it in etcd until a is killed. The call tells the test when it
-	// runs in the page: holding the lock in etcd is not yet running there.
+	// runs in the page (so it holds the lock): holding the lock in etcd is
+	// not yet running there.
 	ran := make(chan struct{}, 1)
 	beacon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -271,7 +272,6 @@ func TestSharedChromeOverEtcd(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("a's long call did not run in the page within a minute")
 	}
-	waitQueue(t, etcd, 1, "evaluate_script")
 	b.call(41, "evaluate_script", fmt.Sprintf(`{"pageId":%s,"function":"() => calls.includes('long+') ? 'after a' : 'before a'"}`, pb))
 	waitQueue(t, etcd, 2, "evaluate_script")
 	// Both processes' calls show in either's pagemux://locks.
