@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/internal/testchrome"
 )
 
 // pagemux's --disable-features keeps chromedp's, adds the headless ones and
@@ -153,7 +154,8 @@ func TestNewPageWaitCancelled(t *testing.T) {
 
 // With Config.Tabs, pages are tabs of one window, and each, behind the
 // others or not, is visible, focused and painting, across a navigation to
-// another site; screenshots of a tab behind others show that tab.
+// another site; screenshots of a tab behind others show that tab. On the
+// full Chrome: the headless shell opens every page in a window of its own.
 func TestTabsStayVisible(t *testing.T) {
 	t.Parallel()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +165,7 @@ func TestTabsStayVisible(t *testing.T) {
 	for _, tabs := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tabs=%v", tabs), func(t *testing.T) {
 			t.Parallel()
-			b := startBrowser(t, Config{Tabs: tabs, ViewportWidth: 640, ViewportHeight: 480})
+			b := startBrowser(t, Config{ExecPath: testchrome.Full(), Tabs: tabs, ViewportWidth: 640, ViewportHeight: 480})
 			var pages []*Page
 			for range 3 {
 				p, err := b.NewPage(t.Context(), true)

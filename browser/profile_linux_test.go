@@ -17,15 +17,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/testchrome"
 )
 
 // A launched Chrome runs with a profile named for its owner, locked by it,
 // and Close removes it with Chrome's singleton directory, which lies outside
 // the profile here: the test binary's TMPDIR is too long for Chrome's
-// socket to fit under the profile.
+// socket to fit under the profile. The singleton tests run the full Chrome:
+// the headless shell makes no singleton.
 func TestProfileNamedAndRemoved(t *testing.T) {
 	t.Parallel()
-	b := startBrowser(t, Config{})
+	b := startBrowser(t, Config{ExecPath: testchrome.Full()})
 	l := b.members[0].launch
 	dir := l.profileDir
 	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), fmt.Sprintf("pagemux-%d-", os.Getpid())) ||
@@ -68,7 +71,7 @@ func TestSingletonInsideProfile(t *testing.T) {
 	}
 	defer os.RemoveAll(tmp)
 	t.Setenv("TMPDIR", tmp)
-	b := startBrowser(t, Config{})
+	b := startBrowser(t, Config{ExecPath: testchrome.Full()})
 	dir := b.members[0].launch.profileDir
 	if chromeTempDir(dir) != dir {
 		t.Fatalf("profile %s is too long for the socket", dir)
@@ -90,7 +93,7 @@ func TestKeptProfileStays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	b := startBrowser(t, Config{UserDataDir: dir})
+	b := startBrowser(t, Config{ExecPath: testchrome.Full(), UserDataDir: dir})
 	sd := singletonDir(dir)
 	if sd == "" {
 		t.Fatalf("no singleton directory: %v", readlink(filepath.Join(dir, singletonLink)))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/policy"
 )
 
@@ -83,7 +84,7 @@ func (w *watchedPolicy) waitRefused(t *testing.T, part string) {
 	}
 }
 
-func guardedBrowser(t *testing.T, o policy.Options) (*Browser, *watchedPolicy) {
+func guardedBrowser(t *testing.T, cfg Config, o policy.Options) (*Browser, *watchedPolicy) {
 	t.Helper()
 	pol, err := policy.New(o)
 	if err != nil {
@@ -91,7 +92,7 @@ func guardedBrowser(t *testing.T, o policy.Options) (*Browser, *watchedPolicy) {
 	}
 	w := &watchedPolicy{Policy: pol, changed: make(chan struct{})}
 	needChrome(t)
-	b := New(Config{})
+	b := New(cfg)
 	b.SetURLPolicy(w)
 	t.Cleanup(func() { b.Close() })
 	if err := b.Start(t.Context()); err != nil {
@@ -151,7 +152,7 @@ func TestURLGuardPageInitiated(t *testing.T) {
 		}
 	}))
 	defer site.Close()
-	b, w := guardedBrowser(t, policy.Options{Endpoints: func() []string { return []string{"127.0.0.1:" + ep.port} }})
+	b, w := guardedBrowser(t, Config{}, policy.Options{Endpoints: func() []string { return []string{"127.0.0.1:" + ep.port} }})
 	tests := []struct {
 		name, path, act string
 		spelling        string
@@ -243,9 +244,11 @@ func TestURLGuardSpellingsChromeReaches(t *testing.T) {
 // A frame that commits a refused URL that interception does not see
 // (file:, chrome:), as an outside navigation does, is taken to about:blank,
 // and no call reads the page meanwhile; history and reload do not go back.
+// On the full Chrome: the headless shell has no chrome: pages, and shows an
+// error page for them, which shows the error alone and is left as it is.
 func TestURLGuardCommittedRefused(t *testing.T) {
 	t.Parallel()
-	b, _ := guardedBrowser(t, policy.Options{})
+	b, _ := guardedBrowser(t, Config{ExecPath: testchrome.Full()}, policy.Options{})
 	p, err := b.NewPage(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,22 @@ find_chrome() {
 	return 1
 }
 
+# find_headless_shell prints Chrome's headless shell (chromium-headless-shell,
+# the old headless mode), which scripts/test runs most tests on, and fails if
+# there is none. Debian's binary comes first: /usr/bin/chromium-headless-shell
+# is a wrapper that runs it as its child, and a test that kills Chrome's
+# process (a crash, for the relaunch) would kill the wrapper alone.
+find_headless_shell() {
+	local path
+	for path in /usr/lib/chromium/chromium-headless-shell "$(command -v chromium-headless-shell 2>/dev/null)"; do
+		if [[ -n "$path" && -x "$path" ]]; then
+			printf '%s\n' "$path"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # chrome_version prints what the Chrome binary says its version is. Debian's
 # chromium wrapper may complain on stderr about /dev/shm; that isn't ours to show.
 chrome_version() {

@@ -208,6 +208,9 @@ func (k *checker) prepareTab(ctx context.Context, id int) (int, func(), error) {
 	return id, closeTab, nil
 }
 
+// authHint tells what to do about a page behind HTTP authentication.
+const authHint = "the site asks for HTTP authentication (401) and Chrome had no credentials it took: give --basic-auth USER:$PASSWORD, or the header it wants with --header ('Authorization: Bearer $TOKEN')"
+
 // load navigates, waits for the network to go quiet, and checks the main
 // document. It reports whether there is a page to check, and the reqid of
 // its document.
@@ -237,7 +240,7 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 		case strings.Contains(te.Text, "ERR_INVALID_AUTH_CREDENTIALS"):
 			// Headless Chrome shows no login prompt: a 401 with a
 			// WWW-Authenticate challenge fails the navigation itself.
-			c.add(Error, "could not load: the site asks for HTTP authentication (401) and Chrome had no credentials it took: give --basic-auth USER:$PASSWORD, or the header it wants with --header ('Authorization: Bearer $TOKEN') (%s)", oneLine(strings.TrimPrefix(te.Text, "Error: ")))
+			c.add(Error, "could not load: %s (%s)", authHint, oneLine(strings.TrimPrefix(te.Text, "Error: ")))
 			return false, 0
 		default:
 			c.add(Error, "could not load: %s", oneLine(strings.TrimPrefix(te.Text, "Error: ")))
@@ -277,6 +280,10 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 		_, _ = k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": "() => { window.stop(); return true; }"})
 	case !found:
 		c.add(Error, "no document request was seen")
+	case p.Status == http.StatusUnauthorized:
+		// Chrome's headless shell, unlike the full headless Chrome, shows
+		// the 401's own page instead of failing the navigation.
+		c.add(Error, "HTTP 401 Unauthorized: %s", authHint)
 	case p.Status >= 400:
 		c.add(Error, "HTTP %d %s", p.Status, http.StatusText(p.Status))
 	case p.Status == 0:

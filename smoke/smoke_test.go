@@ -23,6 +23,7 @@ import (
 
 	"github.com/joshdk/go-junit"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
@@ -541,6 +542,8 @@ func TestSmokeMoreThanKept(t *testing.T) {
 
 // Chrome's own look for /favicon.ico is not the page's request: one that
 // never gets an answer neither fails the page nor keeps its network busy.
+// On the full Chrome, which pagemux's users run: the headless shell asks
+// for no favicon.
 func TestSmokeFaviconNotWaitedFor(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{}, 1)
@@ -559,7 +562,7 @@ func TestSmokeFaviconNotWaitedFor(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	o := options(t, "--timeout", "5s", "--fail-on", "warning", srv.URL+"/clean.html")
-	code, stdout, _ := run(t, o, browser.Config{})
+	code, stdout, _ := run(t, o, browser.Config{ExecPath: testchrome.Full()})
 	select {
 	case <-asked:
 	default:

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -154,10 +156,12 @@ func derefInt(i *int) any {
 
 // TestWindowLikeNode: headless pages get chrome-devtools-mcp's window, wide
 // enough that responsive sites show their navigation (its pages are 1905
-// wide; Chrome's own headless screen gives 780).
+// wide; Chrome's own headless screen gives 780). On the full Chrome, which
+// pagemux's users run: the headless shell takes no --screen-info.
 func TestWindowLikeNode(t *testing.T) {
 	t.Parallel()
-	e := sharedEnv(t, pagelock.PerPage)
+	e := startEnvOn(t, browser.Config{ExecPath: testchrome.Full()}, pagelock.Options{Mode: pagelock.PerPage}, Options{}, false)
+	t.Cleanup(e.close)
 	id := e.openPage(t, "/form.html")
 	if got := e.eval(t, id, "() => [innerWidth, screen.width, screen.height].join('x')"); got != `"1905x3840x2160"` {
 		t.Errorf("window and screen: %s, want 1905 wide on a 3840x2160 screen", got)

@@ -152,11 +152,19 @@ func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
 // Log is set here.
 func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
 	t.Helper()
+	return startEnvOn(t, browser.Config{}, opts, sopts, stdio)
+}
+
+// startEnvOn is startEnvWith on a browser of bc, whose Logger and Headful
+// are set here.
+func startEnvOn(t *testing.T, bc browser.Config, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
+	t.Helper()
 	log := sopts.Log // a test's own, else the suite's
 	if log == nil {
 		log = testLogger()
 	}
-	b := browser.New(browser.Config{Logger: log, Headful: os.Getenv("PAGEMUX_TEST_HEADFUL") != ""})
+	bc.Logger, bc.Headful = log, os.Getenv("PAGEMUX_TEST_HEADFUL") != ""
+	b := browser.New(bc)
 	sopts.Log = log
 	srv := New(b, pagelock.New(opts), sopts)
 	c, cancel, done := connect(t, srv, log, stdio)
