@@ -136,12 +136,14 @@ func TestProfileOfDeadChromeRemoved(t *testing.T) {
 // Close during a launch ends it at once and removes its profile.
 //
 // Not parallel: it finds the profile of its Chrome among those of this
-// process, so no other test may start one meanwhile.
+// process, so no other test may start one meanwhile. The sign that Chrome
+// runs is its singleton link, which only the full Chrome makes: on the
+// headless shell the wait ran to its end and the Close came after the start.
 func TestCloseWhileStarting(t *testing.T) {
 	needChrome(t)
 	mine := filepath.Join(os.TempDir(), fmt.Sprintf("pagemux-%d-*", os.Getpid()), singletonLink)
 	before, _ := filepath.Glob(mine)
-	b := New(Config{})
+	b := New(Config{ExecPath: testchrome.Full()})
 	errc := make(chan error, 1)
 	go func() { errc <- b.Start(t.Context()) }()
 	// Wait until Chrome runs (its profile has its singleton link), not until
@@ -157,6 +159,10 @@ func TestCloseWhileStarting(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+	if dir == "" {
+		b.Close()
+		t.Fatal("Chrome made no singleton link in 30 s: no sign that it runs, so no Close during its start")
+	}
 	start := time.Now()
 	b.Close()
 	took := time.Since(start)
@@ -165,10 +171,8 @@ func TestCloseWhileStarting(t *testing.T) {
 	if took > 10*time.Second {
 		t.Fatalf("Close during a start took %s", took)
 	}
-	if dir != "" {
-		if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("profile %s left: %v", dir, err)
-		}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("profile %s left: %v", dir, err)
 	}
 }
 
