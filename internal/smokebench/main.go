@@ -72,7 +72,7 @@ func main() {
 	overRepeat := flag.Int("overhead-runs", 3, "how many times each overhead run is repeated (interleaved), for medians")
 	overOnly := flag.Bool("overhead-only", false, "run only the overhead runs")
 	peers := flag.String("peers", "", "compare with the CI tools npm ci'd in `DIR` (internal/smokebench/peers) on 16 pages, and do only that")
-	peerTools := flag.String("peer-tools", "pagemux,pa11y-ci,lhci,unlighthouse-ci,linkinator", "the tools -peers runs, comma-separated")
+	peerTools := flag.String("peer-tools", "pagemux,pa11y-ci,lhci,unlighthouse-ci,linkinator", "the tools -peers runs, comma-separated (pagemux-axe or pagemux-lighthouse: one of pagemux's two)")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "smokebench: give -bin or set PAGEMUX_BIN (scripts/bench does)")

@@ -87,7 +87,8 @@ func comparePeers(bin, peers string, tools []string) error {
 	// pagemux without Lighthouse checks accessibility with axe (--a11y),
 	// as pa11y does; with it, by Lighthouse's score, as lhci does.
 	for _, lh := range []bool{false, true} {
-		if !slices.Contains(tools, "pagemux") && (lh || !slices.Contains(tools, "pagemux-axe")) {
+		// "pagemux" runs both; "pagemux-axe" or "pagemux-lighthouse" one.
+		if !slices.Contains(tools, "pagemux") && !slices.Contains(tools, map[bool]string{false: "pagemux-axe", true: "pagemux-lighthouse"}[lh]) {
 			continue
 		}
 		for _, par := range []int{1, 8} {
@@ -127,7 +128,11 @@ func comparePeers(bin, peers string, tools []string) error {
 	fmt.Printf("\n|---|---|---|%s\n", strings.Repeat("---|", len(brokenOrder)))
 	for _, r := range runs {
 		if r.failed != "" {
-			fmt.Printf("| %s | could not run: %s |%s\n", r.name, r.failed, strings.Repeat(" |", len(brokenOrder)+1))
+			after := ""
+			if r.wall > 0 {
+				after = " after " + sec(r.wall)
+			}
+			fmt.Printf("| %s | could not run%s: %s |%s\n", r.name, after, r.failed, strings.Repeat(" |", len(brokenOrder)+1))
 			continue
 		}
 		real := 0
