@@ -10,8 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/policy"
 )
 
 // startHost launches a Chrome for tenants, and returns it with the
@@ -139,6 +142,85 @@ func TestOwnContextHeaders(t *testing.T) {
 	}
 	if got := seen["/other"]; got != "" {
 		t.Errorf("another context's page sent X-Secret %q, want none", got)
+	}
+}
+
+// A frame's first request may be paused before its tab has handled the
+// frame's frameAttached, which chromedp reads on the tab's own goroutine:
+// it is still pagemux's, so it goes with its origin headers (a flake of
+// TestOwnContextHeaders under load, 2026-12-05) and, the attack, the URL
+// policy judges it: a page must not get a refused URL past the policy by
+// framing it. Here the tab's events are held from the framing page's
+// response until the frame's request is paused, so that the pause is
+// always seen first.
+func TestOwnContextFramePausedFirst(t *testing.T) {
+	t.Parallel()
+	for _, blocked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocked=%v", blocked), func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			seen := map[string]string{} // path: its X-Secret
+			site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen[r.URL.Path] = r.Header.Get("X-Secret")
+				mu.Unlock()
+				if r.URL.Path == "/framed" {
+					w.Write([]byte(`<!doctype html><title>framed</title><iframe src="/inner"></iframe>`))
+					return
+				}
+				w.Write([]byte("<!doctype html><title>h</title><p>" + r.URL.Path))
+			}))
+			defer site.Close()
+			_, url := startHost(t)
+			b := New(Config{WSEndpoint: url, OwnContext: true})
+			t.Cleanup(func() { b.Close() })
+			if err := b.SetOriginHeaders([]OriginHeaders{{Origin: site.URL, Headers: http.Header{"X-Secret": {"token"}}}}); err != nil {
+				t.Fatal(err)
+			}
+			if blocked {
+				pol, err := policy.New(policy.Options{Blocked: []string{site.URL + "/inner"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.SetURLPolicy(pol)
+			}
+			release := make(chan struct{})
+			var once sync.Once
+			b.ObservePages(func(*Page) func(ev any) {
+				return func(ev any) {
+					if ev, ok := ev.(*network.EventResponseReceived); ok && strings.HasSuffix(ev.Response.URL, "/framed") {
+						select { // the frame is made after this, so its event waits behind it
+						case <-release:
+						case <-t.Context().Done():
+						}
+					}
+				}
+			})
+			if err := b.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := chromedp.ListenBrowser(b.members[0].launch.rootCtx, func(ev any) {
+				if ev, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(ev.Request.URL, "/inner") {
+					once.Do(func() { close(release) })
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// The page's load waits for its frame's: by then the frame's
+			// request was sent on or refused.
+			openAt(t, b, site.URL+"/framed")
+			mu.Lock()
+			defer mu.Unlock()
+			inner, sent := seen["/inner"]
+			switch {
+			case seen["/framed"] != "token":
+				t.Errorf("the page sent X-Secret %q, want the token", seen["/framed"])
+			case blocked && sent:
+				t.Errorf("the frame's refused URL was requested (X-Secret %q)", inner)
+			case !blocked && inner != "token":
+				t.Errorf("the frame sent X-Secret %q (requested: %v), want the token", inner, sent)
+			}
+		})
 	}
 }
 

@@ -269,13 +269,19 @@ func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 	ctx, cancel := context.WithTimeout(l.rootCtx, guardTimeout)
 	defer cancel()
 	url := ev.Request.URL + ev.Request.URLFragment
-	if !b.ownsRequest(l, ev) {
+	owner := b.ownsRequest(ctx, l, ev)
+	if owner == notOurs {
 		if _, err := chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil {
 			b.log.Debug("continue another context's request", "url", url, "error", err)
 		}
 		return
 	}
-	headers := b.headersFor(ev.Request.URL, ev.Request.Headers)
+	var headers []*fetch.HeaderEntry
+	if owner == ours {
+		headers = b.headersFor(ev.Request.URL, ev.Request.Headers)
+	} else {
+		b.log.Warn("a request of a frame pagemux could not place: judged by the URL policy, sent without origin headers", "url", url)
+	}
 	var err error
 	if b.urlPolicy != nil && b.urlPolicy.Intercepts() && (headers == nil || ev.ResourceType == network.ResourceTypeDocument) {
 		err = b.urlPolicy.Check(url)
