@@ -91,6 +91,10 @@ func (b *Browser) setDownloadDir(ctx context.Context, l *launch, contextID cdp.B
 			return fmt.Errorf("make the download directory: %w", err)
 		}
 		p.Behavior, p.DownloadPath = cdpbrowser.SetDownloadBehaviorBehaviorAllow, abs
+		// Browser.downloadProgress on the browser's session: a file in the
+		// directory may not be done yet (Chrome removes an unfinished one
+		// when it closes), and only Chrome's "completed" says it is.
+		p.EventsEnabled = new(true)
 	}
 	cctx, cancel := context.WithTimeout(l.rootCtx, startTimeout)
 	defer cancel()

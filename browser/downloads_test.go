@@ -10,7 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
 
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
@@ -29,6 +34,36 @@ func downloadPage(t *testing.T) *httptest.Server {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// completedDownloads returns a func that waits until Chrome has told of n
+// downloads completed in all (Browser.downloadProgress), since it was called.
+func completedDownloads(t *testing.T, b *Browser) func(n int) {
+	t.Helper()
+	var done atomic.Int64
+	changed := make(chan struct{}, 1)
+	if err := chromedp.ListenBrowser(b.members[0].launch.rootCtx, func(ev any) {
+		if ev, ok := ev.(*cdpbrowser.EventDownloadProgress); ok && ev.State == cdpbrowser.DownloadProgressStateCompleted {
+			done.Add(1)
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return func(n int) {
+		t.Helper()
+		timeout := time.After(20 * time.Second)
+		for done.Load() < int64(n) {
+			select {
+			case <-changed:
+			case <-timeout:
+				t.Fatalf("Chrome told of %d completed downloads in 20 s, want %d", done.Load(), n)
+			}
+		}
+	}
 }
 
 // download opens the page in p and clicks its link.
@@ -66,6 +101,7 @@ func TestDownloadDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	completed := completedDownloads(t, b)
 	download(t, p, site.URL)
 	tmpcheck.WaitFile(t, filepath.Join(root, "ctx-", "*escape.txt"))
 
@@ -105,6 +141,9 @@ func TestDownloadDirs(t *testing.T) {
 		t.Errorf("a download left its directory: %v", m)
 	}
 
+	// A download whose file is there may not be done: Chrome removes an
+	// unfinished one as it closes (seen under load).
+	completed(3)
 	b.Close()
 	if _, err := os.Stat(filepath.Join(root, "ctx-bob")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the empty download directory pagemux made is still there after Close (%v)", err)
