@@ -88,7 +88,11 @@ func comparePeers(bin, peers string, tools []string) error {
 	// as pa11y does; with it, by Lighthouse's score, as lhci does.
 	for _, lh := range []bool{false, true} {
 		// "pagemux" runs both; "pagemux-axe" or "pagemux-lighthouse" one.
-		if !slices.Contains(tools, "pagemux") && !slices.Contains(tools, map[bool]string{false: "pagemux-axe", true: "pagemux-lighthouse"}[lh]) {
+		one := "pagemux-axe"
+		if lh {
+			one = "pagemux-lighthouse"
+		}
+		if !slices.Contains(tools, "pagemux") && !slices.Contains(tools, one) {
 			continue
 		}
 		for _, par := range []int{1, 8} {
