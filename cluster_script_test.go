@@ -205,7 +205,10 @@ func TestClusterScript(t *testing.T) {
 func freePortRun(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
-		p := 20000 + rand.IntN(40000)
+		// Below Linux's ephemeral range (32768 and up), where the kernel
+		// hands out the ports of listeners on :0 (the other tests' servers,
+		// Chrome's DevTools ports), which could take one meanwhile.
+		p := 20000 + rand.IntN(32768-20000-n)
 		free := true
 		var ls []net.Listener
 		for i := range n {
