@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/lighthouse"
@@ -451,7 +453,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 			}
 		}()
 	}
-	if isTerminal(stdin) {
+	if c.httpAddr == "" && isTerminal(stdin) {
 		fmt.Fprintln(stderr, "pagemux speaks MCP on stdin/stdout: start it from an MCP client, not a terminal.\n"+
 			`Client config: {"mcpServers": {"pagemux": {"command": "`+executable()+`", "args": ["--lock-mode=page"]}}}`+"\n"+
 			"See pagemux --help for the flags. Waiting for MCP messages on stdin (Ctrl-D to quit).")
@@ -530,13 +532,12 @@ func serveThenClose(ctx context.Context, log *slog.Logger, b *browser.Browser, s
 	return err
 }
 
+// isTerminal reports whether r is a terminal: not merely a character
+// device, as /dev/null is, which a service manager or a script gives as
+// stdin.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func executable() string {

@@ -284,6 +284,56 @@ func TestTerminalHint(t *testing.T) {
 	}
 }
 
+// The hint is for a terminal on stdio alone: not for /dev/null as stdin (a
+// character device, as a service manager or a script gives), and not for
+// --http, which reads no MCP from stdin.
+func TestNoTerminalHint(t *testing.T) {
+	bin := pagemuxBinary(t)
+	t.Run("dev-null", func(t *testing.T) {
+		devNull, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer devNull.Close()
+		cmd := exec.CommandContext(t.Context(), bin, "--log-level=error")
+		cmd.Stdin = devNull
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.Contains(string(out), "speaks MCP on stdin/stdout") {
+			t.Fatalf("stdin %s: %v, output:\n%s", os.DevNull, err, out)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		script, err := exec.LookPath("script")
+		if err != nil {
+			t.Fatalf("this test needs script(1) from util-linux to get a terminal: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, script, "-qec", bin+" --http 127.0.0.1:0", "/dev/null")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		// The hint would come before the server says it listens.
+		var said []string
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			said = append(said, sc.Text())
+			if strings.Contains(sc.Text(), "serving MCP over Streamable HTTP") {
+				break
+			}
+		}
+		text := strings.Join(said, "\n")
+		if !strings.Contains(text, "serving MCP over Streamable HTTP") || strings.Contains(text, "speaks MCP on stdin/stdout") {
+			t.Fatalf("--http on a terminal said:\n%s", text)
+		}
+	})
+}
+
 func TestMain(m *testing.M) {
 	// Started as binName (pagemuxBinary), this binary is pagemux: its flags
 	// are pagemux's, not the tests'.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // progress tells, on stderr, how the run goes. Live (a terminal) it keeps a
@@ -43,14 +45,11 @@ func newProgress(w io.Writer, live bool, names []string) *progress {
 	return p
 }
 
-// isTerminal says whether w is a terminal, for the live display.
+// isTerminal says whether w is a terminal, for the live display: not
+// merely a character device, as /dev/null is.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (p *progress) tick() {
