@@ -104,43 +104,72 @@ func TestOwnContext(t *testing.T) {
 	newPageAnswers(t.Context(), t, b, "after a closed")
 }
 
-// Attack: the origin headers of one browser in a context of its own (a
-// preview's token) go on the requests of its pages, frames included, and
-// never on another context's, though its interception pauses those too.
-func TestOwnContextHeaders(t *testing.T) {
-	t.Parallel()
-	var mu sync.Mutex
-	seen := map[string]string{} // path: its X-Secret
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen[r.URL.Path] = r.Header.Get("X-Secret")
-		mu.Unlock()
+// secretSite serves /framed, a page that frames /inner, and any other path
+// as a page of its own, and keeps the X-Secret each path's request sent.
+type secretSite struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen map[string]string // path: its X-Secret
+}
+
+func newSecretSite(t *testing.T) *secretSite {
+	t.Helper()
+	s := &secretSite{seen: map[string]string{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.seen[r.URL.Path] = r.Header.Get("X-Secret")
+		s.mu.Unlock()
 		if r.URL.Path == "/framed" {
 			w.Write([]byte(`<!doctype html><title>framed</title><iframe src="/inner"></iframe>`))
 			return
 		}
 		w.Write([]byte("<!doctype html><title>h</title><p>" + r.URL.Path))
 	}))
-	defer site.Close()
-	_, url := startHost(t)
-	withHeaders := New(Config{WSEndpoint: url, OwnContext: true})
-	t.Cleanup(func() { withHeaders.Close() })
-	if err := withHeaders.SetOriginHeaders([]OriginHeaders{{Origin: site.URL, Headers: http.Header{"X-Secret": {"token"}}}}); err != nil {
+	t.Cleanup(s.Close)
+	return s
+}
+
+// sent is the X-Secret the request for path sent, and whether one came.
+func (s *secretSite) sent(path string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.seen[path]
+	return v, ok
+}
+
+// secretTenant is a browser, not started yet, in a context of its own on
+// the Chrome at url, that sends X-Secret: token to site's origin.
+func secretTenant(t *testing.T, url string, site *secretSite) *Browser {
+	t.Helper()
+	b := New(Config{WSEndpoint: url, OwnContext: true})
+	t.Cleanup(func() { b.Close() })
+	if err := b.SetOriginHeaders([]OriginHeaders{{Origin: site.URL, Headers: http.Header{"X-Secret": {"token"}}}}); err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// Attack: the origin headers of one browser in a context of its own (a
+// preview's token) go on the requests of its pages, frames included, and
+// never on another context's, though its interception pauses those too.
+func TestOwnContextHeaders(t *testing.T) {
+	t.Parallel()
+	site := newSecretSite(t)
+	_, url := startHost(t)
+	withHeaders := secretTenant(t, url, site)
 	if err := withHeaders.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	other := tenant(t, url)
 	openAt(t, withHeaders, site.URL+"/framed")
-	waitFor(t, "the frame's request", func() bool { mu.Lock(); defer mu.Unlock(); _, ok := seen["/inner"]; return ok })
+	waitFor(t, "the frame's request", func() bool { _, ok := site.sent("/inner"); return ok })
 	openAt(t, other, site.URL+"/other")
-	mu.Lock()
-	defer mu.Unlock()
-	if seen["/framed"] != "token" || seen["/inner"] != "token" {
-		t.Errorf("the headers' own page and frame sent X-Secret %q and %q, want the token", seen["/framed"], seen["/inner"])
+	framed, _ := site.sent("/framed")
+	inner, _ := site.sent("/inner")
+	if framed != "token" || inner != "token" {
+		t.Errorf("the headers' own page and frame sent X-Secret %q and %q, want the token", framed, inner)
 	}
-	if got := seen["/other"]; got != "" {
+	if got, _ := site.sent("/other"); got != "" {
 		t.Errorf("another context's page sent X-Secret %q, want none", got)
 	}
 }
@@ -158,25 +187,9 @@ func TestOwnContextFramePausedFirst(t *testing.T) {
 	for _, blocked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("blocked=%v", blocked), func(t *testing.T) {
 			t.Parallel()
-			var mu sync.Mutex
-			seen := map[string]string{} // path: its X-Secret
-			site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				seen[r.URL.Path] = r.Header.Get("X-Secret")
-				mu.Unlock()
-				if r.URL.Path == "/framed" {
-					w.Write([]byte(`<!doctype html><title>framed</title><iframe src="/inner"></iframe>`))
-					return
-				}
-				w.Write([]byte("<!doctype html><title>h</title><p>" + r.URL.Path))
-			}))
-			defer site.Close()
+			site := newSecretSite(t)
 			_, url := startHost(t)
-			b := New(Config{WSEndpoint: url, OwnContext: true})
-			t.Cleanup(func() { b.Close() })
-			if err := b.SetOriginHeaders([]OriginHeaders{{Origin: site.URL, Headers: http.Header{"X-Secret": {"token"}}}}); err != nil {
-				t.Fatal(err)
-			}
+			b := secretTenant(t, url, site)
 			if blocked {
 				pol, err := policy.New(policy.Options{Blocked: []string{site.URL + "/inner"}})
 				if err != nil {
@@ -209,12 +222,11 @@ func TestOwnContextFramePausedFirst(t *testing.T) {
 			// The page's load waits for its frame's: by then the frame's
 			// request was sent on or refused.
 			openAt(t, b, site.URL+"/framed")
-			mu.Lock()
-			defer mu.Unlock()
-			inner, sent := seen["/inner"]
+			framed, _ := site.sent("/framed")
+			inner, sent := site.sent("/inner")
 			switch {
-			case seen["/framed"] != "token":
-				t.Errorf("the page sent X-Secret %q, want the token", seen["/framed"])
+			case framed != "token":
+				t.Errorf("the page sent X-Secret %q, want the token", framed)
 			case blocked && sent:
 				t.Errorf("the frame's refused URL was requested (X-Secret %q)", inner)
 			case !blocked && inner != "token":
