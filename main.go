@@ -214,6 +214,7 @@ func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *bro
 	fs.IntVar(&cfg.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&cfg.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
+	fs.BoolVar(&cfg.PipeJSON, "pipe-json", false, "speak JSON with a launched Chrome on its DevTools pipe instead of CBOR (CBOR spares Chrome converting big answers, a third of a big snapshot's time; this is the way back for a Chrome that does not speak it)")
 	fs.Var(&f.chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
 	return f
 }

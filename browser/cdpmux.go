@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pagemux/pagemux/cdpcbor"
 )
 
 // A Chrome that pagemux launches speaks DevTools over its pipe only, and
@@ -85,12 +87,19 @@ type cdpMux struct {
 	// busySince is when the reader began to wait on a consumer of Chrome's
 	// bytes (chromedp's pipe, a streamed answer); 0 while it waits on Chrome.
 	busySince atomic.Int64
+	// divertBusySince is busySince of the conversion from CBOR, which waits
+	// on the reader of a diverted answer (divert).
+	divertBusySince atomic.Int64
 	// readingChrome is set while a read of Chrome's pipe waits: then the
 	// reader waits on Chrome, even inside a consumer's turn (a streamed
 	// answer reads Chrome's pipe as it goes).
 	readingChrome atomic.Bool
 
 	maxMessage int // the most bytes of one message taken from Chrome
+	// fromChromeJSON is Chrome's pipe converted from CBOR (package
+	// cdpcbor), nil where Chrome speaks JSON; then commands are converted on
+	// the way in.
+	fromChromeJSON io.ReadCloser
 
 	done      chan struct{} // closed when Chrome's end closed
 	closeOnce sync.Once
@@ -112,6 +121,9 @@ type muxCall struct {
 	// stream receives the answer as a reader instead (streamCall).
 	stream    chan *muxStream
 	abandoned chan struct{}
+	// cbor: the stream is Chrome's own CBOR message (its map), taken off
+	// the conversion to JSON (divert).
+	cbor bool
 }
 
 // startSignal is a launched Chrome's stdin. os/exec starts the goroutine
@@ -135,8 +147,9 @@ type muxStream struct {
 // newCDPMux puts a mux between chromedp's pipe ends (fromCDP, toCDP) and
 // Chrome's (toChrome, fromChrome); chromeEnds are the ends Chrome gets,
 // closed here once Chrome has them; maxMessage bounds a message from Chrome
-// (0: DefaultMaxMessage). It starts the mux's goroutines.
-func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File, maxMessage int) *cdpMux {
+// (0: DefaultMaxMessage); cbor says Chrome speaks CBOR on its pipe. It
+// starts the mux's goroutines.
+func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File, maxMessage int, cbor bool) *cdpMux {
 	if maxMessage <= 0 {
 		maxMessage = DefaultMaxMessage
 	}
@@ -144,6 +157,9 @@ func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, 
 		log: log, fromCDP: fromCDP, toCDP: toCDP, toChrome: toChrome, fromChrome: fromChrome, chromeEnds: chromeEnds, maxMessage: maxMessage,
 		done: make(chan struct{}), calls: map[int64]*muxCall{}, nextID: muxIDBase,
 		sessions: map[string]*muxClient{}, departed: map[string]bool{}, clients: map[*muxClient]bool{},
+	}
+	if cbor {
+		m.fromChromeJSON = cdpcbor.ToJSON(chromeReader{m}, m.divert)
 	}
 	go m.readCDP()
 	go m.readChrome()
@@ -183,8 +199,18 @@ func (m *cdpMux) readCDP() {
 	}
 }
 
-// writeChrome writes one message, its NUL included, in one piece.
+// speaksCBOR reports whether Chrome speaks CBOR on the pipe.
+func (m *cdpMux) speaksCBOR() bool { return m.fromChromeJSON != nil }
+
+// writeChrome writes one message, its NUL included, in one piece: in CBOR,
+// without the NUL, where Chrome speaks that.
 func (m *cdpMux) writeChrome(msg []byte) error {
+	if m.speaksCBOR() {
+		var err error
+		if msg, err = cdpcbor.FromJSON(nil, bytes.TrimSuffix(msg, []byte{0})); err != nil {
+			return err
+		}
+	}
 	m.writeChromeMu.Lock()
 	defer m.writeChromeMu.Unlock()
 	_, err := m.toChrome.Write(msg)
@@ -196,7 +222,11 @@ func (m *cdpMux) writeChrome(msg []byte) error {
 // Chrome's own pipe.
 func (m *cdpMux) readChrome() {
 	defer m.close()
-	br := bufio.NewReaderSize(chromeReader{m}, 256<<10)
+	var src io.Reader = chromeReader{m}
+	if m.fromChromeJSON != nil {
+		src = m.fromChromeJSON
+	}
+	br := bufio.NewReaderSize(src, 256<<10)
 	for {
 		id, isAnswer, err := peekAnswerID(br)
 		if err != nil {
@@ -254,6 +284,9 @@ func (m *cdpMux) close() {
 		m.fromCDP.Close()
 		m.toChrome.Close()
 		m.fromChrome.Close()
+		if m.fromChromeJSON != nil {
+			m.fromChromeJSON.Close()
+		}
 		m.mu.Lock()
 		clients := m.clients
 		m.clients = map[*muxClient]bool{}
@@ -452,11 +485,11 @@ func skipMessage(br *bufio.Reader) error {
 	}
 }
 
-// markBusy notes that the reader waits on a consumer from now on; the func
-// it returns ends that.
-func (m *cdpMux) markBusy() func() {
-	m.busySince.Store(time.Now().UnixNano())
-	return func() { m.busySince.Store(0) }
+// markBusy notes in since that a reader of Chrome's pipe waits on a
+// consumer from now on; the func it returns ends that.
+func (m *cdpMux) markBusy(since *atomic.Int64) func() {
+	since.Store(time.Now().UnixNano())
+	return func() { since.Store(0) }
 }
 
 // passToCDP gives chromedp its answer, chunk by chunk as it was read, or
@@ -489,7 +522,7 @@ func (m *cdpMux) writeCDP(b []byte) {
 
 // sendCDP gives chromedp one whole message, written in the parts given.
 func (m *cdpMux) sendCDP(parts ...[]byte) {
-	defer m.markBusy()()
+	defer m.markBusy(&m.busySince)()
 	for _, p := range parts {
 		m.writeCDP(p)
 	}
@@ -525,15 +558,43 @@ func (m *cdpMux) register(call *muxCall) int64 {
 // handStream gives the answer to the call that streams it, and waits until
 // the caller has read what it wants; the rest is read away.
 func (m *cdpMux) handStream(br *bufio.Reader, call *muxCall) error {
-	defer m.markBusy()()
+	defer m.markBusy(&m.busySince)()
 	r := &untilNUL{br: br}
+	hand(r, call)
+	return r.drain()
+}
+
+// hand gives r to the caller of call and waits until it stopped reading,
+// or gave up before it began.
+func hand(r io.Reader, call *muxCall) {
 	h := &muxStream{r: r, done: make(chan struct{})}
 	select {
 	case call.stream <- h:
 		<-h.done
 	case <-call.abandoned:
 	}
-	return r.drain()
+}
+
+// divert takes the answer to a call that reads Chrome's CBOR (streamCall
+// with cbor) off the conversion to JSON, and hands it over as it is; every
+// other message is converted. It runs on the conversion's goroutine, which
+// waits for the reader as readChrome waits for a stream's.
+func (m *cdpMux) divert(id int64) func(io.Reader) {
+	if id < muxIDBase {
+		return nil
+	}
+	m.mu.Lock()
+	call := m.calls[id]
+	if call == nil || !call.cbor {
+		m.mu.Unlock()
+		return nil
+	}
+	delete(m.calls, id)
+	m.mu.Unlock()
+	return func(r io.Reader) {
+		defer m.markBusy(&m.divertBusySince)()
+		hand(r, call)
+	}
 }
 
 // untilNUL reads one message and ends at its NUL.
@@ -754,12 +815,17 @@ func (m *cdpMux) call(ctx context.Context, sid, method string, params any) (json
 // streamCall sends a command of the mux's own in session sid and gives the
 // answer, as Chrome sends it ({"id":…,"result":…}), to read as it arrives:
 // Chrome's other messages wait meanwhile, so read fast. An answer the
-// caller does not read whole is read away after read returns.
-func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any, read func(io.Reader) error) error {
+// caller does not read whole is read away after read returns. With cbor,
+// where Chrome speaks CBOR (speaksCBOR), the answer is Chrome's own CBOR
+// map instead, never converted to JSON.
+func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any, cbor bool, read func(io.Reader) error) error {
 	if params == nil {
 		params = struct{}{}
 	}
-	call := &muxCall{stream: make(chan *muxStream), abandoned: make(chan struct{})}
+	if cbor && !m.speaksCBOR() {
+		return errors.New("streamCall: chrome speaks JSON on this pipe")
+	}
+	call := &muxCall{stream: make(chan *muxStream), abandoned: make(chan struct{}), cbor: cbor}
 	id := m.register(call)
 	m.send(command{ID: id, SessionID: sid, Method: method, Params: params})
 	select {
@@ -821,9 +887,11 @@ func (m *cdpMux) alive(start time.Time) bool {
 		m.log.Debug("devtools pipe: chrome sends, though its answer has not come yet")
 		return true
 	}
-	if since := m.busySince.Load(); since != 0 && !m.readingChrome.Load() {
-		m.log.Debug("devtools pipe: chrome's messages wait for pagemux to read them", "for", time.Since(time.Unix(0, since)))
-		return true
+	for _, busy := range []*atomic.Int64{&m.busySince, &m.divertBusySince} {
+		if since := busy.Load(); since != 0 && !m.readingChrome.Load() {
+			m.log.Debug("devtools pipe: chrome's messages wait for pagemux to read them", "for", time.Since(time.Unix(0, since)))
+			return true
+		}
 	}
 	return false
 }

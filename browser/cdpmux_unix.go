@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,9 +17,14 @@ import (
 // and 4) by the time its ModifyCmdFunc runs; pagemux keeps copies of them,
 // as the other end of chromedp's pipe, and gives Chrome a pipe of its own.
 // chromedp closes its copies of the ends once Chrome started, as before.
-func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (*cdpMux, error) {
+// With cbor, Chrome is told to speak CBOR on its pipe (cbor.go).
+func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (*cdpMux, error) {
 	if len(cmd.ExtraFiles) != 2 || cmd.ExtraFiles[0] == nil || cmd.ExtraFiles[1] == nil {
 		return nil, errors.New("chromedp gave chrome no pipe to take over")
+	}
+	pipeArg := slices.Index(cmd.Args, "--"+pipeFlag)
+	if pipeArg < 0 {
+		return nil, errors.New("chromedp gave chrome no --" + pipeFlag)
 	}
 	fromCDP, err := dupFile(cmd.ExtraFiles[0], "chromedp-commands")
 	if err != nil {
@@ -44,7 +50,10 @@ func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (*cdpMux, err
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{chromeIn, chromeOut}
-	m := newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut}, maxMessage)
+	if cbor {
+		cmd.Args[pipeArg] = "--" + pipeFlag + "=cbor"
+	}
+	m := newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut}, maxMessage, cbor)
 	cmd.Stdin = startSignal{m}
 	return m, nil
 }

@@ -56,6 +56,12 @@ type Config struct {
 	// DefaultMaxMessage); see DefaultMaxMessage for what happens past it.
 	// An attached Chrome's websocket is not bounded here.
 	MaxMessage int
+	// PipeJSON has a launched Chrome speak JSON on its DevTools pipe, as
+	// chromedp asks, instead of CBOR. CBOR is the default: Chrome's browser
+	// process then passes its renderers' messages on as they are instead
+	// of converting each to JSON, which takes a third of a big answer's
+	// time (a snapshot's tree); pagemux converts them itself (cbor.go).
+	PipeJSON bool
 
 	// RendererProcessLimit caps the renderer processes (0: Chrome's default).
 	RendererProcessLimit int
@@ -253,7 +259,7 @@ func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, log *slog
 		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.CombinedOutput(out),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd, log, c.MaxMessage)) }))
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { started(prepareCommand(cmd, log, c.MaxMessage, !c.PipeJSON)) }))
 	for _, f := range fs {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}

@@ -24,13 +24,18 @@ import (
 // older run.
 const devToolsPortFile = "DevToolsActivePort"
 
+// pipeFlag is the flag that has Chrome speak DevTools on fds 3 and 4
+// (chromedp adds it; pagemux asks for CBOR on it, cbor.go).
+const pipeFlag = "remote-debugging-pipe"
+
 // prepareCommand removes a port file that an earlier Chrome left in the
 // profile, puts a cdpMux between chromedp and Chrome (nil, with an error
 // logged, where it cannot), sets Chrome's process options
 // (setProcessOptions), and returns the profile directory. chromedp calls it
 // just before it starts Chrome. It adds no debugging port. maxMessage is
-// the mux's bound on one message (Config.MaxMessage).
-func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (profileDir string, mux *cdpMux) {
+// the mux's bound on one message (Config.MaxMessage); cbor has Chrome speak
+// CBOR on its pipe (not Config.PipeJSON).
+func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (profileDir string, mux *cdpMux) {
 	for _, a := range cmd.Args {
 		if v, ok := strings.CutPrefix(a, "--user-data-dir="); ok {
 			profileDir = v
@@ -39,7 +44,7 @@ func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int) (profileDir
 	if profileDir != "" {
 		_ = os.Remove(filepath.Join(profileDir, devToolsPortFile))
 	}
-	mux, err := interposeMux(cmd, log, maxMessage)
+	mux, err := interposeMux(cmd, log, maxMessage, cbor)
 	if err != nil {
 		log.Error("devtools pipe: no second connection to chrome (lighthouse and the streamed snapshot need one)", "error", err)
 	}

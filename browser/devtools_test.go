@@ -148,8 +148,8 @@ func TestDevToolsURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(args, "--remote-debugging-pipe") {
-		t.Fatalf("command line lacks --remote-debugging-pipe: %v", args)
+	if !slices.Contains(args, "--remote-debugging-pipe=cbor") {
+		t.Fatalf("command line lacks --remote-debugging-pipe=cbor: %v", args)
 	}
 
 	b.mu.Lock()
@@ -444,7 +444,7 @@ func TestPrepareCommand(t *testing.T) {
 	os.WriteFile(stale, []byte("1\n/devtools/browser/old\n"), 0o644)
 	cmd := exec.Command("chrome", "--headless", "--user-data-dir="+dir, "--remote-debugging-pipe", "about:blank")
 	want := slices.Clone(cmd.Args)
-	got, mux := prepareCommand(cmd, slog.New(slog.DiscardHandler), 0)
+	got, mux := prepareCommand(cmd, slog.New(slog.DiscardHandler), 0, true)
 	if got != dir {
 		t.Errorf("profile dir %q, want %q", got, dir)
 	}

@@ -84,12 +84,18 @@ func (p *Page) streamedAXTree(ctx context.Context) (*snapshot.Doc, error) {
 }
 
 // muxAXTree asks Chrome for the tree in session sid through mux; chromedp
-// never sees the answer.
+// never sees the answer. On a CBOR pipe the answer is decoded from Chrome's
+// CBOR, never made JSON.
 func muxAXTree(ctx context.Context, mux *cdpMux, sid string) (*snapshot.Doc, error) {
 	var doc *snapshot.Doc
-	err := mux.streamCall(ctx, sid, accessibility.CommandGetFullAXTree, nil, func(r io.Reader) error {
+	cbor := mux.speaksCBOR()
+	err := mux.streamCall(ctx, sid, accessibility.CommandGetFullAXTree, nil, cbor, func(r io.Reader) error {
 		var done bool
 		var err error
+		if cbor {
+			doc, err = snapshot.ReadCBORReply(r)
+			return err
+		}
 		doc, done, err = snapshot.ReadReply(r)
 		if err == nil && !done {
 			err = errors.New("snapshot: the answer had no result")

@@ -29,9 +29,10 @@ const axArenaChunk = 64 << 10
 
 // axDecoder reads Accessibility.getFullAXTree's result into a Doc.
 type axDecoder struct {
-	doc   *Doc
-	arena []byte
-	names map[string]string // property names, shared
+	doc     *Doc
+	arena   []byte
+	names   map[string]string // property names, shared
+	scratch []byte            // a value's JSON, before the arena
 }
 
 // copy keeps b in the arena; nil stays nil and empty stays empty.

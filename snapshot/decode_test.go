@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto"
+
+	"github.com/pagemux/pagemux/cdpcbor"
 )
 
 // TestReadReply reads the protocol messages that reach browser/'s streamed
@@ -41,5 +44,50 @@ func TestReadReply(t *testing.T) {
 
 	if _, _, err := ReadReply(strings.NewReader(`[1]`)); err == nil {
 		t.Error("a message that is not an object gave no error")
+	}
+}
+
+// TestReadCBORReply reads the recorded trees as Chrome encodes them on a
+// CBOR pipe (cdpcbor.FromJSON makes the same bytes as Chrome's own
+// conversion), and an error answer: the text is the JSON answer's, byte
+// for byte, verbose or not.
+func TestReadCBORReply(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"form", "widgets", "dyn.1", "dyn.4"} {
+		nodes, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := `{"id":1073741900,"result":{"nodes":` + string(nodes) + `},"sessionId":"S"}`
+		jdoc, _, err := ReadReply(strings.NewReader(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, err := cdpcbor.FromJSON(nil, []byte(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Divert hands over the map, after the message's envelope.
+		cdoc, err := ReadCBORReply(bytes.NewReader(cb[7:]))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, verbose := range []bool{false, true} {
+			want := NewUIDs().SnapshotFrames(&Frame{Doc: jdoc}, verbose).Text
+			if got := NewUIDs().SnapshotFrames(&Frame{Doc: cdoc}, verbose).Text; got != want {
+				t.Errorf("%s verbose=%v: from CBOR\n%s\nwant\n%s", name, verbose, got, want)
+			}
+		}
+	}
+	cb, _ := cdpcbor.FromJSON(nil, []byte(`{"id":1,"error":{"code":-32000,"message":"Agent is not enabled"}}`))
+	_, err := ReadCBORReply(bytes.NewReader(cb[7:]))
+	var cerr *cdproto.Error
+	if !errors.As(err, &cerr) || cerr.Code != -32000 || cerr.Message != "Agent is not enabled" {
+		t.Errorf("error answer: %v; want a *cdproto.Error", err)
+	}
+	for _, bad := range [][]byte{cb[7:20], {0x01}} {
+		if _, err := ReadCBORReply(bytes.NewReader(bad)); err == nil {
+			t.Errorf("% x: no error", bad)
+		}
 	}
 }
