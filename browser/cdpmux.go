@@ -229,6 +229,9 @@ func (m *cdpMux) readChrome() {
 	br := bufio.NewReaderSize(src, 256<<10)
 	for {
 		id, isAnswer, err := peekAnswerID(br)
+		if errors.Is(err, cdpcbor.ErrSyntax) {
+			m.log.Error("devtools pipe: chrome does not speak the CBOR pagemux asked for; start pagemux with --pipe-json for this Chrome", "error", err)
+		}
 		if err != nil {
 			return
 		}
