@@ -170,3 +170,54 @@ func FuzzToJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecoder: whatever the bytes, walking them with a Decoder ends
+// without a panic, and a map or array read whole gives JSON.
+func FuzzDecoder(f *testing.F) {
+	m, _ := FromJSON(nil, []byte(`{"id":1,"result":{"nodes":[{"nodeId":"1","ignored":false,"name":{"type":"computedString","value":"é"},"childIds":["2"]}]}}`))
+	f.Add(m)
+	f.Add(envelope(indefMap, 0x61, 'a', 0x5a, 0x7f, 0xff, 0xff, 0xff, breakByte)) // a string longer than the input
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := NewDecoder(bytes.NewReader(b))
+		var walk func(depth int) error
+		walk = func(depth int) error {
+			k, err := d.Peek()
+			if err != nil {
+				return err
+			}
+			switch {
+			case depth > 3 && (k == Map || k == Array):
+				out, err := d.AppendJSON(nil)
+				if err == nil && !json.Valid(out) {
+					t.Fatalf("not JSON: %q", out)
+				}
+				return err
+			case k == Map || k == Array:
+				s, err := d.Begin()
+				if err != nil {
+					return err
+				}
+				for {
+					more, err := d.Next(&s)
+					if err != nil || !more {
+						return err
+					}
+					if err := walk(depth + 1); err != nil {
+						return err
+					}
+				}
+			case k == String:
+				_, err = d.Str()
+			case k == Int || k == Float:
+				_, err = d.Int()
+			case k == Bool:
+				_, err = d.Bool()
+			default:
+				err = d.Skip()
+			}
+			return err
+		}
+		for walk(0) == nil {
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package cdpcbor
 
 import (
+	"bytes"
 	"bufio"
 	"io"
 	"math"
@@ -163,12 +164,13 @@ func (d *Decoder) Str() ([]byte, error) {
 		}
 		d.c.discard(int(n))
 	} else {
-		d.scratch = append(d.scratch[:0], make([]byte, n)...)
-		if _, err := io.ReadFull(d.c.r, d.scratch); err != nil {
+		// Grown as the bytes come, not to the length the item claims.
+		buf := bytes.NewBuffer(d.scratch[:0])
+		if _, err := io.CopyN(buf, d.c.r, int64(n)); err != nil {
 			return nil, unexpected(err)
 		}
 		d.c.n += int64(n)
-		raw = d.scratch
+		raw, d.scratch = buf.Bytes(), buf.Bytes()
 	}
 	if major == 3 {
 		return raw, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,8 +54,16 @@ func TestReadReply(t *testing.T) {
 // for byte, verbose or not.
 func TestReadCBORReply(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"form", "widgets", "dyn.1", "dyn.4"} {
+	// An ignored button with a name, a value and a description: shown only
+	// if "ignored" is lost.
+	const ignored = `[{"nodeId":"1","ignored":false,"role":{"type":"internalRole","value":"RootWebArea"},"name":{"type":"computedString","value":"T"},"childIds":["2","3"],"backendDOMNodeId":1,"frameId":"F"},` +
+		`{"nodeId":"2","ignored":true,"role":{"type":"role","value":"button"},"name":{"type":"computedString","value":"Hidden"},"childIds":[],"backendDOMNodeId":2},` +
+		`{"nodeId":"3","ignored":false,"role":{"type":"role","value":"slider"},"name":{"type":"computedString","value":"S"},"description":{"type":"computedString","value":"D"},"value":{"type":"number","value":0.5},"properties":[{"name":"focusable","value":{"type":"booleanOrUndefined","value":true}}],"childIds":[],"backendDOMNodeId":3}]`
+	for _, name := range []string{"form", "widgets", "dyn.1", "dyn.4", "ignored"} {
 		nodes, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+		if name == "ignored" {
+			nodes, err = []byte(ignored), nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,6 +80,14 @@ func TestReadCBORReply(t *testing.T) {
 		cdoc, err := ReadCBORReply(bytes.NewReader(cb[7:]))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		if cdoc.frame != jdoc.frame || !slices.Equal(cdoc.ids, jdoc.ids) || !slices.Equal(cdoc.kids, jdoc.kids) {
+			t.Errorf("%s: frame %q, ids %d, kids %d; want %q, %d, %d", name, cdoc.frame, len(cdoc.ids), len(cdoc.kids), jdoc.frame, len(jdoc.ids), len(jdoc.kids))
+		}
+		for i := range min(len(cdoc.nodes), len(jdoc.nodes)) {
+			if c, j := cdoc.nodes[i], jdoc.nodes[i]; c.backend != j.backend || c.ignored != j.ignored {
+				t.Errorf("%s: node %d: backend %d, ignored %v; want %d, %v", name, i, c.backend, c.ignored, j.backend, j.ignored)
+			}
 		}
 		for _, verbose := range []bool{false, true} {
 			want := NewUIDs().SnapshotFrames(&Frame{Doc: jdoc}, verbose).Text
