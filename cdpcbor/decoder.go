@@ -1,8 +1,8 @@
 package cdpcbor
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"io"
 	"math"
 )
