@@ -266,20 +266,46 @@ func (c *conv) argument(ai byte) (uint64, error) {
 	return v, nil
 }
 
+// initial reads the initial byte of an item at depth.
+func (c *conv) initial(depth int) (byte, error) {
+	if depth > maxDepth {
+		return 0, syntaxError("nested deeper than %d", maxDepth)
+	}
+	return c.readByte()
+}
+
+// byteString reads the head of a definite byte string, which what (an
+// envelope, binary data) must be, and returns its length.
+func (c *conv) byteString(what string) (uint64, error) {
+	b, err := c.readByte()
+	if err != nil {
+		return 0, err
+	}
+	if b>>5 != 2 || b&31 == 31 {
+		return 0, syntaxError("%s of % x", what, b)
+	}
+	return c.argument(b & 31)
+}
+
+// head splits the initial byte b of a definite item into its major type
+// and its argument, which it reads.
+func (c *conv) head(b byte) (major byte, arg uint64, err error) {
+	if b&31 == 31 {
+		return 0, 0, syntaxError("indefinite item % x", b)
+	}
+	arg, err = c.argument(b & 31)
+	return b >> 5, arg, err
+}
+
 // value converts one data item.
 func (c *conv) value(depth int) error {
-	if depth > maxDepth {
-		return syntaxError("nested deeper than %d", maxDepth)
-	}
-	b, err := c.readByte()
+	b, err := c.initial(depth)
 	if err != nil {
 		return err
 	}
 	switch b {
-	case indefMap:
-		return c.object(depth, -1)
-	case indefArray:
-		return c.array(depth, -1)
+	case indefMap, indefArray:
+		return c.seq(depth, -1, b == indefMap)
 	case falseByte:
 		c.out = append(c.out, "false"...)
 		return nil
@@ -308,11 +334,7 @@ func (c *conv) value(depth int) error {
 		}
 		return syntaxError("tag %d", tag)
 	}
-	major, ai := b>>5, b&31
-	if ai == 31 {
-		return syntaxError("indefinite item % x", b)
-	}
-	arg, err := c.argument(ai)
+	major, arg, err := c.head(b)
 	if err != nil {
 		return err
 	}
@@ -328,10 +350,8 @@ func (c *conv) value(depth int) error {
 		return c.utf16(arg)
 	case 3:
 		return c.text(arg)
-	case 4:
-		return c.array(depth, int64(min(arg, math.MaxInt64)))
-	case 5:
-		return c.object(depth, int64(min(arg, math.MaxInt64)))
+	case 4, 5:
+		return c.seq(depth, int64(min(arg, math.MaxInt64)), major == 5)
 	default:
 		return syntaxError("item % x", b)
 	}
@@ -341,14 +361,7 @@ func (c *conv) value(depth int) error {
 // envelopeValue converts an envelope's content, after its tag: one map or
 // array, as long as the envelope says.
 func (c *conv) envelopeValue(depth int) error {
-	b, err := c.readByte()
-	if err != nil {
-		return err
-	}
-	if b>>5 != 2 || b&31 == 31 {
-		return syntaxError("an envelope of % x", b)
-	}
-	size, err := c.argument(b & 31)
+	size, err := c.byteString("an envelope")
 	if err != nil {
 		return err
 	}
@@ -379,10 +392,14 @@ func (c *conv) more(n int64) (bool, error) {
 	return false, nil
 }
 
-// object converts a map of n members (n < 0: up to its break). A key is a
-// string.
-func (c *conv) object(depth int, n int64) error {
-	c.out = append(c.out, '{')
+// seq converts a map (isMap) or an array of n items, a map's item a
+// member (n < 0: up to its break). A member's key is a string.
+func (c *conv) seq(depth int, n int64, isMap bool) error {
+	open, end := byte('['), byte(']')
+	if isMap {
+		open, end = '{', '}'
+	}
+	c.out = append(c.out, open)
 	for i := int64(0); ; i++ {
 		ok, err := c.more(n - i)
 		if err != nil {
@@ -394,44 +411,32 @@ func (c *conv) object(depth int, n int64) error {
 		if i > 0 {
 			c.out = append(c.out, ',')
 		}
-		b, err := c.peek(1)
-		if err != nil {
-			return err
+		if isMap {
+			if err := c.key(depth); err != nil {
+				return err
+			}
 		}
-		if m := b[0] >> 5; (m != 2 && m != 3) || b[0]&31 == 31 {
-			return syntaxError("a map key of % x", b[0])
-		}
-		if err := c.value(depth + 1); err != nil {
-			return err
-		}
-		c.out = append(c.out, ':')
 		if err := c.value(depth + 1); err != nil {
 			return err
 		}
 	}
-	c.out = append(c.out, '}')
+	c.out = append(c.out, end)
 	return nil
 }
 
-// array converts an array of n items (n < 0: up to its break).
-func (c *conv) array(depth int, n int64) error {
-	c.out = append(c.out, '[')
-	for i := int64(0); ; i++ {
-		ok, err := c.more(n - i)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if i > 0 {
-			c.out = append(c.out, ',')
-		}
-		if err := c.value(depth + 1); err != nil {
-			return err
-		}
+// key converts a member's key and its colon.
+func (c *conv) key(depth int) error {
+	b, err := c.peek(1)
+	if err != nil {
+		return err
 	}
-	c.out = append(c.out, ']')
+	if m := b[0] >> 5; (m != 2 && m != 3) || b[0]&31 == 31 {
+		return syntaxError("a map key of % x", b[0])
+	}
+	if err := c.value(depth + 1); err != nil {
+		return err
+	}
+	c.out = append(c.out, ':')
 	return nil
 }
 
@@ -499,6 +504,20 @@ func float16(h uint16) float64 {
 // text converts a UTF-8 string of n bytes, in pieces for a long one, each
 // cut where a character begins.
 func (c *conv) text(n uint64) error {
+	return c.quoted(n, func(b []byte, last bool) int {
+		size := len(b)
+		if !last {
+			size = utf8Cut(b)
+		}
+		c.out = appendEscaped(c.out, b[:size])
+		return size
+	})
+}
+
+// quoted converts the n bytes that come into a JSON string, piece by
+// piece: piece appends what it makes of b, the next bytes (last: the end
+// of them), and returns how many of them it took, at least one.
+func (c *conv) quoted(n uint64, piece func(b []byte, last bool) int) error {
 	c.out = append(c.out, '"')
 	for n > 0 {
 		size := int(min(n, chunk))
@@ -506,11 +525,7 @@ func (c *conv) text(n uint64) error {
 		if err != nil {
 			return err
 		}
-		if uint64(size) < n {
-			size = utf8Cut(b)
-			b = b[:size]
-		}
-		c.out = appendEscaped(c.out, b)
+		size = piece(b, uint64(size) == n)
 		c.discard(size)
 		n -= uint64(size)
 		if err := c.flushBig(); err != nil {
@@ -579,26 +594,16 @@ func (c *conv) utf16(n uint64) error {
 	if n%2 != 0 {
 		return syntaxError("a UTF-16 string of %d bytes", n)
 	}
-	c.out = append(c.out, '"')
 	var d utf16Decoder
 	var buf []byte
-	for n > 0 {
-		size := int(min(n, chunk))
-		b, err := c.peek(size)
-		if err != nil {
-			return err
-		}
+	return c.quoted(n, func(b []byte, last bool) int {
 		buf = d.append(buf[:0], b)
-		c.out = appendEscaped(c.out, buf)
-		c.discard(size)
-		n -= uint64(size)
-		if err := c.flushBig(); err != nil {
-			return err
+		if last {
+			buf = d.end(buf)
 		}
-	}
-	c.out = appendEscaped(c.out, d.end(buf[:0]))
-	c.out = append(c.out, '"')
-	return nil
+		c.out = appendEscaped(c.out, buf)
+		return len(b)
+	})
 }
 
 // utf16Decoder turns UTF-16LE into UTF-8 piece by piece. A lone surrogate
@@ -642,31 +647,13 @@ func (d *utf16Decoder) end(dst []byte) []byte {
 
 // binary converts tag 22's byte string to base64, after the tag.
 func (c *conv) binary() error {
-	b, err := c.readByte()
+	n, err := c.byteString("binary data")
 	if err != nil {
 		return err
 	}
-	if b>>5 != 2 || b&31 == 31 {
-		return syntaxError("binary data of % x", b)
-	}
-	n, err := c.argument(b & 31)
-	if err != nil {
-		return err
-	}
-	c.out = append(c.out, '"')
-	for n > 0 {
-		size := int(min(n, chunk)) // a multiple of 3: no padding inside
-		raw, err := c.peek(size)
-		if err != nil {
-			return err
-		}
-		c.out = base64.StdEncoding.AppendEncode(c.out, raw)
-		c.discard(size)
-		n -= uint64(size)
-		if err := c.flushBig(); err != nil {
-			return err
-		}
-	}
-	c.out = append(c.out, '"')
-	return nil
+	// chunk is a multiple of 3: no padding inside.
+	return c.quoted(n, func(b []byte, _ bool) int {
+		c.out = base64.StdEncoding.AppendEncode(c.out, b)
+		return len(b)
+	})
 }

@@ -93,14 +93,7 @@ func (d *Decoder) Begin() (Seq, error) {
 		if t, err := d.c.readByte(); err != nil || t != envelopeTag {
 			return Seq{}, orSyntax(err, "tag %d where a map or array belongs", t)
 		}
-		h, err := d.c.readByte()
-		if err != nil {
-			return Seq{}, err
-		}
-		if h>>5 != 2 || h&31 == 31 {
-			return Seq{}, syntaxError("an envelope of % x", h)
-		}
-		if _, err := d.c.argument(h & 31); err != nil {
+		if _, err := d.c.byteString("an envelope"); err != nil {
 			return Seq{}, err
 		}
 		if b, err = d.c.readByte(); err != nil {
@@ -234,10 +227,7 @@ func (d *Decoder) Skip() error {
 
 // skip reads one item away without converting it.
 func (c *conv) skip(depth int) error {
-	if depth > maxDepth {
-		return syntaxError("nested deeper than %d", maxDepth)
-	}
-	b, err := c.readByte()
+	b, err := c.initial(depth)
 	if err != nil {
 		return err
 	}
@@ -265,11 +255,7 @@ func (c *conv) skip(depth int) error {
 		}
 		return c.skip(depth + 1)
 	}
-	major, ai := b>>5, b&31
-	if ai == 31 {
-		return syntaxError("indefinite item % x", b)
-	}
-	arg, err := c.argument(ai)
+	major, arg, err := c.head(b)
 	if err != nil {
 		return err
 	}
