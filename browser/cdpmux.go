@@ -38,6 +38,11 @@ import (
 // chromedp's root session, and ends when the client goes: pagemux detaches
 // that session, and Chrome drops its state and its child sessions with it.
 //
+// Chrome speaks CBOR on the pipe unless Config.PipeJSON: everything on
+// pagemux's side of the mux is JSON all the same, converted at the edge
+// (package cdpcbor); only a streamed answer asked for in CBOR (the
+// snapshot's tree) reaches its reader as Chrome sent it (divert).
+//
 // cdpMux does not authenticate anyone: whoever holds an extra client holds
 // the browser. The bridge (devtools_bridge.go) decides who gets one.
 

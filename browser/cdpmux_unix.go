@@ -17,7 +17,7 @@ import (
 // and 4) by the time its ModifyCmdFunc runs; pagemux keeps copies of them,
 // as the other end of chromedp's pipe, and gives Chrome a pipe of its own.
 // chromedp closes its copies of the ends once Chrome started, as before.
-// With cbor, Chrome is told to speak CBOR on its pipe (cbor.go).
+// With cbor, Chrome is told to speak CBOR on its pipe (package cdpcbor).
 func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (*cdpMux, error) {
 	if len(cmd.ExtraFiles) != 2 || cmd.ExtraFiles[0] == nil || cmd.ExtraFiles[1] == nil {
 		return nil, errors.New("chromedp gave chrome no pipe to take over")

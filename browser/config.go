@@ -60,7 +60,7 @@ type Config struct {
 	// chromedp asks, instead of CBOR. CBOR is the default: Chrome's browser
 	// process then passes its renderers' messages on as they are instead
 	// of converting each to JSON, which takes a third of a big answer's
-	// time (a snapshot's tree); pagemux converts them itself (cbor.go).
+	// time (a snapshot's tree); pagemux converts them itself (package cdpcbor).
 	PipeJSON bool
 
 	// RendererProcessLimit caps the renderer processes (0: Chrome's default).

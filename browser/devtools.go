@@ -25,7 +25,7 @@ import (
 const devToolsPortFile = "DevToolsActivePort"
 
 // pipeFlag is the flag that has Chrome speak DevTools on fds 3 and 4
-// (chromedp adds it; pagemux asks for CBOR on it, cbor.go).
+// (chromedp adds it; pagemux asks for CBOR on it, package cdpcbor).
 const pipeFlag = "remote-debugging-pipe"
 
 // prepareCommand removes a port file that an earlier Chrome left in the
