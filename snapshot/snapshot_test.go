@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/pagemux/pagemux/cdpcbor"
 )
 
 // The fixtures in testdata are raw Accessibility.getFullAXTree answers of
@@ -771,9 +773,11 @@ func TestAXStreamDecode(t *testing.T) {
 }
 
 // BenchmarkAXSnapshotStream decodes and formats a big tree as a snapshot
-// does: a recorded getFullAXTree result from $PAGEMUX_AX_TREE (such as the
-// 200,000-node page of internal/bench, 100 MB), else a generated one of
-// 100,000 nodes. Profile it with -memprofile.
+// does, from JSON and from Chrome's CBOR (a CBOR pipe's answer, made by
+// cdpcbor.FromJSON as Chrome makes it): a recorded getFullAXTree result
+// from $PAGEMUX_AX_TREE (such as the 200,000-node page of internal/bench,
+// 100 MB), else a generated one of 100,000 nodes. Profile it with
+// -memprofile.
 func BenchmarkAXSnapshotStream(b *testing.B) {
 	raw := []byte(nil)
 	if path := os.Getenv("PAGEMUX_AX_TREE"); path != "" {
@@ -787,15 +791,33 @@ func BenchmarkAXSnapshotStream(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var d jsonv2.Decoder
-		d.Reset(bytes.NewReader(raw), decodeOptions)
-		doc, err := decodeAXResult(&d)
-		if err != nil {
-			b.Fatal(err)
+	b.Run("json", func(b *testing.B) {
+		b.SetBytes(int64(len(raw)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var d jsonv2.Decoder
+			d.Reset(bytes.NewReader(raw), decodeOptions)
+			doc, err := decodeAXResult(&d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			NewUIDs().SnapshotFrames(&Frame{Doc: doc}, false)
 		}
-		NewUIDs().SnapshotFrames(&Frame{Doc: doc}, false)
+	})
+	msg, err := cdpcbor.FromJSON(nil, []byte(`{"id":1073741824,"result":`+string(raw)+`}`))
+	if err != nil {
+		b.Fatal(err)
 	}
+	msg = msg[7:] // the map, after the message's envelope, as the mux hands it over
+	b.Run("cbor", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		b.ReportAllocs()
+		for b.Loop() {
+			doc, err := ReadCBORReply(bytes.NewReader(msg))
+			if err != nil {
+				b.Fatal(err)
+			}
+			NewUIDs().SnapshotFrames(&Frame{Doc: doc}, false)
+		}
+	})
 }
