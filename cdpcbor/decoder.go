@@ -26,8 +26,9 @@ const (
 
 // Decoder reads the data items of one CBOR stream in place, without making
 // JSON of them, for an answer that is decoded into something of its own
-// (a snapshot's tree). It does not check that a map's keys are strings or
-// that an envelope's length is right; AppendJSON and Skip do as ToJSON.
+// (a snapshot's tree). Begin and Next do not check that a map's keys are
+// strings or that an envelope's length is right (Skip takes an envelope by
+// its length); AppendJSON checks an item as ToJSON does.
 type Decoder struct {
 	c       conv
 	scratch []byte
