@@ -884,13 +884,17 @@ func (b *Browser) openTab(ctx context.Context, l *launch, params target.CreateTa
 }
 
 // ClosePage closes the tab and waits until Chrome says it is gone. It refuses
-// to close the last open page.
+// to close the last open page. On a browser being closed it fails with
+// ErrBrowserClosed: the page goes with the browser.
 func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	b.mu.Lock()
-	n := len(b.byTarget)
+	n, closed := len(b.byTarget), b.closed
 	b.mu.Unlock()
 	if p.Closed() {
 		return p.closedErr()
+	}
+	if closed {
+		return fmt.Errorf("close page %d: %w", p.ID, ErrBrowserClosed)
 	}
 	if n <= 1 {
 		return ErrLastPage
@@ -899,6 +903,12 @@ func (b *Browser) ClosePage(ctx context.Context, p *Page) error {
 	nc := b.contexts.contextOf(p.TargetID)
 	if _, err := chromedp.CallBrowser(p.launch.rootCtx, target.CloseTarget, target.CloseTargetParams{TargetID: p.TargetID}); err != nil && !p.Closed() {
 		p.closing.Store(false)
+		b.mu.Lock()
+		closed = b.closed
+		b.mu.Unlock()
+		if closed {
+			return fmt.Errorf("close page %d: %w", p.ID, ErrBrowserClosed)
+		}
 		return fmt.Errorf("close page %d: %w", p.ID, p.launch.explainBrowser(err))
 	}
 	select {

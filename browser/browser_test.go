@@ -434,3 +434,33 @@ func TestBrowserRelaunch(t *testing.T) {
 		t.Errorf("the relaunched Chrome's page reads the cookies %s, want kept=1 as SetCookies gave the last", got)
 	}
 }
+
+// Closing a page of a browser being closed says so (ErrBrowserClosed), not
+// "context canceled": an agent that leaves while pagemux shuts down has its
+// pages closed then, and tools logs that as nothing to warn of. Close is
+// held at the moment it has begun (closed set, the pages not gone yet).
+func TestClosePageOfClosingBrowser(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	ctx := t.Context()
+	if _, err := b.NewPage(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.NewPage(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	err = b.ClosePage(ctx, p)
+	b.mu.Lock()
+	b.closed = false
+	b.mu.Unlock()
+	if !errors.Is(err, ErrBrowserClosed) {
+		t.Errorf("ClosePage while closing: %v; want ErrBrowserClosed", err)
+	}
+	if p.Closed() {
+		t.Error("the page was closed")
+	}
+}

@@ -36,6 +36,9 @@ const (
 	// the time its caller gave it: Chrome may be frozen, and the check goes
 	// on. It does not mean Chrome stopped responding.
 	ErrNoAnswer Error = "Chrome did not answer"
+	// ErrBrowserClosed means the browser was closed (Browser.Close) while
+	// or before the call ran: its pages are going with it.
+	ErrBrowserClosed Error = "the browser is closed"
 	// ErrScriptStopped means Chrome terminated a script before it returned.
 	ErrScriptStopped Error = "the script was stopped before it returned"
 )

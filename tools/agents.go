@@ -347,7 +347,11 @@ func (s *Server) agentGone(session string) {
 		if err != nil {
 			s.log.Warn("closing a departed agent's page without its lock", "page", id, "error", err)
 		}
-		if err := s.browser.ClosePage(ctx, p); err != nil {
+		switch err := s.browser.ClosePage(ctx, p); {
+		case errors.Is(err, browser.ErrBrowserClosed), errors.Is(err, browser.ErrPageClosed):
+			// pagemux is shutting down, or the page went meanwhile.
+			s.log.Debug("a departed agent's page is gone already", "page", id, "error", err)
+		case err != nil:
 			s.log.Warn("closing a departed agent's page", "page", id, "error", err)
 		}
 		g.Release()
