@@ -512,7 +512,7 @@ func (p *Page) HandleDialog(ctx context.Context, accept bool, promptText string)
 	if dlg == nil {
 		return nil, ErrNoDialog
 	}
-	before, _, _ := p.state()
+	before := p.NavMark()
 	cctx, cancel := p.Context(ctx)
 	_, err := chromedp.Call(cctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: promptText})
 	cancel()

@@ -97,6 +97,15 @@ type Network struct {
 	flights map[network.RequestID]*flight // requests by Chrome's id
 	orphans []network.RequestID           // flights made by extra info, oldest first
 	started bool                          // the first event was seen
+
+	// The page's fetch and XHR requests in flight, for an action to wait
+	// for those it started (WaitRequests): each numbered when sent.
+	sent     uint64
+	inflight map[network.RequestID]uint64
+	landed   chan struct{} // closed, and replaced, when one ends
+	// blocks, if set, is called each time WaitRequests is about to wait
+	// (tests order their events after it).
+	blocks func()
 }
 
 // flight is everything Chrome said under one request id: the hops of its
@@ -118,7 +127,8 @@ const maxOrphans = 256
 const maxLoaders = 512
 
 func newNetwork(d docSource) *Network {
-	n := &Network{d: d, loaders: map[cdp.LoaderID]uint64{}, flights: map[network.RequestID]*flight{}}
+	n := &Network{d: d, loaders: map[cdp.LoaderID]uint64{}, flights: map[network.RequestID]*flight{},
+		inflight: map[network.RequestID]uint64{}, landed: make(chan struct{})}
 	n.current = d.gen()
 	n.ring = newRing(n.current, BucketCap, PreservedDocuments+1, n.dropped)
 	return n
@@ -156,10 +166,12 @@ func (n *Network) observe(ev any) {
 			r.FromCache = true
 		}
 	case *network.EventLoadingFinished:
+		n.land(ev.RequestID)
 		if r := n.last(ev.RequestID); r != nil {
 			r.Finished, r.End, r.EncodedLength = true, ev.Timestamp, ev.EncodedDataLength
 		}
 	case *network.EventLoadingFailed:
+		n.land(ev.RequestID)
 		if r := n.last(ev.RequestID); r != nil {
 			r.Finished, r.End = true, ev.Timestamp
 			r.Failure, r.Canceled, r.Blocked = ev.ErrorText, ev.Canceled, ev.BlockedReason
@@ -187,6 +199,11 @@ func (n *Network) frameNavigated(f *cdp.Frame) {
 	prev := n.current
 	n.current = n.d.gen()
 	n.ring.navigate(n.current)
+	// The document that sent the requests in flight is gone: nothing waits
+	// for them any more (an action that navigates waits for the navigation).
+	for id := range n.inflight {
+		n.land(id)
+	}
 	n.loaders[f.LoaderID] = n.current
 	// The navigation request was filed under the document it left; it
 	// belongs to the one it made.
@@ -210,6 +227,10 @@ func (n *Network) frameNavigated(f *cdp.Frame) {
 
 // requestWillBeSent files a new request, or the next hop of a redirect.
 func (n *Network) requestWillBeSent(ev *network.EventRequestWillBeSent) {
+	if _, ok := n.inflight[ev.RequestID]; !ok && (ev.Type == network.ResourceTypeFetch || ev.Type == network.ResourceTypeXHR) {
+		n.sent++
+		n.inflight[ev.RequestID] = n.sent
+	}
 	f := n.flights[ev.RequestID]
 	var prev *Request
 	if f != nil && len(f.chain) > 0 {
@@ -261,6 +282,60 @@ func (n *Network) requestWillBeSent(ev *network.EventRequestWillBeSent) {
 	f.chain = append(f.chain, req)
 	f.live++
 	f.reconcile()
+}
+
+// land notes that a request in flight ended.
+func (n *Network) land(id network.RequestID) {
+	if _, ok := n.inflight[id]; ok {
+		delete(n.inflight, id)
+		close(n.landed)
+		n.landed = make(chan struct{})
+	}
+}
+
+// RequestMark is where the page's requests stood at one moment, for
+// WaitRequests.
+type RequestMark uint64
+
+// Mark returns where the page's fetch and XHR requests stand now.
+func (n *Network) Mark() RequestMark {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return RequestMark(n.sent)
+}
+
+// WaitRequests waits until every fetch or XHR request the page sent since
+// m has ended (loaded or failed), until until at the latest, or ctx ends.
+// It reports whether it waited: whether any was in flight when it began.
+// It knows only the requests Chrome told of so far.
+func (n *Network) WaitRequests(ctx context.Context, m RequestMark, until time.Time) (waited bool) {
+	for {
+		n.mu.Lock()
+		pending := false
+		for _, seq := range n.inflight {
+			if seq > uint64(m) {
+				pending = true
+				break
+			}
+		}
+		landed := n.landed
+		n.mu.Unlock()
+		wait := time.Until(until)
+		if !pending || wait <= 0 || ctx.Err() != nil {
+			return waited
+		}
+		waited = true
+		if n.blocks != nil {
+			n.blocks()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-landed:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
 }
 
 // flight returns the flight of a request id, making an orphan one if new.

@@ -309,3 +309,60 @@ fetch("/echo", {method: "POST", body: "ping"}).then(r => r.text()).then(t => con
 		t.Fatalf("args %q", args)
 	}
 }
+
+// WaitRequests waits for the fetch and XHR requests sent since its mark and
+// for no other: not those sent before it, not an image's, not beyond its
+// deadline, and not for a document that went (all are forgotten).
+func TestWaitRequests(t *testing.T) {
+	t.Parallel()
+	f := newFakeDoc()
+	f.feed(navSent("L1"), navigated("L1"))
+	ctx := t.Context()
+	later := time.Now().Add(time.Minute)
+	f.feed(sent("old", "L1", network.ResourceTypeFetch, "http://x/old"))
+	m := f.net.Mark()
+	f.feed(sent("img", "L1", network.ResourceTypeImage, "http://x/i.png"))
+	if f.net.WaitRequests(ctx, m, later) {
+		t.Fatal("waited for a request sent before the mark, or for an image")
+	}
+	// waitFor runs WaitRequests aside, and returns once it waits; feeding
+	// then ends it.
+	blocked := make(chan struct{}, 1)
+	f.net.blocks = func() { blocked <- struct{}{} }
+	waitFor := func(m RequestMark, until time.Time) <-chan bool {
+		done := make(chan bool, 1)
+		go func() { done <- f.net.WaitRequests(ctx, m, until) }()
+		<-blocked
+		return done
+	}
+	for _, typ := range []network.ResourceType{network.ResourceTypeFetch, network.ResourceTypeXHR} {
+		id := "r-" + string(typ)
+		f.feed(sent(id, "L1", typ, "http://x/"+id))
+		done := waitFor(m, later)
+		f.feed(responded(id, 200), finished(id))
+		if !<-done {
+			t.Errorf("%s: WaitRequests did not wait for it", typ)
+		}
+	}
+	// A failed one has ended too.
+	f.feed(sent("fail", "L1", network.ResourceTypeFetch, "http://x/fail"))
+	done := waitFor(m, later)
+	f.feed(&network.EventLoadingFailed{RequestID: "fail", ErrorText: "net::ERR_FAILED"})
+	if !<-done {
+		t.Error("a failed request: WaitRequests did not wait for it")
+	}
+	// Past its deadline it does not wait.
+	f.feed(sent("poll", "L1", network.ResourceTypeFetch, "http://x/poll"))
+	if f.net.WaitRequests(ctx, m, time.Now()) {
+		t.Error("waited past the deadline")
+	}
+	// A navigation forgets the old document's requests in flight.
+	done = waitFor(m, later)
+	f.feed(navSent("L2"), navigated("L2"))
+	if !<-done {
+		t.Error("WaitRequests did not wait for the long poll")
+	}
+	if f.net.WaitRequests(ctx, RequestMark(0), later) {
+		t.Error("the old document's requests are still waited for")
+	}
+}

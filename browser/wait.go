@@ -22,6 +22,9 @@ const (
 	// settleMax bounds the wait for a DOM that keeps changing (an animation,
 	// a clock): the action then returns with the DOM as it is.
 	settleMax = 2 * time.Second
+	// requestWait bounds the wait for the fetch and XHR requests an action
+	// sent (a long poll never ends): the action then goes on to the DOM.
+	requestWait = 2 * time.Second
 	// navStartGrace is how long a requested navigation may take to start
 	// loading before the wait gives up on it (it may have been cancelled).
 	navStartGrace = 1 * time.Second
@@ -196,7 +199,7 @@ func (p *Page) act(ctx context.Context, timeout time.Duration, o runOpts, fn fun
 	if dlg := p.Dialog(); dlg != nil {
 		return blockedError(dlg)
 	}
-	before, _, _ := p.state()
+	before := p.NavMark()
 	if err := p.run(ctx, o, fn); err != nil {
 		return err
 	}
@@ -249,29 +252,41 @@ func (p *Page) DOMChanged(ctx context.Context) bool {
 	return err != nil || string(v) != "false"
 }
 
-// NavMark is where a page's navigations stood at one moment, for Settle.
-type NavMark struct{ nav navState }
+// NavMark is where a page's navigations and requests stood at one moment,
+// for Settle.
+type NavMark struct {
+	nav  navState
+	reqs RequestMark
+}
 
-// NavMark returns where the page's navigations stand now.
+// NavMark returns where the page's navigations and requests stand now.
 func (p *Page) NavMark() NavMark {
 	nav, _, _ := p.state()
-	return NavMark{nav}
+	return NavMark{nav, p.network.Mark()}
 }
 
 // Settle waits for a navigation started since m, then for the DOM to be
-// quiet, as actions do (at most settleMax for the quiet part).
+// quiet and the fetch and XHR requests sent since m to have ended (at most
+// requestWait for them), as actions do (at most settleMax for each quiet
+// part).
 func (p *Page) Settle(ctx context.Context, m NavMark) error {
-	return p.settle(ctx, m.nav, 0)
+	return p.settle(ctx, m, 0)
 }
 
-// settle waits for a navigation started since before, then for a quiet DOM.
-func (p *Page) settle(ctx context.Context, before navState, timeout time.Duration) error {
+// settle waits for a navigation started since before, then for a quiet DOM
+// and the requests sent since before.
+func (p *Page) settle(ctx context.Context, before NavMark, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultNavigationTimeout
 	}
 	deadline := time.Now().Add(p.Scale(timeout))
-	for range 5 { // each round follows one more navigation: redirects by script
-		if err := p.waitNavigation(ctx, before, deadline); err != nil {
+	// A fetch the action started is the action's result on its way (a
+	// "load more" button): the DOM it changes is quiet until it lands.
+	requestsUntil := time.Now().Add(p.Scale(requestWait))
+	// Each round follows one more navigation (redirects by script), or the
+	// requests' landing.
+	for range 5 {
+		if err := p.waitNavigation(ctx, before.nav, deadline); err != nil {
 			return err
 		}
 		now, _, _ := p.state()
@@ -285,12 +300,18 @@ func (p *Page) settle(ctx context.Context, before navState, timeout time.Duratio
 		}
 		after, _, _ := p.state()
 		if err == nil && after.started == now.started {
+			// Quiet, but a request the action sent may still be on its
+			// way (Chrome's event for it may even come after the action's
+			// answer): once it lands, the DOM again.
+			if p.network.WaitRequests(ctx, before.reqs, requestsUntil) {
+				continue
+			}
 			return nil
 		}
 		if err != nil && !isNavigatedAway(err) {
 			return err
 		}
-		before = now
+		before.nav = now
 	}
 	return nil
 }

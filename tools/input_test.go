@@ -39,6 +39,17 @@ func TestClickSettles(t *testing.T) {
 	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"fetched true"` {
 		t.Fatalf("after click the DOM shows %s, want the fetched result", got)
 	}
+	// So is one that takes longer than the quiet window (50 ms): the click
+	// waits for the requests it sent (up to 2 s), then for a quiet DOM.
+	e.eval(t, id, `() => { const b = document.createElement('button'); b.textContent = 'Load late';
+		b.onclick = () => fetch('/slow?ms=300').then(r => r.text()).then(() => { document.getElementById('out').textContent = 'loaded late'; });
+		document.body.append(b); return 1 }`)
+	late := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, late, `button "Load late"`)})
+	if got := e.eval(t, id, "() => document.getElementById('out').textContent"); got != `"loaded late"` {
+		t.Fatalf("after a click whose fetch takes 300 ms the DOM shows %s, want its result", got)
+	}
+	snap = late
 	// A navigation by script is waited for.
 	e.ok(t, "click", map[string]any{"pageId": id, "uid": uidIn(t, snap, `button "Go by script"`)})
 	if got := e.eval(t, id, "() => document.title"); got != `"Page Two"` {
