@@ -122,6 +122,11 @@ type flight struct {
 // never showed up (it went to another session, or the page closed).
 const maxOrphans = 256
 
+// maxInflight bounds the fetch and XHR requests in flight the collector
+// tracks for WaitRequests; a page that keeps more open (streams that never
+// end) has them forgotten, and an action waits for none of them.
+const maxInflight = 1024
+
 // maxLoaders is how many loaders the collector remembers before it forgets
 // those of evicted documents.
 const maxLoaders = 512
@@ -228,6 +233,11 @@ func (n *Network) frameNavigated(f *cdp.Frame) {
 // requestWillBeSent files a new request, or the next hop of a redirect.
 func (n *Network) requestWillBeSent(ev *network.EventRequestWillBeSent) {
 	if _, ok := n.inflight[ev.RequestID]; !ok && (ev.Type == network.ResourceTypeFetch || ev.Type == network.ResourceTypeXHR) {
+		if len(n.inflight) >= maxInflight { // requests that never end: forget them
+			for id := range n.inflight {
+				n.land(id)
+			}
+		}
 		n.sent++
 		n.inflight[ev.RequestID] = n.sent
 	}
