@@ -151,10 +151,12 @@ type logClock struct {
 	next  slog.Handler
 	mu    *sync.Mutex
 	first map[string]time.Time
+	news  *chan struct{} // closed, and replaced, when a message is first logged
 }
 
 func newLogClock(next slog.Handler) *logClock {
-	return &logClock{next: next, mu: new(sync.Mutex), first: map[string]time.Time{}}
+	news := make(chan struct{})
+	return &logClock{next: next, mu: new(sync.Mutex), first: map[string]time.Time{}, news: &news}
 }
 
 func (c *logClock) Enabled(ctx context.Context, l slog.Level) bool {
@@ -165,6 +167,8 @@ func (c *logClock) Handle(ctx context.Context, r slog.Record) error {
 	c.mu.Lock()
 	if _, ok := c.first[r.Message]; !ok {
 		c.first[r.Message] = r.Time
+		close(*c.news)
+		*c.news = make(chan struct{})
 	}
 	c.mu.Unlock()
 	if !c.next.Enabled(ctx, r.Level) {
@@ -185,11 +189,22 @@ func (c *logClock) WithGroup(name string) slog.Handler {
 	return &d
 }
 
-// at is when msg was first logged; zero if it was not.
-func (c *logClock) at(msg string) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.first[msg]
+// await waits until msg is logged, or ctx ends (then zero), and returns
+// when it first was.
+func (c *logClock) await(ctx context.Context, msg string) time.Time {
+	for {
+		c.mu.Lock()
+		t, news := c.first[msg], *c.news
+		c.mu.Unlock()
+		if !t.IsZero() {
+			return t
+		}
+		select {
+		case <-news:
+		case <-ctx.Done():
+			return time.Time{}
+		}
+	}
 }
 
 // Issue 16: with a short --tool-timeout, Chrome frozen (SIGSTOP on all its
@@ -266,7 +281,9 @@ func TestFrozenChromeToolTimeout(t *testing.T) {
 			if pid := e.b.ChromePID(); pid == 0 || pid == old {
 				t.Fatalf("Chrome pid %d after the freeze, was %d", pid, old)
 			}
-			found, again := clock.at("chrome stopped responding"), clock.at("chrome started again after it stopped responding")
+			// The new Chrome serves the next call as soon as it runs; the
+			// relaunch logs that it did just after, on its own goroutine.
+			found, again := clock.await(ctx, "chrome stopped responding"), clock.await(ctx, "chrome started again after it stopped responding")
 			if found.IsZero() || again.IsZero() {
 				t.Fatalf("the log tells no freeze found (%v) or no new Chrome (%v)", found, again)
 			}
