@@ -281,8 +281,10 @@ func (p *Page) settle(ctx context.Context, before NavMark, timeout time.Duration
 	}
 	deadline := time.Now().Add(p.Scale(timeout))
 	// A fetch the action started is the action's result on its way (a
-	// "load more" button): the DOM it changes is quiet until it lands.
-	requestsUntil := time.Now().Add(p.Scale(requestWait))
+	// "load more" button): the DOM it changes is quiet until it lands. The
+	// wait for requests is bounded from when it first begins, after any
+	// navigation's load.
+	var requestsUntil time.Time
 	// Each round follows one more navigation (redirects by script), or the
 	// requests' landing.
 	for range 5 {
@@ -303,6 +305,9 @@ func (p *Page) settle(ctx context.Context, before NavMark, timeout time.Duration
 			// Quiet, but a request the action sent may still be on its
 			// way (Chrome's event for it may even come after the action's
 			// answer): once it lands, the DOM again.
+			if requestsUntil.IsZero() {
+				requestsUntil = time.Now().Add(p.Scale(requestWait))
+			}
 			if p.network.WaitRequests(ctx, before.reqs, requestsUntil) {
 				continue
 			}
