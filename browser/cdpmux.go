@@ -568,18 +568,20 @@ func (m *cdpMux) register(call *muxCall) int64 {
 func (m *cdpMux) handStream(br *bufio.Reader, call *muxCall) error {
 	defer m.markBusy(&m.busySince)()
 	r := &untilNUL{br: br}
-	hand(r, call)
+	m.hand(r, call)
 	return r.drain()
 }
 
 // hand gives r to the caller of call and waits until it stopped reading,
-// or gave up before it began.
-func hand(r io.Reader, call *muxCall) {
+// or gave up before it began, or the mux closed (the caller may then have
+// left without taking it).
+func (m *cdpMux) hand(r io.Reader, call *muxCall) {
 	h := &muxStream{r: r, done: make(chan struct{})}
 	select {
 	case call.stream <- h:
 		<-h.done
 	case <-call.abandoned:
+	case <-m.done:
 	}
 }
 
@@ -601,7 +603,7 @@ func (m *cdpMux) divert(id int64) func(io.Reader) {
 	m.mu.Unlock()
 	return func(r io.Reader) {
 		defer m.markBusy(&m.divertBusySince)()
-		hand(r, call)
+		m.hand(r, call)
 	}
 }
 
