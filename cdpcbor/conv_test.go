@@ -192,20 +192,10 @@ func FuzzDecoder(f *testing.F) {
 					t.Fatalf("not JSON: %q", out)
 				}
 				return err
-			case k == Map || k == Array:
-				s, err := d.Begin()
-				if err != nil {
-					return err
-				}
-				for {
-					more, err := d.Next(&s)
-					if err != nil || !more {
-						return err
-					}
-					if err := walk(depth + 1); err != nil {
-						return err
-					}
-				}
+			case k == Map:
+				return d.Members(func([]byte) error { return walk(depth + 1) })
+			case k == Array:
+				return d.Items(func() error { return walk(depth + 1) })
 			case k == String:
 				_, err = d.Str()
 			case k == Int || k == Float:
@@ -220,4 +210,41 @@ func FuzzDecoder(f *testing.F) {
 		for walk(0) == nil {
 		}
 	})
+}
+
+// A Decoder reads maps and arrays of either length, enveloped or not, a
+// member at a time, and leaves what follows them for the next read.
+func TestDecoderMembersItems(t *testing.T) {
+	t.Parallel()
+	stream := []byte{0xa2, 0x61, 'a', 0x01, 0x61, 'b', 0x82, 0x02, 0x03} // {"a":1,"b":[2,3]}
+	stream = append(stream, envelope(indefMap, 0x61, 'c', indefArray, 0x04, breakByte, breakByte)...)
+	stream = append(stream, 0x05) // what follows
+	d := NewDecoder(bytes.NewReader(stream))
+	var got []string
+	var ints []int64
+	readMap := func() error {
+		return d.Members(func(k []byte) error {
+			got = append(got, string(k))
+			if k, _ := d.Peek(); k == Array {
+				return d.Items(func() error {
+					n, err := d.Int()
+					ints = append(ints, n)
+					return err
+				})
+			}
+			n, err := d.Int()
+			ints = append(ints, n)
+			return err
+		})
+	}
+	if err := readMap(); err != nil {
+		t.Fatal(err)
+	}
+	if err := readMap(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := d.Int()
+	if err != nil || last != 5 || strings.Join(got, ",") != "a,b,c" || !reflect.DeepEqual(ints, []int64{1, 2, 3, 4}) {
+		t.Errorf("keys %v, ints %v, then %d (%v)", got, ints, last, err)
+	}
 }

@@ -26,9 +26,9 @@ const (
 
 // Decoder reads the data items of one CBOR stream in place, without making
 // JSON of them, for an answer that is decoded into something of its own
-// (a snapshot's tree). Begin and Next do not check that a map's keys are
-// strings or that an envelope's length is right (Skip takes an envelope by
-// its length); AppendJSON checks an item as ToJSON does.
+// (a snapshot's tree). Members and Items do not check that an envelope's
+// length is right (Skip takes an envelope by its length); AppendJSON checks
+// an item as ToJSON does.
 type Decoder struct {
 	c       conv
 	scratch []byte
@@ -80,38 +80,74 @@ func (d *Decoder) Peek() (Kind, error) {
 	return Invalid, syntaxError("item % x", b[0])
 }
 
-// Seq is an open map or array: Next says whether it has another item (a
-// map's member is two: its key, then its value).
-type Seq struct{ n int64 }
+// Members calls member with each key of the map that comes next, for it to
+// read the member's value; any other item is skipped whole.
+func (d *Decoder) Members(member func(key []byte) error) error {
+	return d.each(Map, func() error {
+		k, err := d.Str()
+		if err != nil {
+			return err
+		}
+		return member(k)
+	})
+}
 
-// Begin opens the map or array that comes next, its envelope taken.
-func (d *Decoder) Begin() (Seq, error) {
+// Items calls item for each item of the array that comes next, for it to
+// read the item; any other item is skipped whole.
+func (d *Decoder) Items(item func() error) error {
+	return d.each(Array, item)
+}
+
+// each opens the map or array of kind that comes next, its envelope taken,
+// and calls one for each of its members or items; another kind is skipped.
+func (d *Decoder) each(kind Kind, one func() error) error {
+	if k, err := d.Peek(); err != nil || k != kind {
+		if err != nil {
+			return err
+		}
+		return d.Skip()
+	}
+	n, err := d.begin()
+	if err != nil {
+		return err
+	}
+	for i := int64(0); ; i++ {
+		more, err := d.c.more(n - i)
+		if err != nil || !more {
+			return err
+		}
+		if err := one(); err != nil {
+			return err
+		}
+	}
+}
+
+// begin opens the map or array that comes next, its envelope taken, and
+// returns how many members or items it has (-1: up to its break).
+func (d *Decoder) begin() (int64, error) {
 	b, err := d.c.readByte()
 	if err != nil {
-		return Seq{}, err
+		return 0, err
 	}
 	if b == tag1 {
 		if t, err := d.c.readByte(); err != nil || t != envelopeTag {
-			return Seq{}, orSyntax(err, "tag %d where a map or array belongs", t)
+			return 0, orSyntax(err, "tag %d where a map or array belongs", t)
 		}
 		if _, err := d.c.byteString("an envelope"); err != nil {
-			return Seq{}, err
+			return 0, err
 		}
 		if b, err = d.c.readByte(); err != nil {
-			return Seq{}, err
+			return 0, err
 		}
 	}
 	switch {
 	case b == indefMap || b == indefArray:
-		return Seq{n: -1}, nil
+		return -1, nil
 	case b>>5 == 4 || b>>5 == 5:
 		n, err := d.c.argument(b & 31)
-		if b>>5 == 5 {
-			n *= 2
-		}
-		return Seq{n: int64(min(n, math.MaxInt64))}, err
+		return int64(min(n, math.MaxInt64)), err
 	}
-	return Seq{}, syntaxError("% x where a map or array belongs", b)
+	return 0, syntaxError("% x where a map or array belongs", b)
 }
 
 func orSyntax(err error, format string, a ...any) error {
@@ -119,18 +155,6 @@ func orSyntax(err error, format string, a ...any) error {
 		return err
 	}
 	return syntaxError(format, a...)
-}
-
-// Next reports whether s has another item, and takes its break when not.
-func (d *Decoder) Next(s *Seq) (bool, error) {
-	if s.n >= 0 {
-		if s.n == 0 {
-			return false, nil
-		}
-		s.n--
-		return true, nil
-	}
-	return d.c.more(-1)
 }
 
 // Str reads a string as UTF-8 (a UTF-16 one converted). The bytes are

@@ -19,39 +19,34 @@ import (
 // gives a *cdproto.Error. It sends nothing.
 func ReadCBORReply(r io.Reader) (*Doc, error) {
 	d := cdpcbor.NewDecoder(r)
-	msg, err := d.Begin()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		more, err := d.Next(&msg)
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			return nil, errors.New("snapshot: the answer had no result")
-		}
-		k, err := d.Str()
-		if err != nil {
-			return nil, err
-		}
+	var doc *Doc
+	answer := errors.New("snapshot: the answer had no result")
+	err := d.Members(func(k []byte) error {
 		switch string(k) {
 		case "result":
 			a := &axDecoder{doc: &Doc{}}
-			return a.doc, a.cborResult(d)
+			doc, answer = a.doc, nil
+			return a.cborResult(d)
 		case "error":
-			return nil, cborError(d)
+			e, err := cborError(d)
+			answer = e
+			return err
 		}
-		if err := d.Skip(); err != nil {
-			return nil, err
-		}
+		return d.Skip()
+	})
+	if err != nil {
+		return nil, err
 	}
+	if answer != nil {
+		return nil, answer
+	}
+	return doc, nil
 }
 
 // cborError reads an error answer's error.
-func cborError(d *cdpcbor.Decoder) error {
+func cborError(d *cdpcbor.Decoder) (*cdproto.Error, error) {
 	e := &cdproto.Error{}
-	err := cborMembers(d, func(k []byte) error {
+	return e, d.Members(func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "code":
@@ -65,71 +60,15 @@ func cborError(d *cdpcbor.Decoder) error {
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	return e
-}
-
-// cborMembers calls member with each key of the map that comes next, for
-// it to read the value; anything but a map is skipped.
-func cborMembers(d *cdpcbor.Decoder, member func(k []byte) error) error {
-	if k, err := d.Peek(); err != nil || k != cdpcbor.Map {
-		if err != nil {
-			return err
-		}
-		return d.Skip()
-	}
-	m, err := d.Begin()
-	if err != nil {
-		return err
-	}
-	for {
-		more, err := d.Next(&m)
-		if err != nil || !more {
-			return err
-		}
-		k, err := d.Str()
-		if err != nil {
-			return err
-		}
-		if err := member(k); err != nil {
-			return err
-		}
-	}
-}
-
-// cborItems calls item for each item of the array that comes next;
-// anything but an array is skipped.
-func cborItems(d *cdpcbor.Decoder, item func() error) error {
-	if k, err := d.Peek(); err != nil || k != cdpcbor.Array {
-		if err != nil {
-			return err
-		}
-		return d.Skip()
-	}
-	s, err := d.Begin()
-	if err != nil {
-		return err
-	}
-	for {
-		more, err := d.Next(&s)
-		if err != nil || !more {
-			return err
-		}
-		if err := item(); err != nil {
-			return err
-		}
-	}
 }
 
 // cborResult reads {"nodes": [...]}.
 func (a *axDecoder) cborResult(d *cdpcbor.Decoder) error {
-	return cborMembers(d, func(k []byte) error {
+	return d.Members(func(k []byte) error {
 		if string(k) != "nodes" {
 			return d.Skip()
 		}
-		return cborItems(d, func() error { return a.cborNode(d) })
+		return d.Items(func() error { return a.cborNode(d) })
 	})
 }
 
@@ -141,7 +80,7 @@ func (a *axDecoder) cborNode(d *cdpcbor.Decoder) error {
 	doc.ids = push(doc.ids, doc.other.of(nil))
 	doc.nkids = push(doc.nkids, 0)
 	n := &doc.nodes[i]
-	return cborMembers(d, func(k []byte) error {
+	return d.Members(func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "nodeId":
@@ -170,9 +109,9 @@ func (a *axDecoder) cborNode(d *cdpcbor.Decoder) error {
 		case "value":
 			n.value, err = a.cborValue(d)
 		case "properties":
-			err = cborItems(d, func() error {
+			err = d.Items(func() error {
 				var p axProp
-				err := cborMembers(d, func(k []byte) error {
+				err := d.Members(func(k []byte) error {
 					switch string(k) {
 					case "name":
 						v, err := a.cborStr(d)
@@ -189,7 +128,7 @@ func (a *axDecoder) cborNode(d *cdpcbor.Decoder) error {
 				return err
 			})
 		case "childIds":
-			err = cborItems(d, func() error {
+			err = d.Items(func() error {
 				v, err := a.cborStr(d)
 				doc.kids = push(doc.kids, doc.other.of(v))
 				doc.nkids[i]++
@@ -223,7 +162,7 @@ func (a *axDecoder) cborValue(d *cdpcbor.Decoder) ([]byte, error) {
 		return nil, d.Skip()
 	}
 	out := axEmpty
-	err := cborMembers(d, func(k []byte) error {
+	err := d.Members(func(k []byte) error {
 		if string(k) != "value" {
 			return d.Skip()
 		}
