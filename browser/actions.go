@@ -287,7 +287,7 @@ type element struct {
 
 // resolve finds the element of a uid of the current document.
 func (p *Page) resolve(ctx context.Context, uid string) (*element, error) {
-	id, err := p.UIDs.Lookup(uid)
+	_, id, err := p.lookupUID(ctx, uid)
 	if err != nil {
 		return nil, err
 	}

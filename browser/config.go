@@ -62,6 +62,13 @@ type Config struct {
 	// of converting each to JSON, which takes a third of a big answer's
 	// time (a snapshot's tree); pagemux converts them itself (package cdpcbor).
 	PipeJSON bool
+	// SnapshotSource is where a snapshot's tree comes from: SourceChrome
+	// (the default, also for "") is Chrome's accessibility tree, as
+	// chrome-devtools-mcp shows it; SourcePage computes it in the page, a
+	// fraction of Chrome's time on a big page, close to Chrome's tree for
+	// common HTML and ARIA but not the same (snapshot/page.js says where it
+	// differs).
+	SnapshotSource string
 
 	// RendererProcessLimit caps the renderer processes (0: Chrome's default).
 	RendererProcessLimit int

@@ -52,6 +52,12 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error
 	}
 	var out *styles.Styles
 	err = p.await(ctx, func(ctx context.Context) error {
+		if ref, ok := snapshot.PageRef(backend); ok {
+			var err error
+			if backend, err = p.pageNode(ctx, uid, ref); err != nil {
+				return err
+			}
+		}
 		chain, err := elementChain(ctx, uid, backend)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
@@ -25,8 +26,18 @@ import (
 // decoded as a stream from its copy.
 
 // Snapshot takes the accessibility tree of the main frame and formats it with
-// uids that later calls can name.
+// uids that later calls can name. The tree comes from the browser's
+// Config.SnapshotSource; see SnapshotFrom.
 func (p *Page) Snapshot(ctx context.Context, verbose bool) (*snapshot.Snapshot, error) {
+	return p.SnapshotFrom(ctx, verbose, p.b.cfg.SnapshotSource)
+}
+
+// SnapshotFrom is Snapshot with the tree from source: SourcePage computes a
+// non-verbose snapshot's tree in the page, falling back on Chrome's tree
+// where the page's script fails; a verbose snapshot, which shows what only
+// Chrome's tree has (text boxes, ignored nodes), and any other source take
+// Chrome's.
+func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*snapshot.Snapshot, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
@@ -34,7 +45,7 @@ func (p *Page) Snapshot(ctx context.Context, verbose bool) (*snapshot.Snapshot, 
 	err := p.await(ctx, func(ctx context.Context) error {
 		for range 3 {
 			gen := p.Generation()
-			doc, err := p.fullAXTree(ctx)
+			doc, err := p.tree(ctx, source == SourcePage && !verbose)
 			if err != nil {
 				return err
 			}
@@ -48,6 +59,21 @@ func (p *Page) Snapshot(ctx context.Context, verbose bool) (*snapshot.Snapshot, 
 		return errors.New("the page kept navigating while the snapshot was taken; wait for it to load and take it again")
 	})
 	return snap, err
+}
+
+// tree fetches the main frame's tree: computed in the page when inPage, and
+// Chrome's where that fails (a page too deep for the script's stack, a
+// document without a body) or not.
+func (p *Page) tree(ctx context.Context, inPage bool) (*snapshot.Doc, error) {
+	if inPage {
+		doc, err := p.pageTree(ctx)
+		if err == nil || ctx.Err() != nil {
+			return doc, err
+		}
+		msg, _, _ := strings.Cut(err.Error(), "\n") // not a script's whole stack
+		p.b.log.Warn("snapshot: the page's tree failed; taking Chrome's", "page", p.ID, "error", msg)
+	}
+	return p.fullAXTree(ctx)
 }
 
 // fullAXTree fetches the main frame's accessibility tree: streamed, where

@@ -1,0 +1,111 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/snapshot"
+)
+
+// This file computes a snapshot's tree in the page (Config.SnapshotSource
+// "page"), with the script of package snapshot, and finds the DOM node of a
+// uid from such a snapshot again.
+
+// Snapshot sources, the values of Config.SnapshotSource.
+const (
+	// SourceChrome is Chrome's own accessibility tree
+	// (Accessibility.getFullAXTree), as chrome-devtools-mcp reads it.
+	SourceChrome = "chrome"
+	// SourcePage is the tree computed by a script in the page.
+	SourcePage = "page"
+)
+
+// snapshotWorld names the isolated world the page's tree is computed in:
+// Chrome keeps one world of a name per frame, so its refs last as long as
+// the document.
+const snapshotWorld = "pagemux-snapshot"
+
+// isolatedWorld returns the execution context of the snapshot's world in the
+// page's main frame, making the world when the document has none yet. The
+// page's own scripts run in another world: they can neither read the refs
+// nor change the DOM functions the script calls.
+func (p *Page) isolatedWorld(ctx context.Context) (runtime.ExecutionContextID, error) {
+	res, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
+		FrameID:   cdp.FrameID(p.TargetID), // a tab's main frame has its target's id
+		WorldName: snapshotWorld,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("snapshot: a world of its own in the page: %w", err)
+	}
+	return res.ExecutionContextID, nil
+}
+
+// pageTree computes the main frame's tree in the page.
+func (p *Page) pageTree(ctx context.Context) (*snapshot.Doc, error) {
+	world, err := p.isolatedWorld(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression:    snapshot.PageScript,
+		ContextID:     world,
+		ReturnByValue: new(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if res.ExceptionDetails != nil {
+		return nil, fmt.Errorf("snapshot: the page's tree: %w", &chromedp.ExceptionError{ExceptionDetails: res.ExceptionDetails})
+	}
+	if res.Result == nil || len(res.Result.Value) == 0 {
+		return nil, errors.New("snapshot: the page's tree came back empty")
+	}
+	return snapshot.ReadPageTree(res.Result.Value, cdp.FrameID(p.TargetID))
+}
+
+// pageNode is the backend id of the DOM node that ref names in the current
+// document, from a snapshot computed in the page.
+func (p *Page) pageNode(ctx context.Context, uid string, ref int64) (cdp.BackendNodeID, error) {
+	gone := fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
+	world, err := p.isolatedWorld(ctx)
+	if err != nil {
+		return 0, err
+	}
+	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: snapshot.PageNodeScript(ref),
+		ContextID:  world,
+	})
+	if err != nil {
+		return 0, err
+	}
+	if res.ExceptionDetails != nil || res.Result == nil || res.Result.ObjectID == "" {
+		return 0, gone
+	}
+	defer chromedp.Call(ctx, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: res.Result.ObjectID})
+	node, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: res.Result.ObjectID})
+	if err != nil || node.Node == nil {
+		return 0, gone
+	}
+	return node.Node.BackendNodeID, nil
+}
+
+// lookupUID resolves a uid of the current document to the frame of its
+// document and its DOM node's backend id, asking the page for the node of a
+// uid of a snapshot computed there. ctx is a call context of the tab.
+func (p *Page) lookupUID(ctx context.Context, uid string) (cdp.FrameID, cdp.BackendNodeID, error) {
+	frame, id, err := p.UIDs.LookupFrame(uid)
+	if err != nil {
+		return "", 0, err
+	}
+	if ref, ok := snapshot.PageRef(id); ok {
+		id, err = p.pageNode(ctx, uid, ref)
+	}
+	return frame, id, err
+}

@@ -1,0 +1,172 @@
+package snapshot
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+)
+
+// This file reads the tree that PageScript computes in the page, the fast
+// way to a snapshot (--snapshot-source=page): Chrome's own tree costs its
+// renderer a walk that names every node and a node per line of text, which
+// on a big page is most of a snapshot's time.
+//
+// The page's tree names its DOM nodes by the numbers PageScript gives them
+// (refs), not by backend node ids, which a script cannot see. A Doc of the
+// page's tree carries each ref as a negative backend id, so that uids of the
+// two sources never meet in one registry; PageRef tells such an id apart
+// and PageNodeScript finds its node again.
+
+// PageScript is the script that computes a document's tree in the page. Run
+// it in an isolated world of the page's main frame (the page's scripts must
+// not reach the refs it keeps) and return its result by value to
+// ReadPageTree.
+//
+//go:embed page.js
+var PageScript string
+
+// pageFields is how many values PageScript writes a node.
+const pageFields = 7
+
+// PageRef reports whether a backend id of a snapshot's node is a ref of a
+// tree computed in the page, and which.
+func PageRef(id cdp.BackendNodeID) (ref int64, ok bool) {
+	return int64(-id), id < 0
+}
+
+// PageNodeScript is an expression that evaluates, in the isolated world
+// PageScript ran in, to the DOM node of ref, or null when the document no
+// longer has it.
+func PageNodeScript(ref int64) string {
+	return `(() => { const S = globalThis.__pagemuxSnap; const w = S && S.refs.get(` + strconv.FormatInt(ref, 10) +
+		`); const n = w && w.deref(); return n && n.isConnected ? n : null })()`
+}
+
+// ReadPageTree decodes PageScript's result, the raw JSON of its value, into
+// a Doc of the document of frame.
+func ReadPageTree(raw []byte, frame cdp.FrameID) (*Doc, error) {
+	var d jsonv2.Decoder
+	d.Reset(bytes.NewReader(raw), decodeOptions)
+	return readPageTree(&d, frame)
+}
+
+func readPageTree(d *jsonv2.Decoder, frame cdp.FrameID) (*Doc, error) {
+	a := &axDecoder{doc: &Doc{frame: frame}}
+	if err := expect(d, '['); err != nil {
+		return nil, fmt.Errorf("page tree: %w", err)
+	}
+	doc := a.doc
+	for d.PeekKind() != ']' {
+		n, err := a.pageNode(d)
+		if err != nil {
+			return nil, fmt.Errorf("page tree: %w", err)
+		}
+		doc.ids = push(doc.ids, int64(len(doc.nodes)))
+		doc.nodes = push(doc.nodes, n)
+		doc.nkids = push(doc.nkids, 0)
+		v, err := d.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("page tree: %w", err)
+		}
+		if v.Kind() != '0' || v.Int() < 0 || v.Int() > 1<<30 {
+			return nil, errors.New("page tree: a node's child count is not a count")
+		}
+		doc.nkids[len(doc.nkids)-1] = int32(v.Int())
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, fmt.Errorf("page tree: %w", err)
+	}
+	if err := linkPreorder(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// pageNode reads a node's values but its child count.
+func (a *axDecoder) pageNode(d *jsonv2.Decoder) (axSrc, error) {
+	var n axSrc
+	v, err := d.ReadToken()
+	if err != nil {
+		return n, err
+	}
+	if v.Kind() != '0' || v.Int() < 0 {
+		return n, errors.New("a node's ref is not a number")
+	}
+	n.backend = cdp.BackendNodeID(-v.Int())
+	for _, dst := range []*[]byte{&n.role, &n.name, &n.value, &n.desc} {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return n, err
+		}
+		if raw[0] != 'n' {
+			*dst = a.copy(raw)
+		}
+	}
+	if d.PeekKind() != '[' {
+		_, err := d.ReadToken() // null
+		return n, err
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return n, err
+	}
+	for d.PeekKind() != ']' {
+		name, err := str(d)
+		if err != nil {
+			return n, err
+		}
+		p := axProp{name: a.name(name)}
+		raw, err := d.ReadValue()
+		if err != nil {
+			return n, err
+		}
+		p.value = a.copy(raw)
+		n.props = append(n.props, p)
+	}
+	_, err = d.ReadToken()
+	return n, err
+}
+
+// linkPreorder fills doc's children lists from the child counts of its
+// nodes, listed in pre-order.
+func linkPreorder(doc *Doc) error {
+	type open struct{ node, left int32 }
+	var stack []open
+	parent := make([]int32, len(doc.nodes))
+	for i := range doc.nodes {
+		for len(stack) > 0 && stack[len(stack)-1].left == 0 {
+			stack = stack[:len(stack)-1]
+		}
+		parent[i] = -1
+		if len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			parent[i] = top.node
+			top.left--
+		} else if i > 0 {
+			return errors.New("page tree: more than one root")
+		}
+		stack = append(stack, open{int32(i), doc.nkids[i]})
+	}
+	for _, o := range stack {
+		if o.left != 0 {
+			return errors.New("page tree: a node has fewer children than it says")
+		}
+	}
+	// Children of a node are contiguous in doc.kids, nodes in order.
+	start := make([]int32, len(doc.nodes)+1)
+	for i, n := range doc.nkids {
+		start[i+1] = start[i] + n
+	}
+	doc.kids = make([]int64, start[len(doc.nodes)])
+	for i, p := range parent {
+		if p >= 0 {
+			doc.kids[start[p]] = int64(i)
+			start[p]++
+		}
+	}
+	return nil
+}

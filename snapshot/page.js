@@ -1,0 +1,475 @@
+// The accessibility tree computed in the page, for --snapshot-source=page
+// (page.go). It runs in an isolated world of its own, where the page's
+// scripts can neither see it nor change the DOM functions it calls, and
+// returns the tree as one flat array, FIELDS values a node, in pre-order:
+//
+//   ref, role, name, value, description, props, number of children
+//
+// ref numbers the DOM node within its document, and stays its number for
+// every later snapshot of the document: refs.get(ref) gives the node back
+// (PageNodeScript). name, value and description are strings or null; props
+// is null or a flat array of property names and values, as Chrome spells
+// them in Accessibility.getFullAXTree. Roles too are Chrome's, so that the
+// snapshot's text is written as for Chrome's own tree. It is an
+// approximation of Chrome's tree for common HTML and ARIA, not a copy:
+// closed shadow roots, CSS generated content and cross-origin frames are not
+// seen.
+(() => {
+  const S = globalThis.__pagemuxSnap || (globalThis.__pagemuxSnap = { ids: new WeakMap(), refs: new Map(), next: 0 });
+  const out = [];
+  const fields = 7;
+  const refOf = (n) => {
+    let id = S.ids.get(n);
+    if (id === undefined) {
+      id = ++S.next;
+      S.ids.set(n, id);
+      S.refs.set(id, new WeakRef(n));
+    }
+    return id;
+  };
+  const collapse = (s) => s.replace(/[ \t\n\r\f]+/g, ' ');
+  const norm = (s) => collapse(s).trim();
+
+  // Implicit roles, by tag; a function when it depends on the element.
+  const landmarkScope = 'article,aside,main,nav,section';
+  const implicit = {
+    a: (e) => (e.hasAttribute('href') ? 'link' : 'generic'),
+    area: (e) => (e.hasAttribute('href') ? 'link' : 'generic'),
+    abbr: 'Abbr', address: 'group', article: 'article', aside: 'complementary',
+    b: 'generic', bdi: 'generic', bdo: 'generic', blockquote: 'blockquote', body: 'generic',
+    br: 'LineBreak', button: 'button', canvas: 'Canvas', caption: 'caption', code: 'code',
+    data: 'generic', datalist: 'listbox', dd: 'definition', del: 'deletion', details: 'group',
+    dfn: 'term', dialog: 'dialog', div: 'generic', dl: 'list', dt: 'term', em: 'emphasis',
+    fieldset: 'group', figcaption: 'Figcaption', figure: 'figure',
+    footer: (e) => (e.parentElement && e.parentElement.closest(landmarkScope) ? 'generic' : 'contentinfo'),
+    form: 'form',
+    h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
+    header: (e) => (e.parentElement && e.parentElement.closest(landmarkScope) ? 'generic' : 'banner'),
+    hgroup: 'group', hr: 'separator', i: 'generic', iframe: 'Iframe', img: (e) => (e.getAttribute('alt') === '' ? 'none' : 'image'),
+    input: (e) => inputRole(e), ins: 'insertion', kbd: 'generic', label: 'LabelText', legend: 'legend',
+    li: 'listitem', main: 'main', mark: 'mark', math: 'math', menu: 'list', meter: 'meter', nav: 'navigation',
+    ol: 'list', optgroup: 'group', option: 'option', output: 'status', p: 'paragraph', pre: 'generic',
+    progress: 'progressbar', q: 'generic', s: 'deletion', samp: 'generic', search: 'search',
+    section: (e) => (e.hasAttribute('aria-label') || e.hasAttribute('aria-labelledby') || e.hasAttribute('title') ? 'region' : 'generic'),
+    select: (e) => (e.multiple || e.size > 1 ? 'listbox' : 'combobox'),
+    small: 'generic', span: 'generic', strong: 'strong', sub: 'subscript', summary: 'DisclosureTriangle',
+    sup: 'superscript', svg: 'image', table: 'table', tbody: 'rowgroup', td: 'cell', textarea: 'textbox',
+    tfoot: 'rowgroup', th: (e) => (e.closest('thead') || e.scope === 'col' ? 'columnheader' : 'rowheader'),
+    thead: 'rowgroup', time: 'time', tr: 'row', u: 'generic', ul: 'list', video: 'Video', audio: 'Audio',
+  };
+  const inputTypes = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button',
+    checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox',
+    color: 'ColorWell', date: 'Date', 'datetime-local': 'DateTime', month: 'DateTime', week: 'DateTime', time: 'InputTime',
+  };
+  const inputRole = (e) => {
+    const r = inputTypes[e.type];
+    if (r) return r;
+    return e.hasAttribute('list') ? 'combobox' : 'textbox';
+  };
+  const ariaRoles = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code columnheader ' +
+    'combobox complementary contentinfo definition deletion dialog directory document emphasis feed figure form generic grid ' +
+    'gridcell group heading img image insertion link list listbox listitem log main mark marquee math menu menubar menuitem ' +
+    'menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation progressbar radio radiogroup ' +
+    'region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong subscript superscript ' +
+    'switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem').split(' '));
+  const roleOf = (e, tag) => {
+    const attr = e.getAttribute('role');
+    if (attr) {
+      for (const r of attr.trim().toLowerCase().split(/\s+/)) {
+        if (ariaRoles.has(r)) return r === 'presentation' ? 'none' : r === 'img' ? 'image' : r;
+      }
+    }
+    const r = implicit[tag];
+    return typeof r === 'function' ? r(e) : r || 'generic';
+  };
+  // Roles whose name comes from their content, as the accname spec has it.
+  const fromContent = new Set(['button', 'cell', 'checkbox', 'columnheader', 'gridcell', 'heading', 'link', 'menuitem',
+    'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'row', 'rowheader', 'switch', 'tab', 'tooltip', 'treeitem',
+    'DisclosureTriangle', 'LabelText', 'legend', 'caption', 'Figcaption', 'term']);
+  // Roles that take no name from a title: it becomes their description.
+  const unnamed = new Set(['generic', 'none', 'paragraph', 'code', 'emphasis', 'strong', 'deletion', 'insertion',
+    'subscript', 'superscript', 'caption', 'StaticText', 'LineBreak', 'time', 'mark', 'term', 'definition']);
+  const controls = new Set(['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'slider', 'checkbox', 'radio',
+    'ColorWell', 'Date', 'DateTime', 'InputTime', 'switch']);
+
+  const byId = (doc, ids) => {
+    const parts = [];
+    for (const id of ids.trim().split(/\s+/)) {
+      const t = doc.getElementById(id);
+      if (t) parts.push(t.getAttribute('aria-label') || t.textContent);
+    }
+    return norm(parts.join(' '));
+  };
+  // labelText is the text of e's labels, but for e itself inside one.
+  const labelText = (e) => {
+    let t = '';
+    const add = (n) => {
+      if (n === e || (n.nodeType === 1 && inert.has(n.localName))) return;
+      if (n.nodeType === 3) t += n.data;
+      else for (let c = n.firstChild; c; c = c.nextSibling) add(c);
+    };
+    if (e.labels) for (const l of e.labels) add(l), (t += ' ');
+    return norm(t);
+  };
+  // The name of e when it does not come from its content.
+  const ownName = (e, tag, role) => {
+    const lb = e.getAttribute('aria-labelledby');
+    if (lb) {
+      const n = byId(e.ownerDocument, lb);
+      if (n) return n;
+    }
+    const al = e.getAttribute('aria-label');
+    if (al && al.trim()) return al.trim();
+    switch (tag) {
+      case 'img': case 'area': {
+        const alt = e.getAttribute('alt');
+        if (alt) return norm(alt);
+        break;
+      }
+      case 'input': {
+        const t = e.type;
+        if (t === 'submit' || t === 'reset' || t === 'button') return e.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
+        if (t === 'image') return e.getAttribute('alt') || e.value || 'Submit';
+        const l = labelText(e);
+        if (l) return l;
+        if (e.placeholder) return e.placeholder;
+        break;
+      }
+      case 'select': case 'textarea': case 'meter': case 'progress': case 'output': {
+        const l = labelText(e);
+        if (l) return l;
+        if (e.placeholder) return e.placeholder;
+        break;
+      }
+      case 'fieldset': {
+        const lg = e.querySelector(':scope > legend');
+        if (lg) return norm(lg.textContent);
+        break;
+      }
+      case 'figure': {
+        const c = e.querySelector(':scope > figcaption');
+        if (c) return norm(c.textContent);
+        break;
+      }
+      case 'table': {
+        if (e.caption) return norm(e.caption.textContent);
+        break;
+      }
+      case 'iframe': case 'svg': {
+        const t = tag === 'svg' ? e.querySelector(':scope > title') : null;
+        if (t) return norm(t.textContent);
+        break;
+      }
+    }
+    return null;
+  };
+
+  const inert = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'base', 'param', 'source', 'track']);
+  const active = document.activeElement;
+  // spaced says the text laid out last ends a line or in white space, so
+  // that white space after it is dropped.
+  let spaced = true;
+  // afterControl says the box laid out last is a form control, after which
+  // Chrome shows no lone space.
+  let afterControl = false;
+  const controlTags = new Set(['input', 'select', 'textarea', 'button']);
+  const leaves = new Set(['img', 'input', 'select', 'textarea', 'button', 'svg', 'iframe', 'video', 'audio', 'canvas']);
+
+  // A name from content is its text as layout has it, white space
+  // collapsed, blocks set apart by a space.
+  const pad = '\u0001';
+  const contentName = (t) => collapse(t.replace(/^[\s\u0001]+|[\s\u0001]+$/g, (m) => (m.includes(pad) ? '' : m)).replace(/\u0001+/g, ' '));
+
+  // pseudo emits the text CSS generates before or after e's content, as a
+  // node without a DOM node of its own (ref 0), and returns it. Quoted
+  // strings and attr() are read; counters and images are not.
+  const pseudo = (e, which) => {
+    let c = getComputedStyle(e, which).content;
+    if (c === 'none' || c === 'normal' || c === '') return '';
+    c = c.replace(/url\((?:"(?:[^"\\]|\\.)*"|[^)]*)\)/g, '');
+    let t = '';
+    for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"|attr\(([^)]+)\)/g)) {
+      t += m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : e.getAttribute(m[2].trim()) || '';
+    }
+    t = collapse(t);
+    if (t === '' || t === ' ') return '';
+    out.push(0, 'StaticText', t, null, null, null, 0);
+    spaced = t.endsWith(' ');
+    return t;
+  };
+
+  // breaks reports whether a sibling of a text node ends a line: a block,
+  // or a line break.
+  const breaks = (n) => {
+    if (n.nodeType !== 1) return false;
+    if (n.localName === 'br') return true;
+    const d = getComputedStyle(n).display;
+    return d !== 'none' && d !== 'contents' && !d.startsWith('inline');
+  };
+
+  // sibling is the nearest sibling of kids[i] in direction dir that layout
+  // sees: not a comment, nor white space.
+  const sibling = (kids, i, dir) => {
+    for (i += dir; i >= 0 && i < kids.length; i += dir) {
+      const k = kids[i];
+      if (k.nodeType === 1 ? !inert.has(k.localName) && getComputedStyle(k).display !== 'none' : k.nodeType === 3 && /\S/.test(k.data)) return k;
+    }
+    return null;
+  };
+
+  // endsLine reports whether nothing follows the inline element e on its
+  // line: what follows it, or its inline ancestors, is a block or a line
+  // break, or the end of their block.
+  const endsLine = (e) => {
+    for (let c = e; c && c.parentNode; c = c.parentNode) {
+      const p = c.parentNode;
+      const kids = p.childNodes;
+      const next = sibling(kids, Array.prototype.indexOf.call(kids, c), 1);
+      if (next) return breaks(next);
+      if (p.nodeType !== 1 || !getComputedStyle(p).display.startsWith('inline')) return true;
+    }
+    return true;
+  };
+
+  // startsWithControl reports whether the first thing in element n is a
+  // form control.
+  const startsWithControl = (n) => {
+    for (let c = n; c && c.nodeType === 1; c = sibling(c.childNodes, -1, 1)) {
+      if (controlTags.has(c.localName)) return true;
+    }
+    return false;
+  };
+
+  // textual reports whether a sibling n is text, or an inline box of it.
+  const textual = (n) => !n || n.nodeType === 3 || (!leaves.has(n.localName) && getComputedStyle(n).display === 'inline');
+
+  // walk emits e and its subtree and returns the text e adds to an
+  // ancestor's name from content.
+  // A node hidden by visibility is left out with all below it, even a
+  // child made visible again.
+  const walk = (e) => {
+    const tag = e.localName;
+    if (inert.has(tag)) return '';
+    if (tag === 'wbr') return ' '; // Chrome's names have a space there
+    if (e.getAttribute('aria-hidden') === 'true' || e.inert) {
+      spaced = false; // still laid out, most likely
+      return '';
+    }
+    const cs = getComputedStyle(e);
+    if (cs.display === 'none' || cs.visibility !== 'visible' || cs.contentVisibility === 'hidden') return '';
+    if (tag === 'input' && e.type === 'hidden') return '';
+    const role = roleOf(e, tag);
+    const base = out.length;
+    let value = null;
+    let desc = null;
+    out.push(refOf(e), role, null, null, null, null, 0);
+    let name = tag === 'br' ? '\n' : ownName(e, tag, role);
+    const inline = cs.display.startsWith('inline') || cs.display === 'contents';
+    // The children: e's shadow tree, a slot's assigned nodes, else its own.
+    let kids = e.childNodes;
+    if (e.shadowRoot) kids = e.shadowRoot.childNodes;
+    else if (tag === 'slot') {
+      const a = e.assignedNodes();
+      if (a.length) kids = a;
+    }
+    let text = '';
+    let count = 0;
+    const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
+    const boxed = /flex|grid/.test(cs.display);
+    const checkLabel = tag === 'label' && e.control && (e.control.type === 'checkbox' || e.control.type === 'radio') ? e.control : null;
+    if (!inline || tag === 'br') spaced = true;
+    if (tag === 'iframe') {
+      let doc = null;
+      try { doc = e.contentDocument; } catch {}
+      if (doc && doc.body) count += rootOf(doc);
+    } else if (tag === 'svg' || tag === 'img' || tag === 'input' || tag === 'textarea') {
+      // Leaves: what is inside is not shown.
+    } else if (tag !== 'select' || role === 'listbox') {
+      text += pseudo(e, '::before');
+      if (out.length > base + fields) count++;
+      const n = kids.length;
+      for (let i = 0; i < n; i++) {
+        const c = kids[i];
+        // The label of a check box or radio button is its name, not text
+        // of its own.
+        if (checkLabel && c !== checkLabel) {
+          if (c.nodeType === 1 && c.contains(checkLabel)) text += walk(c);
+          continue;
+        }
+        // A closed details element shows its summary only.
+        if (tag === 'details' && !e.open && (c.nodeType !== 1 || c !== e.querySelector(':scope > summary'))) continue;
+        const before = out.length;
+        if (c.nodeType === 1) {
+          text += walk(c);
+        } else if (c.nodeType === 3) {
+          let s = c.data;
+          if (!pre) {
+            // Layout drops white space at the start and end of a line, and
+            // after white space, and makes a run of it one space; a flex
+            // or grid item (text in such a box is one) starts and ends a
+            // line of its own.
+            s = collapse(s);
+            if (spaced || boxed) s = s.trimStart();
+            const next = sibling(kids, i, 1);
+            if (boxed || (next ? breaks(next) : !inline || endsLine(e))) s = s.trimEnd();
+            // A lone space shows between two inline boxes of text only.
+            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next) || !textual(sibling(kids, i, -1)) || startsWithControl(next)))) continue;
+          }
+          spaced = pre ? s.endsWith('\n') : s.endsWith(' ');
+          afterControl = false;
+          text += s;
+          out.push(refOf(c), 'StaticText', s, null, null, null, 0);
+        }
+        if (out.length > before) count++;
+      }
+      const before = out.length;
+      text += pseudo(e, '::after');
+      if (out.length > before) count++;
+      if (tag === 'select' && role === 'listbox') text = '';
+    } else if (tag === 'select') {
+      // A drop-down's text is its selected option; its options are in a
+      // popup below it.
+      const o = e.selectedOptions[0];
+      if (o) text = o.text;
+      const popup = out.length;
+      out.push(0, 'MenuListPopup', null, null, null, null, 0);
+      let options = 0;
+      for (const o of e.options) {
+        out.push(refOf(o), 'option', norm(o.label), null, null, ['focusable', true, 'selected', o.selected], 0);
+        options++;
+      }
+      out[popup + 6] = options;
+      count++;
+    }
+    out[base + 6] = count;
+    if (!inline || tag === 'br') spaced = true;
+    else if (leaves.has(tag)) spaced = false;
+    if (controlTags.has(tag)) afterControl = true;
+    if (name === null && fromContent.has(role)) name = contentName(text) || null;
+    const title = e.title ? norm(e.title) : '';
+    if (name === null && title && !unnamed.has(role)) name = title;
+    if (tag === 'img' || tag === 'input' && e.type === 'image') text = name || '';
+    else if (e.hasAttribute('aria-label')) text = name;
+    // A block's text is apart from its neighbours' (pad, cut again by
+    // contentName).
+    if (!inline && text) text = pad + text + pad;
+    if (name !== null) out[base + 2] = name;
+
+    const p = [];
+    const focusable = e.hasAttribute('tabindex') || e.isContentEditable || (focusTags[tag] !== undefined && focusTags[tag](e));
+    const disabled = (formTags.has(tag) && e.matches(':disabled')) || e.getAttribute('aria-disabled') === 'true';
+    if (disabled) p.push('disabled', true);
+    else if (focusable) p.push('focusable', true);
+    if (e === active && focusable) p.push('focused', true);
+    if (e.isContentEditable) p.push('editable', 'richtext');
+    switch (role) {
+      case 'link':
+        if (e.href) p.push('url', e.href);
+        break;
+      case 'image':
+        if (tag === 'img' && e.currentSrc) p.push('url', e.currentSrc);
+        break;
+      case 'heading': {
+        const l = e.getAttribute('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : '2');
+        p.push('level', +l);
+        break;
+      }
+      case 'checkbox': case 'radio': case 'switch': case 'menuitemcheckbox': case 'menuitemradio': {
+        const ac = e.getAttribute('aria-checked');
+        if (tag === 'input') p.push('checked', e.indeterminate ? 'mixed' : String(e.checked));
+        else if (ac) p.push('checked', ac);
+        break;
+      }
+      case 'option':
+        p.push('selected', tag === 'option' ? e.selected : e.getAttribute('aria-selected') === 'true');
+        break;
+      case 'combobox':
+        if (tag === 'select') p.push('hasPopup', 'menu', 'expanded', false);
+        break;
+      case 'status':
+        p.push('live', 'polite', 'atomic', true);
+        break;
+      case 'alert':
+        p.push('live', 'assertive', 'atomic', true);
+        break;
+      case 'menubar': case 'tablist': case 'slider': case 'separator': case 'scrollbar':
+        p.push('orientation', e.getAttribute('aria-orientation') || (role === 'slider' || role === 'separator' || role === 'menubar' || role === 'tablist' ? 'horizontal' : 'vertical'));
+        break;
+      case 'menu': case 'listbox': case 'tree': case 'radiogroup':
+        p.push('orientation', e.getAttribute('aria-orientation') || 'vertical');
+        if (tag === 'select') p.push('multiselectable', e.multiple);
+        break;
+    }
+    if (controls.has(role)) {
+      if (tag === 'input' || tag === 'textarea' || tag === 'select') {
+        if (tag !== 'select' && role !== 'checkbox' && role !== 'radio' && role !== 'slider') {
+          p.push('editable', 'plaintext', 'multiline', tag === 'textarea', 'readonly', e.readOnly);
+        }
+        if (e.required) p.push('required', true);
+        if (role !== 'checkbox' && role !== 'radio') {
+          const v = e.type === 'password' ? '\u2022'.repeat(e.value.length) : tag === 'select' ? (e.selectedOptions[0] ? e.selectedOptions[0].text : '') : e.value;
+          if (v !== '') value = v;
+        }
+        if (role === 'slider' || role === 'spinbutton') {
+          if (e.min !== '') p.push('valuemin', +e.min);
+          if (e.max !== '') p.push('valuemax', +e.max);
+          p.push('valuetext', role === 'slider' ? e.value : '');
+        }
+      }
+    }
+    if (tag === 'progress' || tag === 'meter') {
+      value = String(e.value);
+      p.push('valuemin', tag === 'meter' ? e.min : 0, 'valuemax', e.max);
+    }
+    if (tag === 'details' || tag === 'summary') {
+      const d = tag === 'details' ? e : e.parentElement;
+      if (d && d.localName === 'details') p.push('expanded', d.open);
+    }
+    if (tag === 'dialog' && e.matches(':modal')) p.push('modal', true);
+    for (const a of e.attributes) {
+      const k = ariaProps[a.name];
+      if (k === undefined) continue;
+      const v = a.value;
+      p.push(k[0], k[1] === 'b' ? v === 'true' : k[1] === 'n' ? +v : k[0] === 'hasPopup' && v === 'true' ? 'menu' : v);
+    }
+    const db = e.getAttribute('aria-describedby');
+    if (db) desc = byId(e.ownerDocument, db) || null;
+    else if (title && name !== title) desc = title;
+    else if (title && ownName(e, tag, role) !== null) desc = title; // the name came from elsewhere
+    if (p.length) out[base + 5] = p;
+    if (value !== null) out[base + 3] = value;
+    if (desc !== null) out[base + 4] = desc;
+    return text;
+  };
+  // The ARIA attributes that become properties: name and kind (b: true or
+  // false, n: a number, s: the string).
+  const ariaProps = {
+    'aria-expanded': ['expanded', 'b'], 'aria-selected': ['selected', 'b'], 'aria-pressed': ['pressed', 's'],
+    'aria-haspopup': ['hasPopup', 's'], 'aria-level': ['level', 'n'], 'aria-required': ['required', 'b'],
+    'aria-readonly': ['readonly', 'b'], 'aria-multiselectable': ['multiselectable', 'b'], 'aria-modal': ['modal', 'b'],
+    'aria-live': ['live', 's'], 'aria-atomic': ['atomic', 'b'], 'aria-busy': ['busy', 'b'], 'aria-relevant': ['relevant', 's'],
+    'aria-invalid': ['invalid', 's'], 'aria-keyshortcuts': ['keyshortcuts', 's'], 'aria-roledescription': ['roledescription', 's'],
+    'aria-valuemin': ['valuemin', 'n'], 'aria-valuemax': ['valuemax', 'n'], 'aria-valuetext': ['valuetext', 's'],
+    'aria-autocomplete': ['autocomplete', 's'], 'aria-errormessage': ['errormessage', 's'], 'aria-details': ['details', 's'],
+  };
+  // Elements focusable without a tabindex.
+  const yes = () => true;
+  const focusTags = {
+    a: (e) => e.hasAttribute('href'), area: (e) => e.hasAttribute('href'), button: yes, input: yes, select: yes,
+    textarea: yes, iframe: yes, summary: (e) => e.parentElement && e.parentElement.localName === 'details',
+    audio: (e) => e.controls, video: (e) => e.controls,
+  };
+  const formTags = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
+  // rootOf emits a document's RootWebArea and its body; it returns 1.
+  const rootOf = (doc) => {
+    const base = out.length;
+    out.push(refOf(doc), 'RootWebArea', norm(doc.title), null, null, ['focusable', true, 'url', doc.URL], 0);
+    const before = out.length;
+    if (doc.body) walk(doc.body);
+    out[base + 6] = out.length > before ? 1 : 0;
+    return 1;
+  };
+  rootOf(document);
+  return out;
+})()
