@@ -215,7 +215,7 @@ func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *bro
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&cfg.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
 	fs.BoolVar(&cfg.PipeJSON, "pipe-json", false, "speak JSON with a launched Chrome on its DevTools pipe instead of CBOR (CBOR spares Chrome converting big answers, a third of a big snapshot's time; this is the way back for a Chrome that does not speak it)")
-	fs.StringVar(&cfg.SnapshotSource, "snapshot-source", browser.SourceChrome, "where a snapshot's tree comes from: `SOURCE` chrome (Chrome's accessibility tree, as chrome-devtools-mcp shows it) or page (computed by a script in the page, in an isolated world: a fraction of Chrome's time on a big page, close to Chrome's tree for common HTML and ARIA but not the same)")
+	fs.StringVar(&cfg.SnapshotSource, "snapshot-source", browser.SourcePage, "where a snapshot's tree comes from: `SOURCE` page (computed by a script in an isolated world of the page: under half of Chrome's time on a big page, Chrome's text for common HTML and ARIA, not always for the rest) or chrome (Chrome's accessibility tree, as chrome-devtools-mcp shows it); a verbose snapshot is always Chrome's")
 	fs.Var(&f.chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
 	return f
 }

@@ -62,12 +62,12 @@ type Config struct {
 	// of converting each to JSON, which takes a third of a big answer's
 	// time (a snapshot's tree); pagemux converts them itself (package cdpcbor).
 	PipeJSON bool
-	// SnapshotSource is where a snapshot's tree comes from: SourceChrome
-	// (the default, also for "") is Chrome's accessibility tree, as
-	// chrome-devtools-mcp shows it; SourcePage computes it in the page, a
-	// fraction of Chrome's time on a big page, close to Chrome's tree for
-	// common HTML and ARIA but not the same (snapshot/page.js says where it
-	// differs).
+	// SnapshotSource is where a non-verbose snapshot's tree comes from:
+	// SourcePage (the default, also for "") computes it in the page, in
+	// under half of Chrome's time on a big page, and gives Chrome's text
+	// for common HTML and ARIA but not always (snapshot/page.js says where
+	// it differs); SourceChrome is Chrome's accessibility tree, as
+	// chrome-devtools-mcp shows it. A verbose snapshot is always Chrome's.
 	SnapshotSource string
 
 	// RendererProcessLimit caps the renderer processes (0: Chrome's default).

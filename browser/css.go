@@ -62,7 +62,7 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error
 		if err != nil {
 			return err
 		}
-		uidOf := func(n *cdp.Node) string { return p.UIDs.UID(frame, n.BackendNodeID) }
+		uidOf := p.uidOfNode(ctx, frame)
 		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, uidOf)
 		if err != nil {
 			return err

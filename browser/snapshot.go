@@ -32,11 +32,11 @@ func (p *Page) Snapshot(ctx context.Context, verbose bool) (*snapshot.Snapshot, 
 	return p.SnapshotFrom(ctx, verbose, p.b.cfg.SnapshotSource)
 }
 
-// SnapshotFrom is Snapshot with the tree from source: SourcePage computes a
-// non-verbose snapshot's tree in the page, falling back on Chrome's tree
-// where the page's script fails; a verbose snapshot, which shows what only
-// Chrome's tree has (text boxes, ignored nodes), and any other source take
-// Chrome's.
+// SnapshotFrom is Snapshot with the tree from source: SourcePage (or "")
+// computes a non-verbose snapshot's tree in the page, falling back on
+// Chrome's tree where the page's script fails; a verbose snapshot, which
+// shows what only Chrome's tree has (text boxes, ignored nodes), and
+// SourceChrome take Chrome's.
 func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*snapshot.Snapshot, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 	err := p.await(ctx, func(ctx context.Context) error {
 		for range 3 {
 			gen := p.Generation()
-			doc, err := p.tree(ctx, source == SourcePage && !verbose)
+			doc, err := p.tree(ctx, source != SourceChrome && !verbose)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -108,4 +109,48 @@ func (p *Page) lookupUID(ctx context.Context, uid string) (cdp.FrameID, cdp.Back
 		id, err = p.pageNode(ctx, uid, ref)
 	}
 	return frame, id, err
+}
+
+// uidOfNode returns a function that gives the uid of a DOM node of the
+// current document, "" for a node no snapshot showed, whichever source the
+// document's snapshots came from; it hands out no uid. ctx is a call context
+// of the tab, which the function uses.
+func (p *Page) uidOfNode(ctx context.Context, frame cdp.FrameID) func(*cdp.Node) string {
+	var world runtime.ExecutionContextID
+	return func(n *cdp.Node) string {
+		if uid := p.UIDs.UID(frame, n.BackendNodeID); uid != "" {
+			return uid
+		}
+		if world == 0 {
+			var err error
+			if world, err = p.isolatedWorld(ctx); err != nil {
+				return ""
+			}
+		}
+		ref, err := p.pageRef(ctx, world, n.BackendNodeID)
+		if err != nil || ref <= 0 {
+			return ""
+		}
+		return p.UIDs.UID(frame, cdp.BackendNodeID(-ref))
+	}
+}
+
+// pageRef is the ref that snapshots computed in the page gave the node of
+// backend, 0 if none did.
+func (p *Page) pageRef(ctx context.Context, world runtime.ExecutionContextID, backend cdp.BackendNodeID) (int64, error) {
+	const group = "pagemux-ref"
+	defer chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+	node, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: backend, ExecutionContextID: world, ObjectGroup: group})
+	if err != nil || node.Object == nil {
+		return 0, err
+	}
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: snapshot.PageRefFunction, ObjectID: node.Object.ObjectID, ReturnByValue: new(true),
+	})
+	if err != nil || res.ExceptionDetails != nil || res.Result == nil {
+		return 0, err
+	}
+	var ref int64
+	err = json.Unmarshal(res.Result.Value, &ref)
+	return ref, err
 }

@@ -47,6 +47,11 @@ func PageNodeScript(ref int64) string {
 		`); const n = w && w.deref(); return n && n.isConnected ? n : null })()`
 }
 
+// PageRefFunction is a function declaration to call on a DOM node in the
+// isolated world PageScript ran in: it returns the node's ref, or 0 for a
+// node no snapshot of the document named.
+const PageRefFunction = `function () { const S = globalThis.__pagemuxSnap; return (S && S.ids.get(this)) || 0 }`
+
 // ReadPageTree decodes PageScript's result, the raw JSON of its value, into
 // a Doc of the document of frame.
 func ReadPageTree(raw []byte, frame cdp.FrameID) (*Doc, error) {

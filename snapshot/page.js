@@ -1,19 +1,25 @@
-// The accessibility tree computed in the page, for --snapshot-source=page
-// (page.go). It runs in an isolated world of its own, where the page's
-// scripts can neither see it nor change the DOM functions it calls, and
-// returns the tree as one flat array, FIELDS values a node, in pre-order:
+// The accessibility tree computed in the page, the default source of a
+// non-verbose snapshot (page.go). It runs in an isolated world of its own,
+// where the page's scripts can neither see it nor change the DOM functions
+// it calls, and returns the tree as one flat array, seven values a node, in
+// pre-order:
 //
 //   ref, role, name, value, description, props, number of children
 //
-// ref numbers the DOM node within its document, and stays its number for
+// ref numbers the DOM node within its document and stays its number for
 // every later snapshot of the document: refs.get(ref) gives the node back
-// (PageNodeScript). name, value and description are strings or null; props
-// is null or a flat array of property names and values, as Chrome spells
-// them in Accessibility.getFullAXTree. Roles too are Chrome's, so that the
-// snapshot's text is written as for Chrome's own tree. It is an
-// approximation of Chrome's tree for common HTML and ARIA, not a copy:
-// closed shadow roots, CSS generated content and cross-origin frames are not
-// seen.
+// (PageNodeScript); 0 is a node without a DOM node of its own (text of CSS
+// ::before and ::after, a drop-down's popup). name, value and description
+// are strings or null; props is null or a flat array of property names and
+// values. Roles, names and properties are spelled as Chrome's
+// Accessibility.getFullAXTree spells them, and follow its rules where a
+// snapshot's text shows them (which text layout drops, names from content,
+// labels, titles, generated content), so that the text is Chrome's for
+// common HTML and ARIA. Not seen: closed and user-agent shadow roots (the
+// fields of a date input), cross-origin frames, aria-owns, a child made
+// visible inside a hidden parent; CSS counters in generated content. The
+// walk recurses: a document some 2,000 elements deep overflows its stack,
+// and the caller takes Chrome's tree.
 (() => {
   const S = globalThis.__pagemuxSnap || (globalThis.__pagemuxSnap = { ids: new WeakMap(), refs: new Map(), next: 0 });
   const out = [];
@@ -196,7 +202,7 @@
     if (t === '' || t === ' ') return '';
     out.push(0, 'StaticText', t, null, null, null, 0);
     spaced = t.endsWith(' ');
-    return t;
+    return pad + t + pad; // Chrome's names set it apart from the content
   };
 
   // breaks reports whether a sibling of a text node ends a line: a block,
@@ -206,6 +212,17 @@
     if (n.localName === 'br') return true;
     const d = getComputedStyle(n).display;
     return d !== 'none' && d !== 'contents' && !d.startsWith('inline');
+  };
+
+  // transformed is text as CSS text-transform lays it out, as Chrome's
+  // names have it.
+  const transformed = (s, how) => {
+    switch (how) {
+      case 'uppercase': return s.toUpperCase();
+      case 'lowercase': return s.toLowerCase();
+      case 'capitalize': return s.replace(/(^|[\s\p{P}])(\p{L})/gu, (m, a, b) => a + b.toUpperCase());
+    }
+    return s;
   };
 
   // sibling is the nearest sibling of kids[i] in direction dir that layout
@@ -277,6 +294,7 @@
     let count = 0;
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
     const boxed = /flex|grid/.test(cs.display);
+    const transform = cs.textTransform;
     const checkLabel = tag === 'label' && e.control && (e.control.type === 'checkbox' || e.control.type === 'radio') ? e.control : null;
     if (!inline || tag === 'br') spaced = true;
     if (tag === 'iframe') {
@@ -316,6 +334,8 @@
             // A lone space shows between two inline boxes of text only.
             if (s === '' || (s === ' ' && (afterControl || !next || !textual(next) || !textual(sibling(kids, i, -1)) || startsWithControl(next)))) continue;
           }
+          if (s === '') continue;
+          if (transform !== 'none') s = transformed(s, transform);
           spaced = pre ? s.endsWith('\n') : s.endsWith(' ');
           afterControl = false;
           text += s;

@@ -74,6 +74,14 @@ func peers(dir string) []peer {
 // the whole tree, as chrome-devtools-mcp's is, not outlined.
 const wholeServer = "pagemux --max-output=0"
 
+// chromeServer names pagemux's times with Chrome's own tree
+// (--snapshot-source=chrome), whole as wholeServer's.
+const chromeServer = "pagemux --snapshot-source=chrome"
+
+// variants are the pagemux servers timed besides the main one: name and
+// flags.
+var variants = [][2]string{{wholeServer, "--max-output=0"}, {chromeServer, "--snapshot-source=chrome --max-output=0"}}
+
 // realSnapshots measures the pages page by page, side by side: on pagemux
 // (--snapshot-mode=incremental), its sizes and times; on pagemux with
 // whole answers (--max-output=0), its times; on each peer installed in
@@ -87,11 +95,15 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 		return nil
 	}
 	defer s.close()
-	w, err := startServer(ctx, bin, []string{"--max-output=0"}, cfg.callTimeout, log)
-	if err != nil {
-		log.Error("pagemux --max-output=0 for the real pages", "err", err)
-	} else {
+	others := map[string]*server{}
+	for _, v := range variants {
+		w, err := startServer(ctx, bin, strings.Fields(v[1]), cfg.callTimeout, log)
+		if err != nil {
+			log.Error("a pagemux for the real pages", "server", v[0], "err", err)
+			continue
+		}
 		defer w.close()
+		others[v[0]] = w
 	}
 	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
 	defer os.RemoveAll(tmp)
@@ -123,8 +135,10 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 			r.Failure = err.Error()
 			log.Error("real page", "page", p, "err", err)
 		}
-		if w != nil {
-			r.whole(ctx, cfg, w, siteURL+"/real/"+p, log)
+		for _, v := range variants {
+			if w := others[v[0]]; w != nil {
+				r.whole(ctx, cfg, v[0], w, siteURL+"/real/"+p, log)
+			}
 		}
 		for _, pr := range peers(cfg.peerDir) {
 			if ps := started[pr.name]; ps != nil {
@@ -135,14 +149,14 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 	return rs
 }
 
-// whole times take_snapshot on w, a pagemux with --max-output=0.
-func (r *realResult) whole(ctx context.Context, cfg *config, w *server, url string, log *slog.Logger) {
+// whole times take_snapshot on w, the pagemux of variants named name.
+func (r *realResult) whole(ctx context.Context, cfg *config, name string, w *server, url string, log *slog.Logger) {
 	id, _, err := openPage(ctx, w, cfg, url)
 	if err != nil {
-		log.Error("real page", "server", wholeServer, "page", r.Page, "err", err)
+		log.Error("real page", "server", name, "page", r.Page, "err", err)
 		return
 	}
-	r.TimesMS[wholeServer], _ = medianCall(ctx, cfg, w, "take_snapshot", map[string]any{"pageId": id})
+	r.TimesMS[name], _ = medianCall(ctx, cfg, w, "take_snapshot", map[string]any{"pageId": id})
 	w.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
 }
 
@@ -265,7 +279,7 @@ func countTokens(ctx context.Context, dir string, texts []string, log *slog.Logg
 func printReal(w io.Writer, cfg *config, rs []*realResult) {
 	fmt.Fprintf(w, "\n== take_snapshot of real pages (testdata/real; sizes in characters / o200k tokens; time: median of %d) ==\n", cfg.realReps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	names := []string{"pagemux", wholeServer}
+	names := []string{"pagemux", wholeServer, chromeServer}
 	var peerNames []string
 	for _, p := range peers(cfg.peerDir) {
 		peerNames = append(peerNames, p.name)
