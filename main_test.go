@@ -33,7 +33,7 @@ func TestParseFlags(t *testing.T) {
 		chk  func(*config) string
 	}{
 		{nil, "", func(c *config) string {
-			if c.lockMode != "global" || c.lockWait != 2*time.Minute || c.maxQueue != 64 || c.browser.Headful || !c.isolated {
+			if c.lockMode != "global" || c.lockWait != 2*time.Minute || c.maxQueue != 64 || c.browser.Headful || !c.isolated || c.browser.SnapshotSource != "page" {
 				return fmt.Sprintf("defaults: %+v", c)
 			}
 			return ""
@@ -45,6 +45,13 @@ func TestParseFlags(t *testing.T) {
 			return ""
 		}},
 		{[]string{"--viewport=wide"}, "want WIDTHxHEIGHT", nil},
+		{[]string{"--snapshot-source=dom"}, `--snapshot-source "dom": want chrome or page`, nil},
+		{[]string{"--snapshot-source=chrome"}, "", func(c *config) string {
+			if c.browser.SnapshotSource != "chrome" {
+				return "snapshot source " + c.browser.SnapshotSource
+			}
+			return ""
+		}},
 		{[]string{"--browser-url=http://127.0.0.1:9222", "--ws-endpoint=ws://x"}, "not both", nil},
 		{[]string{"--browser-url=http://127.0.0.1:9222", "--browser-url=http://127.0.0.1:9223"}, "", func(c *config) string {
 			if c.browser.BrowserURL != "http://127.0.0.1:9222" || !slices.Equal(c.browser.Pool, []string{"http://127.0.0.1:9223"}) {
