@@ -70,8 +70,12 @@ func (p *Page) tree(ctx context.Context, inPage bool) (*snapshot.Doc, error) {
 		if err == nil || ctx.Err() != nil {
 			return doc, err
 		}
-		msg, _, _ := strings.Cut(err.Error(), "\n") // not a script's whole stack
-		p.b.log.Warn("snapshot: the page's tree failed; taking Chrome's", "page", p.ID, "error", msg)
+		if errors.Is(err, snapshot.ErrNotWalked) {
+			p.b.log.Debug("snapshot: taking Chrome's tree", "page", p.ID, "why", err)
+		} else {
+			msg, _, _ := strings.Cut(err.Error(), "\n") // not a script's whole stack
+			p.b.log.Warn("snapshot: the page's tree failed; taking Chrome's", "page", p.ID, "error", msg)
+		}
 	}
 	return p.fullAXTree(ctx)
 }

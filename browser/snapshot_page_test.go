@@ -174,8 +174,8 @@ func TestPageSnapshotIsolation(t *testing.T) {
 }
 
 // TestPageSnapshotFallback: a page the script cannot walk (3,000 elements
-// deep, past its stack; Chrome's own tree takes it) still gets a snapshot,
-// Chrome's.
+// deep, past its stack; Chrome's own tree takes it) and a document it does
+// not walk (an SVG document) still get a snapshot, Chrome's.
 func TestPageSnapshotFallback(t *testing.T) {
 	t.Parallel()
 	b := sharedBrowser(t)
@@ -194,5 +194,21 @@ func TestPageSnapshotFallback(t *testing.T) {
 	}
 	if !strings.Contains(snap.Text, `button "Top"`) {
 		t.Errorf("no snapshot of the deep page:\n%s", snap.Text)
+	}
+
+	// A document without an HTML body, which the script leaves alone.
+	svg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write([]byte(`<svg xmlns="http://www.w3.org/2000/svg" width="200" height="50"><a href="/next"><text x="5" y="30">Next chart</text></a></svg>`))
+	}))
+	t.Cleanup(svg.Close)
+	if err := p.Navigate(t.Context(), svg.URL, 0); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err = p.SnapshotFrom(t.Context(), false, SourcePage); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(snap.Text, `link "Next chart"`) {
+		t.Errorf("the SVG document's snapshot is not Chrome's:\n%s", snap.Text)
 	}
 }

@@ -25,7 +25,9 @@ import (
 // PageScript is the script that computes a document's tree in the page. Run
 // it in an isolated world of the page's main frame (the page's scripts must
 // not reach the refs it keeps) and return its result by value to
-// ReadPageTree.
+// ReadPageTree. Its result is null for a document it does not walk, one
+// without an HTML body (SVG, XML, a frameset): take Chrome's tree there.
+// Its stack holds a document some 2,000 elements deep, not much more.
 //
 //go:embed page.js
 var PageScript string
@@ -52,9 +54,16 @@ func PageNodeScript(ref int64) string {
 // node no snapshot of the document named.
 const PageRefFunction = `function () { const S = globalThis.__pagemuxSnap; return (S && S.ids.get(this)) || 0 }`
 
+// ErrNotWalked is ReadPageTree's error for a document PageScript does not
+// walk.
+const ErrNotWalked Error = "the page's script does not walk this document"
+
 // ReadPageTree decodes PageScript's result, the raw JSON of its value, into
 // a Doc of the document of frame.
 func ReadPageTree(raw []byte, frame cdp.FrameID) (*Doc, error) {
+	if string(raw) == "null" {
+		return nil, ErrNotWalked
+	}
 	var d jsonv2.Decoder
 	d.Reset(bytes.NewReader(raw), decodeOptions)
 	return readPageTree(&d, frame)

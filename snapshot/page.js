@@ -490,6 +490,9 @@
     out[base + 6] = out.length > before ? 1 : 0;
     return 1;
   };
+  // A document without an HTML body (SVG, XML, a frameset) is left to
+  // Chrome's tree.
+  if (!document.body || document.body.localName !== 'body') return null;
   rootOf(document);
   return out;
 })()

@@ -72,6 +72,9 @@ func TestReadPageTreeBad(t *testing.T) {
 			t.Errorf("%s: %v; want an error that says it is the page tree's", name, err)
 		}
 	}
+	if _, err := ReadPageTree([]byte(`null`), ""); err != ErrNotWalked {
+		t.Errorf("null: %v, want ErrNotWalked", err)
+	}
 	doc, err := ReadPageTree([]byte(`[]`), "")
 	if err != nil || len(doc.nodes) != 0 {
 		t.Errorf("an empty tree: %v, %v", doc, err)
