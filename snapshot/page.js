@@ -229,21 +229,21 @@
   // sees: not a comment, nor white space.
   const sibling = (kids, i, dir) => {
     for (i += dir; i >= 0 && i < kids.length; i += dir) {
-      const k = kids[i];
-      if (k.nodeType === 1 ? !inert.has(k.localName) && getComputedStyle(k).display !== 'none' : k.nodeType === 3 && /\S/.test(k.data)) return k;
+      if (laidOut(kids[i])) return kids[i];
     }
     return null;
   };
+  const laidOut = (k) => (k.nodeType === 1 ? !inert.has(k.localName) && getComputedStyle(k).display !== 'none' : k.nodeType === 3 && /\S/.test(k.data));
 
   // endsLine reports whether nothing follows the inline element e on its
   // line: what follows it, or its inline ancestors, is a block or a line
   // break, or the end of their block.
   const endsLine = (e) => {
     for (let c = e; c && c.parentNode; c = c.parentNode) {
-      const p = c.parentNode;
-      const kids = p.childNodes;
-      const next = sibling(kids, Array.prototype.indexOf.call(kids, c), 1);
+      let next = c.nextSibling;
+      while (next && !laidOut(next)) next = next.nextSibling;
       if (next) return breaks(next);
+      const p = c.parentNode;
       if (p.nodeType !== 1 || !getComputedStyle(p).display.startsWith('inline')) return true;
     }
     return true;
