@@ -45,7 +45,10 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 	err := p.await(ctx, func(ctx context.Context) error {
 		for range 3 {
 			gen := p.Generation()
-			doc, err := p.tree(ctx, source != SourceChrome && !verbose)
+			doc, err := p.tree(ctx, gen, source != SourceChrome && !verbose)
+			if errors.Is(err, errNavigated) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -61,14 +64,21 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 	return snap, err
 }
 
+// errNavigated is tree's error when the page's script failed because the
+// document of generation gen went away: take the new one's tree.
+var errNavigated = errors.New("snapshot: the document went away")
+
 // tree fetches the main frame's tree: computed in the page when inPage, and
 // Chrome's where that fails (a page too deep for the script's stack, a
-// document without a body) or not.
-func (p *Page) tree(ctx context.Context, inPage bool) (*snapshot.Doc, error) {
+// document without a body) or not. gen is the page's generation before it.
+func (p *Page) tree(ctx context.Context, gen uint64, inPage bool) (*snapshot.Doc, error) {
 	if inPage {
 		doc, err := p.pageTree(ctx)
 		if err == nil || ctx.Err() != nil {
 			return doc, err
+		}
+		if p.Generation() != gen {
+			return nil, errNavigated
 		}
 		if errors.Is(err, snapshot.ErrNotWalked) {
 			p.b.log.Debug("snapshot: taking Chrome's tree", "page", p.ID, "why", err)
