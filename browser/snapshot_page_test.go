@@ -1,12 +1,20 @@
 package browser
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/heapprofiler"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 
 	"github.com/pagemux/pagemux/snapshot"
 )
@@ -195,5 +203,46 @@ func TestPageSnapshotFallback(t *testing.T) {
 	}
 	if snap := pageSnapshot(t, p); !strings.Contains(snap, `link "Next chart"`) {
 		t.Errorf("the SVG document's snapshot is not Chrome's:\n%s", snap)
+	}
+}
+
+// TestPageSnapshotRefsCollected: the refs of nodes a page removed go once
+// the nodes are collected, so that a page that keeps replacing its content
+// does not grow the snapshot's map in the renderer.
+func TestPageSnapshotRefsCollected(t *testing.T) {
+	t.Parallel()
+	p := openHTML(t, `<ul id=feed></ul>`)
+	for range 5 {
+		evalString(t, p, `() => { feed.replaceChildren(...Array.from({length: 2000}, (_, i) => { const li = document.createElement('li'); li.textContent = 'item ' + i; return li })); return '' }`)
+		pageSnapshot(t, p)
+	}
+	refs := func() int {
+		cctx, cancel := p.Context(t.Context())
+		defer cancel()
+		world, err := p.isolatedWorld(cctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Call(cctx, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := chromedp.Call(cctx, runtime.Evaluate, runtime.EvaluateParams{
+			Expression: "globalThis.__pagemuxSnap.refs.size", ContextID: world, ReturnByValue: new(true),
+		})
+		if err != nil || res.Result == nil {
+			t.Fatalf("reading the refs: %v", err)
+		}
+		n, _ := strconv.Atoi(string(res.Result.Value))
+		return n
+	}
+	// 5 × 4,000 nodes were named; the last 4,000 and a few more live.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for n := refs(); n > 4100; n = refs() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d refs left after collecting the removed nodes; want at most the 4,000 and odd the page has", n)
+		case <-time.After(50 * time.Millisecond): // finalizers run in a later task
+		}
 	}
 }

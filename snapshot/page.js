@@ -21,7 +21,11 @@
 // walk recurses: a document some 2,000 elements deep overflows its stack,
 // and the caller takes Chrome's tree.
 (() => {
+  // The refs of the document, kept in this world's global: a node's ref
+  // goes when the node is collected, so that a page that keeps replacing
+  // its content does not grow the map.
   const S = globalThis.__pagemuxSnap || (globalThis.__pagemuxSnap = { ids: new WeakMap(), refs: new Map(), next: 0 });
+  S.gone = S.gone || new FinalizationRegistry((id) => S.refs.delete(id));
   const out = [];
   const fields = 7;
   const refOf = (n) => {
@@ -30,6 +34,7 @@
       id = ++S.next;
       S.ids.set(n, id);
       S.refs.set(id, new WeakRef(n));
+      S.gone.register(n, id);
     }
     return id;
   };
