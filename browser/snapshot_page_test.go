@@ -39,7 +39,7 @@ func TestPageSnapshotMatchesChrome(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeAtEnd(t, b, p)
-	for _, path := range []string{"/real/go_mem.html", "/real/asm.html", "/real/go1.html", "/real/rust/", "/form.html", "/typing.html", "/css.html", "/css-more.html"} {
+	for _, path := range []string{"/real/go_mem.html", "/real/asm.html", "/real/go1.html", "/real/rust/", "/form.html", "/typing.html", "/css.html", "/css-more.html", "/widgets.html"} {
 		if err := p.Navigate(t.Context(), site.URL+path, 0); err != nil {
 			t.Fatal(err)
 		}

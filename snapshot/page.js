@@ -99,8 +99,10 @@
     'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'row', 'rowheader', 'switch', 'tab', 'tooltip', 'treeitem',
     'DisclosureTriangle', 'LabelText', 'legend', 'caption', 'Figcaption', 'term']);
   // Roles that take no name from a title: it becomes their description.
-  const unnamed = new Set(['generic', 'none', 'paragraph', 'code', 'emphasis', 'strong', 'deletion', 'insertion',
+  const unnamed = new Set(['generic', 'none', 'Ignored', 'paragraph', 'code', 'emphasis', 'strong', 'deletion', 'insertion',
     'subscript', 'superscript', 'caption', 'StaticText', 'LineBreak', 'time', 'mark', 'term', 'definition']);
+  // Widgets that hold other widgets (and a group an author made one).
+  const containers = new Set(['tree', 'treegrid', 'grid', 'listbox', 'menu', 'menubar', 'tablist', 'toolbar', 'radiogroup']);
   const controls = new Set(['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'slider', 'checkbox', 'radio',
     'ColorWell', 'Date', 'DateTime', 'InputTime', 'switch']);
 
@@ -215,7 +217,10 @@
   const breaks = (n) => {
     if (n.nodeType !== 1) return false;
     if (n.localName === 'br') return true;
-    const d = getComputedStyle(n).display;
+    const cs = getComputedStyle(n);
+    const d = cs.display;
+    // A box out of the flow (positioned, floating) is not on the line.
+    if (cs.position === 'absolute' || cs.position === 'fixed' || cs.cssFloat !== 'none') return false;
     return d !== 'none' && d !== 'contents' && !d.startsWith('inline');
   };
 
@@ -264,7 +269,7 @@
   };
 
   // textual reports whether a sibling n is text, or an inline box of it.
-  const textual = (n) => !n || n.nodeType === 3 || (!leaves.has(n.localName) && getComputedStyle(n).display === 'inline');
+  const textual = (n) => !n || n.nodeType === 3 || (!controlTags.has(n.localName) && getComputedStyle(n).display === 'inline');
 
   // walk emits e and its subtree and returns the text e adds to an
   // ancestor's name from content.
@@ -281,7 +286,10 @@
     const cs = getComputedStyle(e);
     if (cs.display === 'none' || cs.visibility !== 'visible' || cs.contentVisibility === 'hidden') return '';
     if (tag === 'input' && e.type === 'hidden') return '';
-    const role = roleOf(e, tag);
+    // The label of a check box or radio button is its name, and Chrome
+    // leaves the label out.
+    const checkLabel = tag === 'label' && e.control && (e.control.type === 'checkbox' || e.control.type === 'radio') ? e.control : null;
+    const role = checkLabel ? 'Ignored' : roleOf(e, tag);
     const base = out.length;
     let value = null;
     let desc = null;
@@ -300,7 +308,7 @@
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
     const boxed = /flex|grid/.test(cs.display);
     const transform = cs.textTransform;
-    const checkLabel = tag === 'label' && e.control && (e.control.type === 'checkbox' || e.control.type === 'radio') ? e.control : null;
+
     if (!inline || tag === 'br') spaced = true;
     if (tag === 'iframe') {
       let doc = null;
@@ -314,8 +322,6 @@
       const n = kids.length;
       for (let i = 0; i < n; i++) {
         const c = kids[i];
-        // The label of a check box or radio button is its name, not text
-        // of its own.
         if (checkLabel && c !== checkLabel) {
           if (c.nodeType === 1 && c.contains(checkLabel)) text += walk(c);
           continue;
@@ -371,11 +377,15 @@
     if (!inline || tag === 'br') spaced = true;
     else if (leaves.has(tag)) spaced = false;
     if (controlTags.has(tag)) afterControl = true;
+    else if (leaves.has(tag)) afterControl = false;
     if (name === null && fromContent.has(role)) name = contentName(text) || null;
     const title = e.title ? norm(e.title) : '';
     if (name === null && title && !unnamed.has(role)) name = title;
     if (tag === 'img' || tag === 'input' && e.type === 'image') text = name || '';
     else if (e.hasAttribute('aria-label')) text = name;
+    // A group of widgets gives nothing to a name from content (a tree
+    // item's name is not its subtree's).
+    if (containers.has(role) || (role === 'group' && e.hasAttribute('role'))) text = '';
     // A block's text is apart from its neighbours' (pad, cut again by
     // contentName).
     if (!inline && text) text = pad + text + pad;
@@ -387,7 +397,11 @@
     if (disabled) p.push('disabled', true);
     else if (focusable) p.push('focusable', true);
     if (e === active && focusable) p.push('focused', true);
-    if (e.isContentEditable) p.push('editable', 'richtext');
+    if (e.isContentEditable) {
+      p.push('editable', 'richtext');
+      // An editing host's value is its text.
+      if (!e.parentElement || !e.parentElement.isContentEditable) value = contentName(text).trim();
+    }
     switch (role) {
       case 'link':
         if (e.href) p.push('url', e.href);
@@ -413,10 +427,13 @@
         if (tag === 'select') p.push('hasPopup', 'menu', 'expanded', false);
         break;
       case 'status':
-        p.push('live', 'polite', 'atomic', true);
+        p.push('live', 'polite', 'atomic', true, 'relevant', 'additions text');
         break;
       case 'alert':
-        p.push('live', 'assertive', 'atomic', true);
+        p.push('live', 'assertive', 'atomic', true, 'relevant', 'additions text');
+        break;
+      case 'treeitem':
+        p.push('selected', e.getAttribute('aria-selected') === 'true');
         break;
       case 'menubar': case 'tablist': case 'slider': case 'separator': case 'scrollbar':
         p.push('orientation', e.getAttribute('aria-orientation') || (role === 'slider' || role === 'separator' || role === 'menubar' || role === 'tablist' ? 'horizontal' : 'vertical'));
@@ -437,15 +454,15 @@
           if (v !== '') value = v;
         }
         if (role === 'slider' || role === 'spinbutton') {
-          if (e.min !== '') p.push('valuemin', +e.min);
-          if (e.max !== '') p.push('valuemax', +e.max);
-          p.push('valuetext', role === 'slider' ? e.value : '');
+          // Chrome's range without bounds is 0 to 100, its spin button's 0
+          // to 0.
+          p.push('valuemin', e.min !== '' ? +e.min : 0, 'valuemax', e.max !== '' ? +e.max : role === 'slider' ? 100 : 0, 'valuetext', e.value);
         }
       }
     }
     if (tag === 'progress' || tag === 'meter') {
       value = String(e.value);
-      p.push('valuemin', tag === 'meter' ? e.min : 0, 'valuemax', e.max);
+      p.push('valuemin', tag === 'meter' ? e.min : 0, 'valuemax', e.max, 'valuetext', '');
     }
     if (tag === 'details' || tag === 'summary') {
       const d = tag === 'details' ? e : e.parentElement;
@@ -483,7 +500,7 @@
   const focusTags = {
     a: (e) => e.hasAttribute('href'), area: (e) => e.hasAttribute('href'), button: yes, input: yes, select: yes,
     textarea: yes, iframe: yes, summary: (e) => e.parentElement && e.parentElement.localName === 'details',
-    audio: (e) => e.controls, video: (e) => e.controls,
+    audio: (e) => e.controls, video: (e) => e.controls, dialog: yes,
   };
   const formTags = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
   // rootOf emits a document's RootWebArea and its body; it returns 1.
