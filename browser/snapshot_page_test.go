@@ -246,3 +246,30 @@ func TestPageSnapshotRefsCollected(t *testing.T) {
 		}
 	}
 }
+
+// TestPageSnapshotFrames: the page's tree shows a same-origin frame's
+// document under its Iframe node, as chrome-devtools-mcp does (Chrome's
+// tree of the main frame ends at the Iframe), and a uid in it acts on it.
+func TestPageSnapshotFrames(t *testing.T) {
+	t.Parallel()
+	p := openHTML(t, `<p id=out>none</p><iframe title="Doc frame" srcdoc="<button onclick=&quot;parent.document.getElementById('out').textContent='framed'&quot;>In frame</button>"></iframe>`)
+	var snap string
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for snap = pageSnapshot(t, p); !strings.Contains(snap, `button "In frame"`); snap = pageSnapshot(t, p) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the frame's button never showed:\n%s", snap)
+		case <-time.After(20 * time.Millisecond): // the srcdoc loads after the page
+		}
+	}
+	if !strings.Contains(snap, `Iframe "Doc frame"`) || !strings.Contains(snap, `RootWebArea url="about:srcdoc"`) {
+		t.Errorf("the frame is not under its Iframe node:\n%s", snap)
+	}
+	if err := p.Click(t.Context(), uidOf(t, snap, `button "In frame"`), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, p, "() => out.textContent"); got != `"framed"` {
+		t.Errorf("clicking the frame's button: the page says %s", got)
+	}
+}
