@@ -200,7 +200,7 @@
   const pseudo = (e, which) => {
     let c = getComputedStyle(e, which).content;
     if (c === 'none' || c === 'normal' || c === '') return '';
-    c = c.replace(/url\((?:"(?:[^"\\]|\\.)*"|[^)]*)\)/g, '');
+    c = c.replace(/url\((?:"(?:[^"\\]|\\.)*"|[^)]*)\)/g, '').replace(/\bopen-quote\b/g, '"\u201c"').replace(/\bclose-quote\b/g, '"\u201d"');
     let t = '';
     for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"|attr\(([^)]+)\)/g)) {
       t += m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : e.getAttribute(m[2].trim()) || '';
@@ -316,7 +316,7 @@
       if (doc && doc.body) count += rootOf(doc);
     } else if (tag === 'svg' || tag === 'img' || tag === 'input' || tag === 'textarea') {
       // Leaves: what is inside is not shown.
-    } else if (tag !== 'select' || role === 'listbox') {
+    } else if (tag !== 'select') {
       text += pseudo(e, '::before');
       if (out.length > base + fields) count++;
       const n = kids.length;
@@ -357,21 +357,24 @@
       const before = out.length;
       text += pseudo(e, '::after');
       if (out.length > before) count++;
-      if (tag === 'select' && role === 'listbox') text = '';
-    } else if (tag === 'select') {
-      // A drop-down's text is its selected option; its options are in a
-      // popup below it.
+    } else {
+      // A drop-down's text is its selected option, and its options are in
+      // a popup below it; a list box's options are its children.
       const o = e.selectedOptions[0];
-      if (o) text = o.text;
-      const popup = out.length;
-      out.push(0, 'MenuListPopup', null, null, null, null, 0);
+      if (o && role === 'combobox') text = o.text;
+      let at = base;
+      if (role === 'combobox') {
+        at = out.length;
+        out.push(0, 'MenuListPopup', null, null, null, null, 0);
+        count++;
+      }
       let options = 0;
       for (const o of e.options) {
         out.push(refOf(o), 'option', norm(o.label), null, null, ['focusable', true, 'selected', o.selected], 0);
         options++;
       }
-      out[popup + 6] = options;
-      count++;
+      if (at === base) count += options;
+      else out[at + 6] = options;
     }
     out[base + 6] = count;
     if (!inline || tag === 'br') spaced = true;
@@ -450,7 +453,7 @@
         }
         if (e.required) p.push('required', true);
         if (role !== 'checkbox' && role !== 'radio') {
-          const v = e.type === 'password' ? '\u2022'.repeat(e.value.length) : tag === 'select' ? (e.selectedOptions[0] ? e.selectedOptions[0].text : '') : e.value;
+          const v = e.type === 'password' ? '\u2022'.repeat(e.value.length) : tag === 'select' ? (e.selectedOptions[0] && role === 'combobox' ? e.selectedOptions[0].text : '') : e.value;
           if (v !== '') value = v;
         }
         if (role === 'slider' || role === 'spinbutton') {
@@ -460,6 +463,12 @@
         }
       }
     }
+    if (tag === 'input' && e.type === 'file') {
+      // Chrome's own words for a file input's state.
+      const f = e.files;
+      value = f.length === 1 ? f[0].name : f.length > 1 ? f.length + ' files' : e.multiple ? 'No files chosen' : 'No file chosen';
+    }
+    if (tag === 'input' && role === 'combobox') p.push('autocomplete', 'list', 'hasPopup', 'listbox');
     if (tag === 'progress' || tag === 'meter') {
       value = String(e.value);
       p.push('valuemin', tag === 'meter' ? e.min : 0, 'valuemax', e.max, 'valuetext', '');
