@@ -16,7 +16,7 @@
 // snapshot's text shows them (which text layout drops, names from content,
 // labels, titles, generated content), so that the text is Chrome's for
 // common HTML and ARIA. Not seen: closed and user-agent shadow roots (the
-// fields of a date input), cross-origin frames, aria-owns, a child made
+// fields of a date input, a video's controls), cross-origin frames, aria-owns, a child made
 // visible inside a hidden parent; CSS counters in generated content. The
 // walk recurses: a document some 2,000 elements deep overflows its stack,
 // and the caller takes Chrome's tree.
