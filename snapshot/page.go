@@ -32,9 +32,6 @@ import (
 //go:embed page.js
 var PageScript string
 
-// pageFields is how many values PageScript writes a node.
-const pageFields = 7
-
 // PageRef reports whether a backend id of a snapshot's node is a ref of a
 // tree computed in the page, and which.
 func PageRef(id cdp.BackendNodeID) (ref int64, ok bool) {

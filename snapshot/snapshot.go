@@ -1,13 +1,16 @@
-// Package snapshot makes the text of take_snapshot from the accessibility
-// tree that Chrome's Accessibility.getFullAXTree returns: it decodes the
-// answer (as a stream, from an io.Reader, or from cdproto's decoded nodes),
+// Package snapshot makes the text of take_snapshot from an accessibility
+// tree: the one Chrome's Accessibility.getFullAXTree returns, or the one its
+// script PageScript computes in the page with Chrome's roles and names
+// (page.js). It decodes either (Chrome's as a stream, from an io.Reader,
+// or from cdproto's decoded nodes; the page's from the script's value),
 // picks the nodes chrome-devtools-mcp shows, writes them one a line, and
 // keeps a page's uids, the registry that hands them out and resolves them
 // back to DOM nodes. Diff compares two snapshots of one document for
 // incremental snapshots (diff.go).
 //
 // It makes no Chrome calls and knows no page: browser/ fetches the tree
-// (from Chrome's pipe, a websocket of its own, or chromedp), calls Reset
+// (from Chrome's pipe, a websocket of its own, or chromedp; or runs the
+// script in an isolated world of the page), calls Reset
 // when the page navigates, and resolves a uid's DOM node in the page. The
 // tests run on recorded getFullAXTree answers in testdata, without a
 // browser.
