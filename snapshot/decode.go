@@ -161,13 +161,19 @@ func expect(d *jsonv2.Decoder, kind byte) error {
 	return nil
 }
 
-// node reads one AXNode.
-func (a *axDecoder) node(d *jsonv2.Decoder) error {
-	doc := a.doc
-	i := len(doc.nodes)
+// add appends an empty node, without an id nor children, and returns its
+// index; the decoders fill it in.
+func (doc *Doc) add() int {
 	doc.nodes = push(doc.nodes, axSrc{})
 	doc.ids = push(doc.ids, doc.other.of(nil))
 	doc.nkids = push(doc.nkids, 0)
+	return len(doc.nodes) - 1
+}
+
+// node reads one AXNode.
+func (a *axDecoder) node(d *jsonv2.Decoder) error {
+	doc := a.doc
+	i := doc.add()
 	if d.PeekKind() == 'n' { // a null node, as rawDoc takes it
 		_, err := d.ReadToken()
 		return err

@@ -75,10 +75,7 @@ func (a *axDecoder) cborResult(d *cdpcbor.Decoder) error {
 // cborNode reads one AXNode, as node does.
 func (a *axDecoder) cborNode(d *cdpcbor.Decoder) error {
 	doc := a.doc
-	i := len(doc.nodes)
-	doc.nodes = push(doc.nodes, axSrc{})
-	doc.ids = push(doc.ids, doc.other.of(nil))
-	doc.nkids = push(doc.nkids, 0)
+	i := doc.add()
 	n := &doc.nodes[i]
 	return d.Members(func(k []byte) error {
 		var err error

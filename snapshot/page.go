@@ -63,83 +63,77 @@ func ReadPageTree(raw []byte, frame cdp.FrameID) (*Doc, error) {
 	}
 	var d jsonv2.Decoder
 	d.Reset(bytes.NewReader(raw), decodeOptions)
-	return readPageTree(&d, frame)
-}
-
-func readPageTree(d *jsonv2.Decoder, frame cdp.FrameID) (*Doc, error) {
 	a := &axDecoder{doc: &Doc{frame: frame}}
-	if err := expect(d, '['); err != nil {
+	if err := expect(&d, '['); err != nil {
 		return nil, fmt.Errorf("page tree: %w", err)
 	}
-	doc := a.doc
 	for d.PeekKind() != ']' {
-		n, err := a.pageNode(d)
-		if err != nil {
+		if err := a.pageNode(&d); err != nil {
 			return nil, fmt.Errorf("page tree: %w", err)
 		}
-		doc.ids = push(doc.ids, int64(len(doc.nodes)))
-		doc.nodes = push(doc.nodes, n)
-		doc.nkids = push(doc.nkids, 0)
-		v, err := d.ReadToken()
-		if err != nil {
-			return nil, fmt.Errorf("page tree: %w", err)
-		}
-		if v.Kind() != '0' || v.Int() < 0 || v.Int() > 1<<30 {
-			return nil, errors.New("page tree: a node's child count is not a count")
-		}
-		doc.nkids[len(doc.nkids)-1] = int32(v.Int())
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return nil, fmt.Errorf("page tree: %w", err)
 	}
-	if err := linkPreorder(doc); err != nil {
+	if err := linkPreorder(a.doc); err != nil {
 		return nil, err
 	}
-	return doc, nil
+	return a.doc, nil
 }
 
-// pageNode reads a node's values but its child count.
-func (a *axDecoder) pageNode(d *jsonv2.Decoder) (axSrc, error) {
-	var n axSrc
+// pageNode reads one node of PageScript's array, its seven values; its id
+// is its index.
+func (a *axDecoder) pageNode(d *jsonv2.Decoder) error {
+	doc := a.doc
+	i := doc.add()
+	doc.ids[i] = int64(i)
+	n := &doc.nodes[i]
 	v, err := d.ReadToken()
 	if err != nil {
-		return n, err
+		return err
 	}
 	if v.Kind() != '0' || v.Int() < 0 {
-		return n, errors.New("a node's ref is not a number")
+		return errors.New("a node's ref is not a number")
 	}
 	n.backend = cdp.BackendNodeID(-v.Int())
 	for _, dst := range []*[]byte{&n.role, &n.name, &n.value, &n.desc} {
 		raw, err := d.ReadValue()
 		if err != nil {
-			return n, err
+			return err
 		}
 		if raw[0] != 'n' {
 			*dst = a.copy(raw)
 		}
 	}
-	if d.PeekKind() != '[' {
-		_, err := d.ReadToken() // null
-		return n, err
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return n, err
-	}
-	for d.PeekKind() != ']' {
-		name, err := str(d)
-		if err != nil {
-			return n, err
+	if d.PeekKind() == '[' {
+		if _, err := d.ReadToken(); err != nil {
+			return err
 		}
-		p := axProp{name: a.name(name)}
-		raw, err := d.ReadValue()
-		if err != nil {
-			return n, err
+		for d.PeekKind() != ']' {
+			name, err := str(d)
+			if err != nil {
+				return err
+			}
+			p := axProp{name: a.name(name)}
+			raw, err := d.ReadValue()
+			if err != nil {
+				return err
+			}
+			p.value = a.copy(raw)
+			n.props = append(n.props, p)
 		}
-		p.value = a.copy(raw)
-		n.props = append(n.props, p)
 	}
-	_, err = d.ReadToken()
-	return n, err
+	if _, err := d.ReadToken(); err != nil { // ']' or null
+		return err
+	}
+	if v, err = d.ReadToken(); err != nil {
+		return err
+	}
+	if v.Kind() != '0' || v.Int() < 0 || v.Int() > 1<<30 {
+		return errors.New("a node's child count is not a count")
+	}
+	doc.nkids[i] = int32(v.Int())
+	return nil
 }
 
 // linkPreorder fills doc's children lists from the child counts of its
