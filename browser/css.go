@@ -46,23 +46,22 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
-	frame, backend, err := p.UIDs.LookupFrame(uid)
+	frame, id, err := p.UIDs.LookupFrame(uid)
 	if err != nil {
 		return nil, err
 	}
+	_, fromPage := snapshot.PageRef(id)
 	var out *styles.Styles
 	err = p.await(ctx, func(ctx context.Context) error {
-		if ref, ok := snapshot.PageRef(backend); ok {
-			var err error
-			if backend, err = p.pageNode(ctx, uid, ref); err != nil {
-				return err
-			}
+		backend, err := p.nodeOf(ctx, uid, id)
+		if err != nil {
+			return err
 		}
 		chain, err := elementChain(ctx, uid, backend)
 		if err != nil {
 			return err
 		}
-		uidOf := p.uidOfNode(ctx, frame)
+		uidOf := p.uidOfNode(ctx, frame, fromPage)
 		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, uidOf)
 		if err != nil {
 			return err

@@ -98,40 +98,53 @@ func (p *Page) pageNode(ctx context.Context, uid string, ref int64) (cdp.Backend
 }
 
 // lookupUID resolves a uid of the current document to the frame of its
-// document and its DOM node's backend id, asking the page for the node of a
-// uid of a snapshot computed there. ctx is a call context of the tab.
+// document and its DOM node's backend id (nodeOf). ctx is a call context of
+// the tab.
 func (p *Page) lookupUID(ctx context.Context, uid string) (cdp.FrameID, cdp.BackendNodeID, error) {
 	frame, id, err := p.UIDs.LookupFrame(uid)
 	if err != nil {
 		return "", 0, err
 	}
-	if ref, ok := snapshot.PageRef(id); ok {
-		id, err = p.pageNode(ctx, uid, ref)
-	}
+	id, err = p.nodeOf(ctx, uid, id)
 	return frame, id, err
 }
 
+// nodeOf is the backend id of the DOM node that id, the node of uid in
+// p.UIDs, stands for: id itself, or for a snapshot computed in the page the
+// node the page finds for its ref.
+func (p *Page) nodeOf(ctx context.Context, uid string, id cdp.BackendNodeID) (cdp.BackendNodeID, error) {
+	if ref, ok := snapshot.PageRef(id); ok {
+		return p.pageNode(ctx, uid, ref)
+	}
+	return id, nil
+}
+
 // uidOfNode returns a function that gives the uid of a DOM node of the
-// current document, "" for a node no snapshot showed, whichever source the
-// document's snapshots came from; it hands out no uid. ctx is a call context
-// of the tab, which the function uses.
-func (p *Page) uidOfNode(ctx context.Context, frame cdp.FrameID) func(*cdp.Node) string {
+// current document, "" for a node no snapshot showed; it hands out no uid.
+// With fromPage (the uids came from a snapshot computed in the page) a node
+// not known by its backend id is looked up by its ref in the page, once.
+// ctx is a call context of the tab, which the function uses.
+func (p *Page) uidOfNode(ctx context.Context, frame cdp.FrameID, fromPage bool) func(*cdp.Node) string {
 	var world runtime.ExecutionContextID
+	known := map[cdp.BackendNodeID]string{}
 	return func(n *cdp.Node) string {
-		if uid := p.UIDs.UID(frame, n.BackendNodeID); uid != "" {
+		if uid := p.UIDs.UID(frame, n.BackendNodeID); uid != "" || !fromPage {
 			return uid
 		}
+		if uid, ok := known[n.BackendNodeID]; ok {
+			return uid
+		}
+		known[n.BackendNodeID] = ""
 		if world == 0 {
 			var err error
 			if world, err = p.isolatedWorld(ctx); err != nil {
 				return ""
 			}
 		}
-		ref, err := p.pageRef(ctx, world, n.BackendNodeID)
-		if err != nil || ref <= 0 {
-			return ""
+		if ref, err := p.pageRef(ctx, world, n.BackendNodeID); err == nil && ref > 0 {
+			known[n.BackendNodeID] = p.UIDs.UID(frame, cdp.BackendNodeID(-ref))
 		}
-		return p.UIDs.UID(frame, cdp.BackendNodeID(-ref))
+		return known[n.BackendNodeID]
 	}
 }
 
