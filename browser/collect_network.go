@@ -206,9 +206,7 @@ func (n *Network) frameNavigated(f *cdp.Frame) {
 	n.ring.navigate(n.current)
 	// The document that sent the requests in flight is gone: nothing waits
 	// for them any more (an action that navigates waits for the navigation).
-	for id := range n.inflight {
-		n.land(id)
-	}
+	n.landAll()
 	n.loaders[f.LoaderID] = n.current
 	// The navigation request was filed under the document it left; it
 	// belongs to the one it made.
@@ -234,9 +232,7 @@ func (n *Network) frameNavigated(f *cdp.Frame) {
 func (n *Network) requestWillBeSent(ev *network.EventRequestWillBeSent) {
 	if _, ok := n.inflight[ev.RequestID]; !ok && (ev.Type == network.ResourceTypeFetch || ev.Type == network.ResourceTypeXHR) {
 		if len(n.inflight) >= maxInflight { // requests that never end: forget them
-			for id := range n.inflight {
-				n.land(id)
-			}
+			n.landAll()
 		}
 		n.sent++
 		n.inflight[ev.RequestID] = n.sent
@@ -298,6 +294,15 @@ func (n *Network) requestWillBeSent(ev *network.EventRequestWillBeSent) {
 func (n *Network) land(id network.RequestID) {
 	if _, ok := n.inflight[id]; ok {
 		delete(n.inflight, id)
+		close(n.landed)
+		n.landed = make(chan struct{})
+	}
+}
+
+// landAll forgets every request in flight, as if each had ended.
+func (n *Network) landAll() {
+	if len(n.inflight) > 0 {
+		clear(n.inflight)
 		close(n.landed)
 		n.landed = make(chan struct{})
 	}
