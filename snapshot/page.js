@@ -294,7 +294,8 @@
     let value = null;
     let desc = null;
     out.push(refOf(e), role, null, null, null, null, 0);
-    let name = tag === 'br' ? '\n' : ownName(e, tag, role);
+    const own = tag === 'br' ? '\n' : ownName(e, tag, role);
+    let name = own;
     const inline = cs.display.startsWith('inline') || cs.display === 'contents';
     // The children: e's shadow tree, a slot's assigned nodes, else its own.
     let kids = e.childNodes;
@@ -313,12 +314,17 @@
     if (tag === 'iframe') {
       let doc = null;
       try { doc = e.contentDocument; } catch {}
-      if (doc && doc.body) count += rootOf(doc);
+      if (doc && doc.body) {
+        rootOf(doc);
+        count++;
+      }
     } else if (tag === 'svg' || tag === 'img' || tag === 'input' || tag === 'textarea') {
       // Leaves: what is inside is not shown.
     } else if (tag !== 'select') {
       text += pseudo(e, '::before');
       if (out.length > base + fields) count++;
+      // A closed details element shows its summary only.
+      const summary = tag === 'details' && !e.open ? e.querySelector(':scope > summary') : undefined;
       const n = kids.length;
       for (let i = 0; i < n; i++) {
         const c = kids[i];
@@ -326,8 +332,7 @@
           if (c.nodeType === 1 && c.contains(checkLabel)) text += walk(c);
           continue;
         }
-        // A closed details element shows its summary only.
-        if (tag === 'details' && !e.open && (c.nodeType !== 1 || c !== e.querySelector(':scope > summary'))) continue;
+        if (summary !== undefined && c !== summary) continue;
         const before = out.length;
         if (c.nodeType === 1) {
           text += walk(c);
@@ -487,7 +492,7 @@
     const db = e.getAttribute('aria-describedby');
     if (db) desc = byId(e.ownerDocument, db) || null;
     else if (title && name !== title) desc = title;
-    else if (title && ownName(e, tag, role) !== null) desc = title; // the name came from elsewhere
+    else if (title && own !== null) desc = title; // the name came from elsewhere
     if (p.length) out[base + 5] = p;
     if (value !== null) out[base + 3] = value;
     if (desc !== null) out[base + 4] = desc;
@@ -512,14 +517,12 @@
     audio: (e) => e.controls, video: (e) => e.controls, dialog: yes,
   };
   const formTags = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
-  // rootOf emits a document's RootWebArea and its body; it returns 1.
+  // rootOf emits a document's RootWebArea and its body.
   const rootOf = (doc) => {
     const base = out.length;
     out.push(refOf(doc), 'RootWebArea', norm(doc.title), null, null, ['focusable', true, 'url', doc.URL], 0);
-    const before = out.length;
-    if (doc.body) walk(doc.body);
-    out[base + 6] = out.length > before ? 1 : 0;
-    return 1;
+    walk(doc.body);
+    out[base + 6] = out.length > base + fields ? 1 : 0;
   };
   // A document without an HTML body (SVG, XML, a frameset) is left to
   // Chrome's tree.
