@@ -70,17 +70,13 @@ func peers(dir string) []peer {
 	}
 }
 
-// wholeServer names pagemux's times with --max-output=0: its answer is
-// the whole tree, as chrome-devtools-mcp's is, not outlined.
-const wholeServer = "pagemux --max-output=0"
+// variants are the flags of the pagemux servers timed besides the main one,
+// each named "pagemux FLAGS" in the figures: the whole tree as an answer,
+// as chrome-devtools-mcp's is, not outlined; and that from Chrome's own
+// tree.
+var variants = []string{"--max-output=0", "--snapshot-source=chrome --max-output=0"}
 
-// chromeServer names pagemux's times with Chrome's own tree
-// (--snapshot-source=chrome), whole as wholeServer's.
-const chromeServer = "pagemux --snapshot-source=chrome"
-
-// variants are the pagemux servers timed besides the main one: name and
-// flags.
-var variants = [][2]string{{wholeServer, "--max-output=0"}, {chromeServer, "--snapshot-source=chrome --max-output=0"}}
+func variantName(flags string) string { return "pagemux " + flags }
 
 // realSnapshots measures the pages page by page, side by side: on pagemux
 // (--snapshot-mode=incremental), its sizes and times; on pagemux with
@@ -97,13 +93,13 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 	defer s.close()
 	others := map[string]*server{}
 	for _, v := range variants {
-		w, err := startServer(ctx, bin, strings.Fields(v[1]), cfg.callTimeout, log)
+		w, err := startServer(ctx, bin, strings.Fields(v), cfg.callTimeout, log)
 		if err != nil {
-			log.Error("a pagemux for the real pages", "server", v[0], "err", err)
+			log.Error("a pagemux for the real pages", "server", variantName(v), "err", err)
 			continue
 		}
 		defer w.close()
-		others[v[0]] = w
+		others[v] = w
 	}
 	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
 	defer os.RemoveAll(tmp)
@@ -136,8 +132,8 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 			log.Error("real page", "page", p, "err", err)
 		}
 		for _, v := range variants {
-			if w := others[v[0]]; w != nil {
-				r.whole(ctx, cfg, v[0], w, siteURL+"/real/"+p, log)
+			if w := others[v]; w != nil {
+				r.whole(ctx, cfg, variantName(v), w, siteURL+"/real/"+p, log)
 			}
 		}
 		for _, pr := range peers(cfg.peerDir) {
@@ -279,7 +275,10 @@ func countTokens(ctx context.Context, dir string, texts []string, log *slog.Logg
 func printReal(w io.Writer, cfg *config, rs []*realResult) {
 	fmt.Fprintf(w, "\n== take_snapshot of real pages (testdata/real; sizes in characters / o200k tokens; time: median of %d) ==\n", cfg.realReps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	names := []string{"pagemux", wholeServer, chromeServer}
+	names := []string{"pagemux"}
+	for _, v := range variants {
+		names = append(names, variantName(v))
+	}
 	var peerNames []string
 	for _, p := range peers(cfg.peerDir) {
 		peerNames = append(peerNames, p.name)
