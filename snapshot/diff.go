@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -19,38 +20,76 @@ import (
 type Tree struct {
 	lines []treeLine
 	index map[string]int32 // line by uid
+	// marked: the tree is a Changes.Text (parseChanges), each line with
+	// its mark, for OutlineChanges; its index is empty.
+	marked bool
 }
 
 type treeLine struct {
 	text   string // the line without its indent: "uid=1_4 button \"Go\""
-	uidLen int32  // of the uid in text, after "uid="
 	depth  int32
 	parent int32 // -1 for a root
 	end    int32 // index after the last line of its subtree
+	uidLen int16 // of the uid in text, after "uid="; -1 for a line without one (a fold of Changes.Text)
+	mark   byte  // of a marked tree's line: '+', '-', '~', '>' or ' '
 }
 
-func (l *treeLine) uid() string  { return l.text[4 : 4+l.uidLen] }
-func (l *treeLine) body() string { return l.text[4+l.uidLen:] }
+func (l *treeLine) uid() string {
+	if l.uidLen < 0 {
+		return ""
+	}
+	return l.text[4 : 4+l.uidLen]
+}
+
+func (l *treeLine) body() string {
+	if l.uidLen < 0 {
+		return l.text
+	}
+	return l.text[4+l.uidLen:]
+}
 
 // ParseTree reads the text of a snapshot (Snapshot.Text). Lines that are not
 // a node ("uid=" after the indent), such as the note of a cut answer, are
 // left out; a line indented deeper than one level below the line before it
 // counts one level below it.
-func ParseTree(text string) *Tree {
+func ParseTree(text string) *Tree { return parse(text, false) }
+
+// parseChanges reads a Changes.Text as a tree: each line's mark kept, the
+// indent after it read as ParseTree reads it, and its folded runs ("… N
+// lines unchanged (uid=A to uid=B)") lines without a uid. Lines without a
+// mark are left out.
+func parseChanges(text string) *Tree { return parse(text, true) }
+
+func parse(text string, marked bool) *Tree {
 	n := strings.Count(text, "\n") + 1
-	t := &Tree{lines: make([]treeLine, 0, n), index: make(map[string]int32, n)}
+	t := &Tree{lines: make([]treeLine, 0, n), marked: marked}
+	if !marked {
+		t.index = make(map[string]int32, n)
+	}
 	var stack []int32 // the open ancestors of the next line
 	for line := range strings.Lines(text) {
 		line = strings.TrimSuffix(line, "\n")
+		var mark byte
+		if marked {
+			if len(line) < 2 || line[1] != ' ' || !strings.ContainsRune(marks, rune(line[0])) {
+				continue
+			}
+			mark, line = line[0], line[2:]
+		}
 		body := strings.TrimLeft(line, " ")
-		if !strings.HasPrefix(body, "uid=") {
+		uidLen := -1
+		switch {
+		case strings.HasPrefix(body, "uid="):
+			if uidLen = strings.IndexByte(body[4:], ' '); uidLen < 0 {
+				uidLen = len(body) - 4
+			}
+			if uidLen > math.MaxInt16 {
+				continue // no uid is this long: not a node
+			}
+		case !marked || !strings.HasPrefix(body, "… "):
 			continue
 		}
 		depth := int32(len(line)-len(body)) / 2
-		uidLen := strings.IndexByte(body[4:], ' ')
-		if uidLen < 0 {
-			uidLen = len(body) - 4
-		}
 		i := int32(len(t.lines))
 		for len(stack) > 0 && t.lines[stack[len(stack)-1]].depth >= depth {
 			t.lines[stack[len(stack)-1]].end = i
@@ -63,9 +102,11 @@ func ParseTree(text string) *Tree {
 		} else {
 			depth = 0
 		}
-		t.lines = append(t.lines, treeLine{text: body, uidLen: int32(uidLen), depth: depth, parent: parent})
-		if _, dup := t.index[body[4:4+uidLen]]; !dup {
-			t.index[body[4:4+uidLen]] = i
+		t.lines = append(t.lines, treeLine{text: body, uidLen: int16(uidLen), depth: depth, parent: parent, mark: mark})
+		if !marked {
+			if _, dup := t.index[body[4:4+uidLen]]; !dup {
+				t.index[body[4:4+uidLen]] = i
+			}
 		}
 		stack = append(stack, i)
 	}
@@ -74,6 +115,9 @@ func ParseTree(text string) *Tree {
 	}
 	return t
 }
+
+// marks are the marks that begin the lines of Changes.Text.
+const marks = "+-~> "
 
 // Len is the number of lines (nodes) of the tree.
 func (t *Tree) Len() int { return len(t.lines) }
@@ -87,9 +131,10 @@ func (t *Tree) Subtree(uid string) (text string, ok bool) {
 }
 
 // Run is Subtree for the siblings from uid first to uid last, each with
-// everything below it, as an outline's fold line names a run of them. It
-// fails when a uid is not in the tree, or last is not first or a later
-// sibling of it.
+// everything below it, as an outline's fold line names a run of them. last
+// may also be a node below the last sibling of the run, as the fold lines
+// of Changes.Text name their last line. It fails when a uid is not in the
+// tree, or last is not first, a later sibling of it, or below one.
 func (t *Tree) Run(first, last string) (string, error) {
 	for _, uid := range []string{first, last} {
 		if _, ok := t.index[uid]; !ok {
@@ -97,8 +142,11 @@ func (t *Tree) Run(first, last string) (string, error) {
 		}
 	}
 	i, j := t.index[first], t.index[last]
+	for j > i && t.lines[j].depth > t.lines[i].depth {
+		j = t.lines[j].parent
+	}
 	if j < i || t.lines[j].parent != t.lines[i].parent {
-		return "", fmt.Errorf("uid %s is not uid %s or a later sibling of it; give the two ends of a run of siblings, as an outline's fold line names them", last, first)
+		return "", fmt.Errorf("uid %s is not uid %s or a later sibling of it (or a node below one); give the two ends of a run of siblings, as an outline's fold line names them", last, first)
 	}
 	var b strings.Builder
 	base := t.lines[i].depth
@@ -484,7 +532,7 @@ func Apply(prev, changes string) (string, error) {
 	var b strings.Builder
 	for line := range strings.Lines(changes) {
 		line = strings.TrimSuffix(line, "\n")
-		if len(line) < 2 || line[1] != ' ' || !strings.ContainsRune("+-~> ", rune(line[0])) {
+		if len(line) < 2 || line[1] != ' ' || !strings.ContainsRune(marks, rune(line[0])) {
 			return "", fmt.Errorf("line without a mark: %q", line)
 		}
 		rest := line[2:]

@@ -357,6 +357,54 @@ func TestSubtree(t *testing.T) {
 	}
 }
 
+// TestRunToBelow: a run's last uid may be a node below its last sibling,
+// as a fold of Changes.Text names its last line, and the run is the one
+// of the siblings; a uid before the first, or not below a later sibling,
+// is no run.
+func TestRunToBelow(t *testing.T) {
+	t.Parallel()
+	tree := ParseTree(bigPage(2, 2, 2))
+	// 1_2 region "Region 0": 1_3 heading, 1_4 list (1_5 listitem 1_6 link, 1_7 1_8),
+	// 1_9 heading, 1_10 list (1_11 1_12, 1_13 1_14); 1_15 region "Region 1".
+	want, err := tree.Run("1_3", "1_10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		first, last, want string // want "" for an error
+	}{
+		{"1_3", "1_14", want},  // the last line of the run
+		{"1_3", "1_11", want},  // any node below its last sibling
+		{"1_4", "1_6", "list"}, // below the first: the first alone
+		{"1_6", "1_3", ""},     // before the first
+		{"1_6", "1_9", ""},     // not below a later sibling: a cousin
+		{"1_2", "1_14", "Region 0"},
+	} {
+		got, err := tree.Run(tt.first, tt.last)
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("Run(%s, %s) = %q, want an error", tt.first, tt.last, got)
+		case tt.want == "":
+		case err != nil:
+			t.Errorf("Run(%s, %s): %v", tt.first, tt.last, err)
+		case tt.want == want && got != want, !strings.Contains(strings.SplitN(got, "\n", 2)[0], tt.want) && tt.want != want:
+			t.Errorf("Run(%s, %s) =\n%s", tt.first, tt.last, got)
+		}
+	}
+	if sub, _ := tree.Subtree("1_4"); sub != mustRun(t, tree, "1_4", "1_8") {
+		t.Errorf("a run to the last line below one node is not its subtree")
+	}
+}
+
+func mustRun(t *testing.T, tree *Tree, first, last string) string {
+	t.Helper()
+	text, err := tree.Run(first, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
 // BenchmarkDiffBig is the incremental mode's own cost on a page the size of
 // internal/bench's 200,000-node one (about 80,000 lines, 4 MB of text):
 // both texts parsed and diffed, unchanged and with one line changed.

@@ -27,8 +27,17 @@ func (t *Tree) Outline(budget int) (text string, ok bool) {
 	n := int32(len(t.lines))
 	o := outliner{t: t, top: n, children: make([][]int32, n+1), state: make([]int8, n+1),
 		partial: map[int32]map[int]bool{}, size: make([]int, n+1)}
+	if t.marked {
+		o.changes = make([]int, n+1)
+	}
 	for i := range n {
 		o.size[i+1] = o.size[i] + o.lineCost(i)
+		if t.marked {
+			o.changes[i+1] = o.changes[i]
+			if t.lines[i].mark != ' ' {
+				o.changes[i+1]++
+			}
+		}
 		if _, ok := headingName(t.lines[i].body()); ok {
 			o.headings = append(o.headings, i)
 		}
@@ -85,6 +94,20 @@ func (t *Tree) Outline(budget int) (text string, ok bool) {
 	return b.String(), true
 }
 
+// OutlineChanges writes changes, a Changes.Text too big for the answer, in
+// at most budget bytes as Outline writes a tree: each line keeps its mark,
+// a node's children open breadth first as far as they fit, and among
+// children that do not all fit the changes show first (the lines marked
+// +, -, ~ or > and the nodes a change is below), then headings, then the
+// first and the last. A fold line is "  … N lines below (…)" of a node or
+// "  … N lines from uid=A to uid=B (…)" of a run, with how many changes
+// it holds, and names the take_snapshot that shows that part of the page
+// as it is now, without marks; a run of removed lines alone names none.
+// ok is false when not even the roots and their folds fit.
+func OutlineChanges(changes string, budget int) (text string, ok bool) {
+	return parseChanges(changes).Outline(budget)
+}
+
 // The states of a node in an outline.
 const (
 	closed int8 = iota // its children are folded, if it has any
@@ -99,6 +122,7 @@ type outliner struct {
 	partial  map[int32]map[int]bool // by parent: which of its children show, when not all
 	size     []int                  // size[i] is the bytes of lines [0, i)
 	headings []int32                // the heading lines, in order
+	changes  []int                  // of a marked tree: changes[i] is the lines of [0, i) marked as a change
 }
 
 // selection is the children of a node that show when not all fit.
@@ -112,6 +136,21 @@ type selection struct {
 // level then in order, then the first and the last in turn.
 func (o *outliner) choose(i int32, kids []int32, left int) selection {
 	var order []int
+	if o.t.marked {
+		// What changed first: its lines, and the nodes a change is below;
+		// then the folds of unchanged lines, shorter than a fold of them.
+		for k, c := range kids {
+			if o.t.lines[c].mark != ' ' || len(o.children[c]) > 0 {
+				order = append(order, k)
+			}
+		}
+		for k, c := range kids {
+			if o.t.lines[c].uidLen < 0 {
+				order = append(order, k)
+			}
+		}
+	}
+	first := len(order) // of the headings in order
 	type head struct{ k, level int }
 	var heads []head
 	for k, c := range kids {
@@ -146,8 +185,8 @@ func (o *outliner) choose(i int32, kids []int32, left int) selection {
 		}
 		delta := o.shownCost(kids[k]) - o.runCost(i, kids, from, to) + o.runCost(i, kids, from, k) + o.runCost(i, kids, k+1, to)
 		if sel.cost+delta > left {
-			if j < len(heads) {
-				continue // another heading may fit still
+			if j < first+len(heads) {
+				continue // another change or heading may fit still
 			}
 			break
 		}
@@ -161,7 +200,11 @@ func (o *outliner) choose(i int32, kids []int32, left int) selection {
 // lineCost is the bytes of line i as written: indent, text, newline.
 func (o *outliner) lineCost(i int32) int {
 	l := &o.t.lines[i]
-	return 2*int(l.depth) + len(l.text) + 1
+	c := 2*int(l.depth) + len(l.text) + 1
+	if o.t.marked {
+		c += 2 // the mark and its space
+	}
+	return c
 }
 
 // shownCost is the bytes of line i shown closed: its line and its fold.
@@ -209,12 +252,50 @@ func (o *outliner) foldLine(i int32) string {
 // the take_snapshot that opens the run (uid and to, its two ends).
 func (o *outliner) runLine(parent int32, kids []int32) string {
 	first, last := kids[0], kids[len(kids)-1]
-	open := o.t.lines[first].uid()
-	if last != first {
-		open += " to=" + o.t.lines[last].uid()
+	from, to := o.runEnds(kids)
+	what, open := "from uid="+from+" to uid="+to, from
+	switch {
+	case from == "":
+		what = "of removed nodes" // nothing of the page to open
+	case to != from:
+		open += " to=" + to
 	}
-	return o.fold(o.depth(parent)+1, first, o.t.lines[last].end,
-		"from uid="+o.t.lines[first].uid()+" to uid="+o.t.lines[last].uid(), open)
+	return o.fold(o.depth(parent)+1, first, o.t.lines[last].end, what, open)
+}
+
+// runEnds are the uids of the first and the last node of the page that
+// the run of siblings kids stands for: of a plain tree, its ends; of a
+// marked one, the ends of the lines that are still on the page (not
+// removed), a fold line's standing for the run it names. "" when there is
+// none.
+func (o *outliner) runEnds(kids []int32) (from, to string) {
+	if !o.t.marked {
+		return o.t.lines[kids[0]].uid(), o.t.lines[kids[len(kids)-1]].uid()
+	}
+	ends := func(i int32) (string, string) {
+		l := &o.t.lines[i]
+		switch {
+		case l.mark == '-':
+			return "", ""
+		case l.uidLen >= 0:
+			return l.uid(), l.uid()
+		}
+		if m := foldLine.FindStringSubmatch(l.text); m != nil {
+			return m[2], m[3]
+		}
+		return "", ""
+	}
+	for _, k := range kids {
+		if from, _ = ends(k); from != "" {
+			break
+		}
+	}
+	for k := len(kids) - 1; k >= 0; k-- {
+		if _, to = ends(kids[k]); to != "" {
+			break
+		}
+	}
+	return from, to
 }
 
 // fold writes a fold line for lines [from, to): how many, their size, the
@@ -228,20 +309,38 @@ func (o *outliner) fold(depth, from, to int32, what, open string) string {
 		heads = append(heads, name)
 	}
 	var b strings.Builder
+	noun := " nodes "
+	if o.t.marked {
+		b.WriteString("  ") // the mark of a line that is no change
+		noun = " lines "
+	}
 	b.WriteString(strings.Repeat("  ", int(depth)))
 	b.WriteString("… ")
 	b.WriteString(strconv.Itoa(int(to - from)))
-	b.WriteString(" nodes ")
+	b.WriteString(noun)
 	b.WriteString(what)
 	b.WriteString(" (")
 	b.WriteString(strconv.Itoa(size))
 	b.WriteString(" characters")
+	if o.t.marked {
+		switch n := o.changes[to] - o.changes[from]; n {
+		case 0:
+			b.WriteString(", no change")
+		case 1:
+			b.WriteString(", 1 change")
+		default:
+			b.WriteString(", " + strconv.Itoa(n) + " changes")
+		}
+	}
 	if len(heads) > 0 {
 		b.WriteString("; headings ")
 		b.WriteString(strings.Join(heads, ", "))
 	}
-	b.WriteString("): take_snapshot uid=")
-	b.WriteString(open)
+	b.WriteString(")")
+	if open != "" {
+		b.WriteString(": take_snapshot uid=")
+		b.WriteString(open)
+	}
 	b.WriteString("\n")
 	return b.String()
 }
@@ -267,6 +366,10 @@ func headingName(body string) (string, bool) {
 // write writes node i and what of its subtree the outline shows.
 func (o *outliner) write(b *strings.Builder, i int32) {
 	l := &o.t.lines[i]
+	if o.t.marked {
+		b.WriteByte(l.mark)
+		b.WriteByte(' ')
+	}
 	b.WriteString(strings.Repeat("  ", int(l.depth)))
 	b.WriteString(l.text)
 	b.WriteString("\n")

@@ -197,3 +197,141 @@ func TestOutlineKeepsHeadings(t *testing.T) {
 		t.Error("every part fit in 4000 bytes: the test proves nothing")
 	}
 }
+
+var changesFoldRe = regexp.MustCompile(`^  ( *)… (\d+) lines (below|from uid=(\S+) to uid=(\S+)|of removed nodes) \((\d+) characters, (no change|1 change|(\d+) changes)(?:; headings [^)]*)?\)(?:: take_snapshot uid=(\S+?)(?: to=(\S+))?)?$`)
+
+// checkChangesOutline checks an outline of changes, the Changes.Text of
+// cur against an earlier tree: within the budget, each of its lines a line
+// of changes, mark and all, in order, or a fold that counts the lines and
+// the changes it stands for and opens a run of cur's nodes; together they
+// cover every line once. It returns how many changes show.
+func checkChangesOutline(t *testing.T, changes, cur, outline string, budget int) (shown int) {
+	t.Helper()
+	if len(outline) > budget {
+		t.Errorf("outline of %d bytes for a budget of %d", len(outline), budget)
+	}
+	dt, now := parseChanges(changes), ParseTree(cur)
+	next := 0
+	for line := range strings.Lines(outline) {
+		line = strings.TrimSuffix(line, "\n")
+		if m := changesFoldRe.FindStringSubmatch(line); m != nil {
+			count, _ := strconv.Atoi(m[2])
+			n := 0
+			for _, l := range dt.lines[next : next+count] {
+				if l.mark != ' ' {
+					n++
+				}
+			}
+			if want := map[int]string{0: "no change", 1: "1 change"}[n]; want != m[7] && m[8] != strconv.Itoa(n) {
+				t.Errorf("fold says %s, its lines hold %d changes: %s", m[7], n, line)
+			}
+			if m[3] == "below" && int(dt.lines[next-1].end) != next+count {
+				t.Errorf("fold below covers lines %d..%d, its node's subtree ends at %d: %s", next, next+count, dt.lines[next-1].end, line)
+			}
+			if m[9] != "" {
+				if _, err := now.Run(m[9], cmp.Or(m[10], m[9])); err != nil {
+					t.Errorf("fold opens no run of the page (%v): %s", err, line)
+				}
+			} else if m[3] != "of removed nodes" {
+				t.Errorf("fold names nothing to open: %s", line)
+			}
+			next += count
+			continue
+		}
+		if next >= dt.Len() {
+			t.Fatalf("outline line past the changes: %q", line)
+		}
+		l := &dt.lines[next]
+		if want := string(l.mark) + " " + strings.Repeat("  ", int(l.depth)) + l.text; line != want {
+			t.Fatalf("outline line %q where the changes have %q", line, want)
+		}
+		if l.mark != ' ' {
+			shown++
+		}
+		next++
+	}
+	if next != dt.Len() {
+		t.Errorf("the outline covers %d of %d lines", next, dt.Len())
+	}
+	return shown
+}
+
+// TestOutlineChanges: changes too big for their budget are outlined as a
+// tree is, marks kept, the changes shown before what did not change, and
+// each fold says how many changes it holds and opens a run of the page.
+func TestOutlineChanges(t *testing.T) {
+	t.Parallel()
+	prev := bigPage(6, 4, 30)
+	// Every 9th link renamed, every 50th line gone with what is below it,
+	// a paragraph added to each region.
+	var b strings.Builder
+	total := 0
+	for i, line := range strings.Split(strings.TrimSuffix(prev, "\n"), "\n") {
+		switch {
+		case strings.Contains(line, " link \"Link") && i%9 == 0:
+			line = strings.Replace(line, `"Link`, `"Renamed link`, 1)
+		case strings.Contains(line, " listitem") && i%50 == 1:
+			continue // its link follows, one level deeper: it goes up one
+		case strings.Contains(line, " region "):
+			line += "\n    uid=2_" + strconv.Itoa(i) + " paragraph \"New\""
+		}
+		b.WriteString(line + "\n")
+	}
+	cur := b.String()
+	c, ok := Diff(ParseTree(prev), ParseTree(cur))
+	if !ok || c.None() {
+		t.Fatal("no changes")
+	}
+	total = c.Added + c.Removed + c.Changed + c.Moved
+	for _, budget := range []int{1500, 4000, 12000} {
+		out, ok := OutlineChanges(c.Text(), budget)
+		if !ok {
+			t.Fatalf("budget %d: no outline", budget)
+		}
+		shown := checkChangesOutline(t, c.Text(), cur, out, budget)
+		if shown == 0 {
+			t.Errorf("budget %d: no change shows:\n%s", budget, out)
+		}
+		if budget == 12000 && !regexp.MustCompile(`(?m)^~ +uid=\S+ link "Renamed`).MatchString(out) {
+			t.Errorf("budget %d: no renamed link shows:\n%s", budget, out)
+		}
+		t.Logf("budget %d: %d of %d changes shown, %d bytes of %d", budget, shown, total, len(out), len(c.Text()))
+	}
+	if out, ok := OutlineChanges(c.Text(), len(c.Text())); !ok || out != c.Text() {
+		t.Errorf("changes that fit their budget are not given whole")
+	}
+	if _, ok := OutlineChanges(c.Text(), 20); ok {
+		t.Error("an outline within 20 bytes")
+	}
+}
+
+// TestOutlineChangesFirst: where not all of a node's children fit, its
+// changes show before the lines that did not change, first and last
+// children though they are.
+func TestOutlineChangesFirst(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("long ", 40)
+	var cur strings.Builder
+	cur.WriteString("uid=1_1 RootWebArea \"Flat\"\n")
+	for i := 2; i <= 121; i++ {
+		fmt.Fprintf(&cur, "  uid=1_%d link \"Item %d %s\"\n", i, i, long)
+	}
+	changes := fmt.Sprintf(`  uid=1_1 RootWebArea "Flat"
+    uid=1_2 link "Item 2 %[1]s"
+-   uid=2_1 link "Gone"
+    … 58 lines unchanged (uid=1_3 to uid=1_60)
+~   uid=1_61 link "Item 61, renamed"
+    … 59 lines unchanged (uid=1_62 to uid=1_120)
+-   uid=2_2 link "Gone too"
+    uid=1_121 link "Item 121 %[1]s"
+`, long)
+	for _, budget := range []int{500, 600} {
+		out, ok := OutlineChanges(changes, budget)
+		if !ok {
+			t.Fatalf("budget %d: no outline", budget)
+		}
+		if shown := checkChangesOutline(t, changes, cur.String(), out, budget); shown < 2 || shown < 3 && strings.Contains(out, "Item 2 ") {
+			t.Errorf("budget %d: %d of 3 changes shown, the first child before them:\n%s", budget, shown, out)
+		}
+	}
+}
