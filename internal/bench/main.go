@@ -5,8 +5,12 @@
 // calls on page B while page A runs a long script, then while page A is
 // audited by Lighthouse; then, over HTTP, many agents at once on a server
 // each lock mode (agents.go); then, on a server of its own, take_snapshot of
-// a page of 200,000 DOM nodes (time and peak memory). The tables go to stdout,
-// progress to stderr; -json writes the figures to a file.
+// a page of 200,000 DOM nodes (time and peak memory); then take_snapshot of
+// testdata/real's pages and of the W3C APG examples (-apg-dir) on pagemux,
+// on pagemux with Chrome's tree, on chrome-devtools-mcp and on Playwright
+// MCP: times, sizes, and how many pages' text is chrome-devtools-mcp's node
+// for node (realsnap.go, fidelity.go; -dump writes every text). The tables
+// go to stdout, progress to stderr; -json writes the figures to a file.
 //
 // The binary is $PAGEMUX_BIN (scripts/bench sets it) or, without it, one
 // built from this module into a temporary directory.
@@ -46,6 +50,11 @@ type config struct {
 	realDir, peerDir string
 	realReps         int
 	realPages        []string // realsnap.go; empty: all of realPages
+	// realsnap.go and fidelity.go: the APG examples' snapshots, and where
+	// every server's answers are written.
+	apgDir  string
+	apgReps int
+	dumpDir string
 	// agents.go: the many-agents benchmark over HTTP.
 	agents      []int
 	agentModes  []string
@@ -99,6 +108,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.realPages = strings.Split(v, ",")
 		return nil
 	})
+	apg := "testdata/aria-practices"
+	if _, err := os.Stat(apg); err != nil {
+		apg = ""
+	}
+	fs.StringVar(&c.apgDir, "apg-dir", apg, "`DIR` of the W3C ARIA Authoring Practices examples (patterns/*/examples/*.html) whose snapshots are compared with chrome-devtools-mcp's and timed, as the real pages' are (default testdata/aria-practices when it exists; empty: skip)")
+	fs.IntVar(&c.apgReps, "apg-reps", 3, "timed snapshot calls per APG example and server (the median is reported)")
+	fs.StringVar(&c.dumpDir, "dump", "", "write every server's snapshot answer of every page to `DIR`/SERVER/CORPUS/PAGE.txt, and its nodes as compared (uids aside, quoting undone) to PAGE.nodes, for diff -r")
 	snapOnly := fs.Bool("snapshot-only", false, "measure the real pages' snapshots only (as -modes= -agents= -holders=0 -big-nodes=0)")
 	fs.BoolVar(&c.audit, "audit", true, "also probe page B while page A runs a real Lighthouse audit (needs ./scripts/setup)")
 	if err := fs.Parse(args); err != nil {
@@ -107,8 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if *snapOnly {
 		modes, agentCounts, c.holders, c.bigNodes = "", "", 0, 0
 	}
-	if c.realReps < 1 {
-		return nil, errors.New("-real-reps must be positive")
+	if c.realReps < 1 || c.apgReps < 1 {
+		return nil, errors.New("-real-reps and -apg-reps must be positive")
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; see -help", fs.Arg(0))
@@ -177,7 +193,7 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 		return 1
 	}
 	defer cleanup()
-	site := startSite(cfg.realDir)
+	site := startSite(cfg.realDir, cfg.apgDir)
 	defer site.Close()
 	log.Info("test site", "url", site.URL)
 
@@ -208,12 +224,14 @@ func run(ctx context.Context, cfg *config, stdout io.Writer, log *slog.Logger) i
 		big = bigSnapshot(ctx, cfg, bin, site.URL, log) // bigsnap.go
 		printBig(stdout, big)
 	}
-	if cfg.realDir != "" && ctx.Err() == nil {
-		printReal(stdout, cfg, realSnapshots(ctx, cfg, bin, site.URL, log)) // realsnap.go
+	var cs []*corpus
+	if (cfg.realDir != "" || cfg.apgDir != "") && ctx.Err() == nil {
+		cs = realSnapshots(ctx, cfg, bin, site.URL, log) // realsnap.go
+		printReal(stdout, cfg, cs)
 	}
 	code := 0
 	if cfg.jsonPath != "" {
-		if err := writeJSON(cfg.jsonPath, cfg, bin, rs, ags, big); err != nil {
+		if err := writeJSON(cfg.jsonPath, cfg, bin, rs, ags, big, cs); err != nil {
 			log.Error("writing JSON", "err", err)
 			code = 1
 		} else {

@@ -43,31 +43,65 @@ type realResult struct {
 	Incremental int                `json:"incremental_chars"` // click with includeSnapshot, incremental mode
 	Tokens      map[string][]int   `json:"tokens_o200k,omitempty"`
 	TimesMS     map[string]float64 `json:"take_snapshot_median_ms"` // server -> median
-	// PeerChars and PeerTokens are each peer's own answer to its
-	// snapshot call (characters, o200k tokens), counted as pagemux's are.
-	PeerChars  map[string]int `json:"peer_chars,omitempty"`
-	PeerTokens map[string]int `json:"peer_tokens_o200k,omitempty"`
-	Failure    string         `json:"failure,omitempty"`
+	// AnswerChars and AnswerTokens are each whole answer's size
+	// (characters, o200k tokens): the pagemux variants' and the peers'
+	// snapshot calls, counted alike.
+	AnswerChars  map[string]int `json:"answer_chars,omitempty"`
+	AnswerTokens map[string]int `json:"answer_tokens_o200k,omitempty"`
+	// Fidelity is each whole answer against chrome-devtools-mcp's
+	// (fidelity.go); a server that gave no answer has none. Empty when
+	// chrome-devtools-mcp gave none.
+	Fidelity map[string]*nodeDiff `json:"fidelity,omitempty"`
+	Failure  string               `json:"failure,omitempty"`
+	// texts are the whole answers by server, kept until the page is
+	// compared and dumped.
+	texts map[string]string
 }
+
+// corpus is a set of pages the snapshot benchmark loads: testdata/real's
+// (sizes, times, fidelity) or the APG examples' (times and fidelity).
+type corpus struct {
+	name  string // in the tables and in -dump's paths
+	path  string // the URL path the site serves it under, with a trailing /
+	pages []string
+	reps  int  // timed calls per page and server
+	sizes bool // also pagemux's outlined and incremental sizes (the main server)
+	rs    []*realResult
+}
+
+// hostRules keeps every compared Chrome on loopback: a host that is not
+// 127.0.0.1 or localhost does not resolve (the APG examples embed frames of
+// aria-at.w3.org), so each server shows the same error frame.
+const hostRules = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
 
 // peer is an MCP server the snapshot times are compared with.
 type peer struct {
 	name, navigate, snapshot string
-	args                     func(dir string) []string
+	// args are node's arguments; tmp is a directory of the run's own.
+	args func(tmp string) []string
 }
 
 func peers(dir string) []peer {
 	return []peer{
-		{"chrome-devtools-mcp 1.11.0", "new_page", "take_snapshot", func(tmp string) []string {
+		{referencePeer, "new_page", "take_snapshot", func(tmp string) []string {
 			return []string{filepath.Join(dir, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js"),
 				"--headless", "--isolated", "--executablePath=/usr/bin/chromium", "--chromeArg=--no-sandbox",
-				"--no-usage-statistics", "--no-performance-crux"}
+				"--chromeArg=" + hostRules, "--no-usage-statistics", "--no-performance-crux"}
 		}},
 		{"@playwright/mcp 0.0.83", "browser_navigate", "browser_snapshot", func(tmp string) []string {
+			// Chrome's flags only come through the config file.
 			return []string{filepath.Join(dir, "node_modules/@playwright/mcp/cli.js"), "--headless", "--isolated",
-				"--executable-path=/usr/bin/chromium", "--no-sandbox", "--output-dir=" + tmp}
+				"--executable-path=/usr/bin/chromium", "--no-sandbox", "--output-dir=" + tmp,
+				"--config=" + filepath.Join(tmp, "playwright-mcp.json")}
 		}},
 	}
+}
+
+// writePlaywrightConfig writes the config file peers names for Playwright
+// MCP: Chrome's host rules.
+func writePlaywrightConfig(tmp string) error {
+	b, _ := json.Marshal(map[string]any{"browser": map[string]any{"launchOptions": map[string]any{"args": []string{hostRules}}}})
+	return os.WriteFile(filepath.Join(tmp, "playwright-mcp.json"), b, 0o644)
 }
 
 // variants are the flags of the pagemux servers timed besides the main one,
@@ -78,22 +112,67 @@ var variants = []string{"--max-output=0", "--snapshot-source=chrome --max-output
 
 func variantName(flags string) string { return "pagemux " + flags }
 
-// realSnapshots measures the pages page by page, side by side: on pagemux
-// (--snapshot-mode=incremental), its sizes and times; on pagemux with
-// whole answers (--max-output=0), its times; on each peer installed in
-// peerDir, its snapshot call's time and answer. A run cut short still has
-// every server's figures of the pages it got through.
-func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) []*realResult {
-	var rs []*realResult
-	s, err := startServer(ctx, bin, []string{"--snapshot-mode=incremental"}, cfg.callTimeout, log)
+// apgPages lists the APG examples of dir: patterns/*/examples/*.html.
+func apgPages(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "patterns", "*", "examples", "*.html"))
 	if err != nil {
-		log.Error("pagemux for the real pages", "err", err)
-		return nil
+		return nil, err
 	}
-	defer s.close()
+	if len(files) == 0 {
+		return nil, fmt.Errorf("-apg-dir %s: no patterns/*/examples/*.html", dir)
+	}
+	var pages []string
+	for _, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		pages = append(pages, filepath.ToSlash(rel))
+	}
+	slices.Sort(pages)
+	return pages, nil
+}
+
+// snapshotCorpora lists the corpora cfg asks for: testdata/real's pages
+// (-real-dir) and the APG examples (-apg-dir).
+func snapshotCorpora(cfg *config, log *slog.Logger) []*corpus {
+	var cs []*corpus
+	if cfg.realDir != "" {
+		pages := realPages
+		if len(cfg.realPages) > 0 {
+			pages = cfg.realPages
+		}
+		cs = append(cs, &corpus{name: "real", path: "/real/", pages: pages, reps: cfg.realReps, sizes: true})
+	}
+	if cfg.apgDir != "" {
+		pages, err := apgPages(cfg.apgDir)
+		if err != nil {
+			log.Error("APG examples", "err", err)
+		} else {
+			cs = append(cs, &corpus{name: "apg", path: "/apg/", pages: pages, reps: cfg.apgReps})
+		}
+	}
+	return cs
+}
+
+// realSnapshots measures the corpora's pages page by page, side by side:
+// on pagemux (--snapshot-mode=incremental), its sizes and times (testdata/
+// real only); on pagemux with whole answers (--max-output=0), its times;
+// on each peer installed in peerDir, its snapshot call's time and answer;
+// and each whole answer against chrome-devtools-mcp's. A run cut short
+// still has every server's figures of the pages it got through.
+func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) []*corpus {
+	cs := snapshotCorpora(cfg, log)
+	var s *server
+	if len(cs) > 0 && cs[0].sizes {
+		var err error
+		s, err = startServer(ctx, bin, []string{"--snapshot-mode=incremental", "--chrome-arg=" + hostRules}, cfg.callTimeout, log)
+		if err != nil {
+			log.Error("pagemux for the real pages", "err", err)
+			return nil
+		}
+		defer s.close()
+	}
 	others := map[string]*server{}
 	for _, v := range variants {
-		w, err := startServer(ctx, bin, strings.Fields(v), cfg.callTimeout, log)
+		w, err := startServer(ctx, bin, append(strings.Fields(v), "--chrome-arg="+hostRules), cfg.callTimeout, log)
 		if err != nil {
 			log.Error("a pagemux for the real pages", "server", variantName(v), "err", err)
 			continue
@@ -103,6 +182,9 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 	}
 	tmp, _ := os.MkdirTemp("", "pagemux-realsnap-")
 	defer os.RemoveAll(tmp)
+	if err := writePlaywrightConfig(tmp); err != nil {
+		log.Error("Playwright MCP's config", "err", err)
+	}
 	started := map[string]*server{}
 	for _, pr := range peers(cfg.peerDir) {
 		if _, err := os.Stat(pr.args(tmp)[0]); err != nil {
@@ -117,48 +199,55 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 		defer ps.close()
 		started[pr.name] = ps
 	}
-	pages := realPages
-	if len(cfg.realPages) > 0 {
-		pages = cfg.realPages
-	}
-	for _, p := range pages {
-		if ctx.Err() != nil {
-			break
-		}
-		r := &realResult{Page: p, TimesMS: map[string]float64{}}
-		rs = append(rs, r)
-		if err := r.pagemux(ctx, cfg, s, siteURL+"/real/"+p, tmp, log); err != nil {
-			r.Failure = err.Error()
-			log.Error("real page", "page", p, "err", err)
-		}
-		for _, v := range variants {
-			if w := others[v]; w != nil {
-				r.whole(ctx, cfg, variantName(v), w, siteURL+"/real/"+p, log)
+	for _, c := range cs {
+		for _, p := range c.pages {
+			if ctx.Err() != nil {
+				return cs
 			}
-		}
-		for _, pr := range peers(cfg.peerDir) {
-			if ps := started[pr.name]; ps != nil {
-				r.peer(ctx, cfg, pr, ps, siteURL+"/real/"+p, log)
+			r := &realResult{Page: p, TimesMS: map[string]float64{}, texts: map[string]string{}}
+			c.rs = append(c.rs, r)
+			url := siteURL + c.path + p
+			if c.sizes {
+				if err := r.pagemux(ctx, cfg, s, url, tmp, log); err != nil {
+					r.Failure = err.Error()
+					log.Error("real page", "page", p, "err", err)
+				}
 			}
+			for _, v := range variants {
+				if w := others[v]; w != nil {
+					r.whole(ctx, cfg, c.reps, variantName(v), w, url, log)
+				}
+			}
+			for _, pr := range peers(cfg.peerDir) {
+				if ps := started[pr.name]; ps != nil {
+					r.peer(ctx, cfg, c.reps, pr, ps, url, log)
+				}
+			}
+			r.compare(ctx, cfg, c.name, log)
 		}
 	}
-	return rs
+	return cs
 }
 
-// whole times take_snapshot on w, the pagemux of variants named name.
-func (r *realResult) whole(ctx context.Context, cfg *config, name string, w *server, url string, log *slog.Logger) {
+// whole times take_snapshot on w, the pagemux of variants named name, and
+// keeps its answer.
+func (r *realResult) whole(ctx context.Context, cfg *config, reps int, name string, w *server, url string, log *slog.Logger) {
 	id, _, err := openPage(ctx, w, cfg, url)
 	if err != nil {
 		log.Error("real page", "server", name, "page", r.Page, "err", err)
 		return
 	}
-	r.TimesMS[name], _ = medianCall(ctx, cfg, w, "take_snapshot", map[string]any{"pageId": id})
+	var answer string
+	r.TimesMS[name], answer = medianCall(ctx, cfg, reps, w, "take_snapshot", map[string]any{"pageId": id})
+	if answer != "" {
+		r.texts[name] = answer
+	}
 	w.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
 }
 
 // peer times the snapshot call of the peer pr (running as ps) on url and
-// counts its answer.
-func (r *realResult) peer(ctx context.Context, cfg *config, pr peer, ps *server, url string, log *slog.Logger) {
+// keeps its answer.
+func (r *realResult) peer(ctx context.Context, cfg *config, reps int, pr peer, ps *server, url string, log *slog.Logger) {
 	rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": url})
 	if rep.err != nil || rep.isError {
 		log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
@@ -174,18 +263,53 @@ func (r *realResult) peer(ctx context.Context, cfg *config, pr peer, ps *server,
 		}
 	}
 	var answer string
-	r.TimesMS[pr.name], answer = medianCall(ctx, cfg, ps, pr.snapshot, args)
-	if answer == "" {
+	r.TimesMS[pr.name], answer = medianCall(ctx, cfg, reps, ps, pr.snapshot, args)
+	if answer != "" {
+		r.texts[pr.name] = answer
+	}
+	if args["pageId"] != nil {
+		// Its tab closed, as pagemux's are: a corpus of 76 pages does
+		// not pile up 76 tabs.
+		ps.call(ctx, cfg.callTimeout, "close_page", args)
+	}
+}
+
+// compare counts the page's whole answers (characters, o200k tokens),
+// compares each with chrome-devtools-mcp's, and writes them to -dump.
+func (r *realResult) compare(ctx context.Context, cfg *config, corpusName string, log *slog.Logger) {
+	defer func() { r.texts = nil }()
+	if len(r.texts) == 0 {
 		return
 	}
-	if r.PeerChars == nil {
-		r.PeerChars, r.PeerTokens = map[string]int{}, map[string]int{}
+	var names, texts []string
+	for n, t := range r.texts {
+		names, texts = append(names, n), append(texts, t)
 	}
-	r.PeerChars[pr.name] = utf8.RuneCountInString(answer)
-	if n := countTokens(ctx, cfg.peerDir, []string{answer}, log); n != nil {
-		r.PeerTokens[pr.name] = n["o200k"][0]
+	r.AnswerChars, r.AnswerTokens = map[string]int{}, map[string]int{}
+	counts := countTokens(ctx, cfg.peerDir, texts, log)
+	for i, n := range names {
+		r.AnswerChars[n] = utf8.RuneCountInString(texts[i])
+		if counts != nil {
+			r.AnswerTokens[n] = counts["o200k"][i]
+		}
 	}
-	log.Info("peer answer", "peer", pr.name, "page", r.Page, "chars", r.PeerChars[pr.name], "tokens_o200k", r.PeerTokens[pr.name])
+	if ref, ok := r.texts[referencePeer]; ok {
+		refNodes := snapshotNodes(ref, escapesQuoted(referencePeer))
+		r.Fidelity = map[string]*nodeDiff{}
+		for n, t := range r.texts {
+			if n == referencePeer || ownFormat(n) {
+				continue
+			}
+			d := diffNodes(refNodes, snapshotNodes(t, escapesQuoted(n)))
+			r.Fidelity[n] = &d
+			log.Info("fidelity", "server", n, "page", r.Page, "nodes", d.Nodes, "reference_nodes", d.RefNodes, "differ", d.Differ)
+		}
+	}
+	if cfg.dumpDir != "" {
+		if err := dumpTexts(cfg.dumpDir, corpusName, r.Page, r.texts); err != nil {
+			log.Error("-dump", "err", err)
+		}
+	}
 }
 
 func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, tmp string, log *slog.Logger) error {
@@ -199,7 +323,7 @@ func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, t
 		return fmt.Errorf("adding the toggle: %s", rep.failure())
 	}
 	args := map[string]any{"pageId": id, "mode": "full"}
-	r.TimesMS["pagemux"], _ = medianCall(ctx, cfg, s, "take_snapshot", args)
+	r.TimesMS["pagemux"], _ = medianCall(ctx, cfg, cfg.realReps, s, "take_snapshot", args)
 	def := s.call(ctx, 2*cfg.callTimeout, "take_snapshot", args)
 	if def.err != nil || def.isError {
 		return fmt.Errorf("take_snapshot: %s", def.failure())
@@ -226,12 +350,12 @@ func (r *realResult) pagemux(ctx context.Context, cfg *config, s *server, url, t
 	return nil
 }
 
-// medianCall makes one warm-up call and cfg.realReps timed ones and returns
-// their median in ms and the last answer (0 and "" when a call failed).
-func medianCall(ctx context.Context, cfg *config, s *server, name string, args map[string]any) (float64, string) {
+// medianCall makes one warm-up call and reps timed ones and returns their
+// median in ms and the last answer (0 and "" when a call failed).
+func medianCall(ctx context.Context, cfg *config, reps int, s *server, name string, args map[string]any) (float64, string) {
 	var took []time.Duration
 	var last string
-	for i := range cfg.realReps + 1 {
+	for i := range reps + 1 {
 		rep := s.call(ctx, 2*cfg.callTimeout, name, args)
 		if rep.err != nil || rep.isError {
 			s.log.Error("timed call failed", "tool", name, "err", rep.failure())
@@ -271,8 +395,19 @@ func countTokens(ctx context.Context, dir string, texts []string, log *slog.Logg
 	return m
 }
 
-// printReal prints the sizes and times of the real pages.
-func printReal(w io.Writer, cfg *config, rs []*realResult) {
+// printReal prints the sizes and times of the real pages, then each
+// corpus's fidelity table and differing pages (fidelity.go).
+func printReal(w io.Writer, cfg *config, cs []*corpus) {
+	for _, c := range cs {
+		if c.sizes {
+			printSizes(w, cfg, c.rs)
+		}
+		printFidelity(w, cfg, c)
+	}
+}
+
+// printSizes prints the sizes and times of the real pages.
+func printSizes(w io.Writer, cfg *config, rs []*realResult) {
 	fmt.Fprintf(w, "\n== take_snapshot of real pages (testdata/real; sizes in characters / o200k tokens; time: median of %d) ==\n", cfg.realReps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	names := []string{"pagemux"}
@@ -327,7 +462,7 @@ func printReal(w io.Writer, cfg *config, rs []*realResult) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "page\tpagemux default\t"+strings.Join(peerNames, "\t"))
 	for _, r := range rs {
-		if len(r.PeerChars) == 0 && r.Failure != "" {
+		if len(r.AnswerChars) == 0 && r.Failure != "" {
 			continue
 		}
 		row := r.Page + "\t" + fmt.Sprint(r.Default)
@@ -337,8 +472,8 @@ func printReal(w io.Writer, cfg *config, rs []*realResult) {
 			row += fmt.Sprintf(" / %d", r.Tokens["o200k"][1])
 		}
 		for _, n := range peerNames {
-			if c, ok := r.PeerChars[n]; ok {
-				row += fmt.Sprintf("\t%d / %d", c, r.PeerTokens[n])
+			if c, ok := r.AnswerChars[n]; ok {
+				row += fmt.Sprintf("\t%d / %d", c, r.AnswerTokens[n])
 			} else {
 				row += "\tn/a"
 			}

@@ -206,6 +206,9 @@ type report struct {
 	Modes     []*modeResult      `json:"modes"`
 	Agents    *agentsReport      `json:"many_agents,omitempty"`  // agents.go
 	Big       *bigResult         `json:"big_snapshot,omitempty"` // bigsnap.go
+	// Snapshots are the corpora's pages by corpus name ("real", "apg"):
+	// times, sizes and fidelity (realsnap.go, fidelity.go).
+	Snapshots map[string][]*realResult `json:"snapshots,omitempty"`
 }
 
 // agentsReport is the many-agents benchmark in the JSON.
@@ -217,7 +220,7 @@ type agentsReport struct {
 	Modes       []*agentsResult `json:"modes"`
 }
 
-func writeJSON(path string, cfg *config, bin string, rs []*modeResult, ags []*agentsResult, big *bigResult) error {
+func writeJSON(path string, cfg *config, bin string, rs []*modeResult, ags []*agentsResult, big *bigResult, cs []*corpus) error {
 	rep := report{Time: time.Now().UTC(), Bin: bin, N: cfg.n, HoldMS: ms(cfg.hold), Modes: rs, Big: big,
 		Reference: map[string]float64{
 			"evaluate_script_p50_ms": refEvaluateMS,
@@ -229,6 +232,12 @@ func writeJSON(path string, cfg *config, bin string, rs []*modeResult, ags []*ag
 	if len(ags) > 0 {
 		rep.Agents = &agentsReport{CallsEach: cfg.agentCalls, WaitMS: ms(cfg.agentWait), GoalFactor: agentGoalFactor,
 			GoalQuickMS: goalQuickMS, Modes: ags}
+	}
+	for _, c := range cs {
+		if rep.Snapshots == nil {
+			rep.Snapshots = map[string][]*realResult{}
+		}
+		rep.Snapshots[c.name] = c.rs
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -13,9 +13,10 @@ import (
 //go:embed form.html
 var formHTML []byte
 
-// startSite serves formHTML at /form.html. httptest listens on 127.0.0.1 with
+// startSite serves formHTML at /form.html, realDir under /real/ and apgDir
+// under /apg/ (either skipped when empty). httptest listens on 127.0.0.1 with
 // a free port, so nothing outside this machine can reach it.
-func startSite(realDir string) *httptest.Server {
+func startSite(realDir, apgDir string) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/form.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -25,6 +26,9 @@ func startSite(realDir string) *httptest.Server {
 	mux.HandleFunc("/big.html", serveBigPage) // bigsnap.go
 	if realDir != "" {
 		mux.Handle("/real/", http.StripPrefix("/real/", http.FileServer(http.Dir(realDir)))) // realsnap.go
+	}
+	if apgDir != "" {
+		mux.Handle("/apg/", http.StripPrefix("/apg/", http.FileServer(http.Dir(apgDir)))) // realsnap.go
 	}
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
