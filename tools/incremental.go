@@ -6,17 +6,26 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chromedp/cdproto/page"
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/snapshot"
 )
 
 // Incremental snapshots: in incremental mode (--snapshot-mode, or
 // take_snapshot's mode), a snapshot after the agent's first one of a
 // document answers with what changed since the agent's last one. The
-// server keeps, per agent and page, the text of the last snapshot that agent
-// was shown; snapshot.Diff compares the two. The uids are the page's (one
-// registry per page, by DOM node per document), so two agents on one page
-// see the same uids, and each is told what changed since its own last
+// server keeps, per agent and page, the whole text of the last snapshot it
+// made for that agent, not only the part the answer showed (an outline, on
+// a page past --max-output); snapshot.Diff compares the two. Where the agent
+// was shown an outline, the diff's folded runs may hold lines it never saw
+// whole: the answer says so, and how to open them. The uids are the page's
+// (one registry per page, by DOM node per document), so two agents on one
+// page see the same uids, and each is told what changed since its own last
 // snapshot, whoever changed it.
+//
+// Memory: one text per agent and page, the latest; a navigation of the
+// page's main frame drops the texts of its old document (keeping that there
+// was one), and the page's closing or the agent's leaving drops the record.
 
 // The snapshot modes, of --snapshot-mode and take_snapshot's mode.
 const (
@@ -48,10 +57,12 @@ type seenKey struct {
 type seenSnapshot struct {
 	document int // snapshot.Snapshot.Document
 	verbose  bool
-	text     string
-	// partial: the answer showed it outlined or cut (--max-output), so the
-	// agent has not seen all of it, and a diff against it would call what
-	// it never saw unchanged.
+	// text is the whole snapshot, whatever part of it the answer showed;
+	// "" once the page left the document (dropTexts).
+	text string
+	// partial: the agent has not seen all of text: the answer was outlined
+	// or cut (--max-output), or was a diff against a text it had not seen
+	// all of. A diff against it says its folds may be news.
 	partial bool
 }
 
@@ -81,6 +92,29 @@ func (s *seenSnapshots) markPartial(key seenKey) {
 	if seen, ok := s.m[key]; ok {
 		seen.partial = true
 		s.m[key] = seen
+	}
+}
+
+// dropTexts frees the texts of page's records, of a document it left; the
+// records stay, so that the next answer says why it is whole.
+func (s *seenSnapshots) dropTexts(page int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, seen := range s.m {
+		if k.page == page {
+			seen.text = ""
+			s.m[k] = seen
+		}
+	}
+}
+
+// observe is a page observer (browser.ObservePages): a navigation of the
+// page's main frame drops its texts, of a document it left.
+func (s *seenSnapshots) observe(p *browser.Page) func(ev any) {
+	return func(ev any) {
+		if nav, ok := ev.(*page.EventFrameNavigated); ok && nav.Frame.ParentID == "" {
+			s.dropTexts(p.ID)
+		}
 	}
 }
 
@@ -118,7 +152,8 @@ func (s *Server) snapshotSection(ctx context.Context, c *call, snap *snapshot.Sn
 	if mode == "" {
 		mode = s.snapshotMode
 	}
-	prev, had := s.seen.swap(s.seenKeyOf(ctx, c), seenSnapshot{document: snap.Document, verbose: verbose, text: snap.Text})
+	key := s.seenKeyOf(ctx, c)
+	prev, had := s.seen.swap(key, seenSnapshot{document: snap.Document, verbose: verbose, text: snap.Text})
 	body := strings.TrimSuffix(snap.Text, "\n")
 	if mode != SnapshotIncremental {
 		return snapshotHeading + "\n" + body
@@ -127,9 +162,7 @@ func (s *Server) snapshotSection(ctx context.Context, c *call, snap *snapshot.Sn
 	switch {
 	case !had:
 		why = "your first snapshot of this page"
-	case prev.partial:
-		why = "your last snapshot of this page did not fit in --max-output, so you have not seen all of it"
-	case prev.document != snap.Document:
+	case prev.document != snap.Document || prev.text == "":
 		why = "the page loaded a new document since your last snapshot, so every uid is new"
 	case prev.verbose != verbose:
 		why = "your last snapshot of this page was " + map[bool]string{true: "verbose", false: "not verbose"}[prev.verbose]
@@ -138,16 +171,42 @@ func (s *Server) snapshotSection(ctx context.Context, c *call, snap *snapshot.Sn
 		switch {
 		case !ok:
 			why = "the page's root changed since your last snapshot"
-		case ch.None():
-			return fmt.Sprintf("%s (no change since your last one)\n%s.", snapshotHeading, ch.Summary())
-		case len(ch.Text()) < len(snap.Text):
-			return fmt.Sprintf("%s (changes since your last one)\n%s. %s\n%s", snapshotHeading, ch.Summary(), incrementalLegend, strings.TrimSuffix(ch.Text(), "\n"))
-		default:
+		case len(ch.Text()) >= len(snap.Text) && !ch.None():
 			why = "most of the page changed since your last snapshot"
+		default:
+			// What the agent has not seen of prev, it has not seen of
+			// this one either: the folds are the same lines.
+			if prev.partial {
+				s.seen.markPartial(key)
+			}
+			return changesSection(ch, prev.partial)
 		}
 	}
 	return fmt.Sprintf("%s\nFull snapshot (%s); the next ones show what changed.\n%s", snapshotHeading, why, body)
 }
 
+// changesSection is the snapshot section of an incremental answer: ch, and
+// how to read it. unseen: the earlier snapshot was not shown whole, so
+// its folds may hold lines the agent never saw.
+func changesSection(ch *snapshot.Changes, unseen bool) string {
+	if ch.None() {
+		return fmt.Sprintf("%s (no change since your last one)\n%s.", snapshotHeading, ch.Summary())
+	}
+	legend := incrementalLegend
+	if unseen {
+		legend = incrementalLegendUnseen
+	}
+	return fmt.Sprintf("%s\n%s. %s\n%s", changesHeading, ch.Summary(), legend, strings.TrimSuffix(ch.Text(), "\n"))
+}
+
+// changesHeading opens the snapshot section of an incremental answer with
+// changes.
+const changesHeading = snapshotHeading + " (changes since your last one)"
+
 // incrementalLegend says how to read an incremental answer.
 const incrementalLegend = `+ added, - removed, ~ changed, > moved here; "… N lines unchanged" are those lines of your last snapshot; mode "full" gives the whole tree.`
+
+// incrementalLegendUnseen is incrementalLegend after a snapshot that did
+// not fit in --max-output: an outline's folds are lines the agent has not
+// seen, and this answer does not open them.
+const incrementalLegendUnseen = `+ added, - removed, ~ changed, > moved here; "… N lines unchanged (uid=A to uid=B)" are lines as they were at your last snapshot, which did not fit in --max-output, so they may be in its outline's folds, unseen: take_snapshot uid=A to=B shows them; mode "full" gives the whole tree, outlined.`

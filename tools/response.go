@@ -226,6 +226,10 @@ func outlineSnapshot(parts []string, limit int) {
 	}
 	for i, p := range parts {
 		head, body, _ := strings.Cut(p, "\n")
+		if head == changesHeading {
+			outlineChanges(parts, i, limit, limit-(total-utf8.RuneCountInString(p)))
+			return
+		}
 		if head != snapshotHeading && !strings.HasPrefix(head, snapshotHeading+" (uid=") {
 			continue
 		}
@@ -246,6 +250,24 @@ func outlineSnapshot(parts []string, limit int) {
 		parts[i] = head + "\n" + lead + note + "\n" + strings.TrimSuffix(out, "\n")
 		return
 	}
+}
+
+// outlineChanges writes parts[i], an incremental answer's changes
+// (changesSection) that would take the answer past limit, --max-output, as
+// an outline of them (snapshot.OutlineChanges) in room characters: the
+// changes first, each folded part a line naming the take_snapshot that
+// shows it. Changes whose outline cannot fit are left for capOutput to cut.
+func outlineChanges(parts []string, i, limit, room int) {
+	head, rest, _ := strings.Cut(parts[i], "\n")
+	summary, changes, _ := strings.Cut(rest, "\n")
+	note := fmt.Sprintf("Outlined: the changes are %d lines, %d characters, more than fits in --max-output (%d); each \"… N lines\" line stands for a folded part of them and names the take_snapshot uid=… that shows that part of the page as it is now, without marks.",
+		strings.Count(changes, "\n")+1, utf8.RuneCountInString(changes), limit)
+	budget := room - utf8.RuneCountInString(head) - utf8.RuneCountInString(summary) - utf8.RuneCountInString(note) - 3
+	out, ok := snapshot.OutlineChanges(changes+"\n", budget)
+	if !ok {
+		return
+	}
+	parts[i] = head + "\n" + summary + "\n" + note + "\n" + strings.TrimSuffix(out, "\n")
 }
 
 // capOutput cuts the longest of parts so that the text they make, joined by

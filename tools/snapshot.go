@@ -29,7 +29,7 @@ type snapshotArgs struct {
 	// Mode and UID are pagemux's own (incremental.go).
 	Mode string `json:"mode,omitempty" jsonschema:"full: the whole tree. incremental: after your first snapshot of the page's document, only what changed since your last snapshot of it: lines added (+), removed (-), changed (~) or moved (>), with their uids, each run of unchanged lines folded into one; a new document (after a navigation) gets the whole tree. Default: the server's --snapshot-mode, full unless set. A filePath always gets the whole tree."`
 	UID  string `json:"uid,omitempty" jsonschema:"The uid of an element of the latest snapshot: answer with that element and everything below it (neither mode applies; too big for the answer, it is outlined)."`
-	To   string `json:"to,omitempty" jsonschema:"With uid: the uid of a later sibling of that element: answer with the run of siblings from uid to this one, each with everything below it, as an outline's fold line names a run."`
+	To   string `json:"to,omitempty" jsonschema:"With uid: the uid of a later sibling of that element, or of a node below one: answer with the run of siblings from uid to that sibling, each with everything below it, as an outline's fold line or an incremental answer's folded lines name a run."`
 }
 
 func (s *Server) takeSnapshot() tool {

@@ -141,6 +141,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	files.agentOf, files.agentsOn, files.mcp = s.agentOf, s.agents != nil, s.mcp
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, files.rootsChanged)
 	b.OnDownloads(files.downloadDir)
+	b.ObservePages(s.seen.observe) // incremental.go
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
 		s.seen.forget(func(k seenKey) bool { return k.page == p.ID })
