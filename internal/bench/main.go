@@ -55,6 +55,7 @@ type config struct {
 	apgDir  string
 	apgReps int
 	dumpDir string
+	settle  time.Duration
 	// agents.go: the many-agents benchmark over HTTP.
 	agents      []int
 	agentModes  []string
@@ -113,6 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		apg = ""
 	}
 	fs.StringVar(&c.apgDir, "apg-dir", apg, "`DIR` of the W3C ARIA Authoring Practices examples (patterns/*/examples/*.html) whose snapshots are compared with chrome-devtools-mcp's and timed, as the real pages' are (default testdata/aria-practices when it exists; empty: skip)")
+	fs.DurationVar(&c.settle, "settle", 1500*time.Millisecond, "how long each page, once loaded on every server, sits before the servers' whole snapshots are taken (the APG examples finish on timers after their load)")
 	fs.IntVar(&c.apgReps, "apg-reps", 3, "timed snapshot calls per APG example and server (the median is reported)")
 	fs.StringVar(&c.dumpDir, "dump", "", "write every server's snapshot answer of every page to `DIR`/SERVER/CORPUS/PAGE.txt, and its nodes as compared (uids aside, quoting undone) to PAGE.nodes, for diff -r")
 	snapOnly := fs.Bool("snapshot-only", false, "measure the real pages' snapshots only (as -modes= -agents= -holders=0 -big-nodes=0)")
@@ -123,8 +125,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if *snapOnly {
 		modes, agentCounts, c.holders, c.bigNodes = "", "", 0, 0
 	}
-	if c.realReps < 1 || c.apgReps < 1 {
-		return nil, errors.New("-real-reps and -apg-reps must be positive")
+	if c.realReps < 1 || c.apgReps < 1 || c.settle < 0 {
+		return nil, errors.New("-real-reps and -apg-reps must be positive, -settle not negative")
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; see -help", fs.Arg(0))

@@ -156,7 +156,7 @@ func snapshotCorpora(cfg *config, log *slog.Logger) []*corpus {
 // on pagemux (--snapshot-mode=incremental), its sizes and times (testdata/
 // real only); on pagemux with whole answers (--max-output=0), its times;
 // on each peer installed in peerDir, its snapshot call's time and answer;
-// and each whole answer against chrome-devtools-mcp's. A run cut short
+// and each whole answer against chrome-devtools-mcp's (r.snapshots). A run cut short
 // still has every server's figures of the pages it got through.
 func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *slog.Logger) []*corpus {
 	cs := snapshotCorpora(cfg, log)
@@ -213,64 +213,94 @@ func realSnapshots(ctx context.Context, cfg *config, bin, siteURL string, log *s
 					log.Error("real page", "page", p, "err", err)
 				}
 			}
-			for _, v := range variants {
-				if w := others[v]; w != nil {
-					r.whole(ctx, cfg, c.reps, variantName(v), w, url, log)
-				}
-			}
-			for _, pr := range peers(cfg.peerDir) {
-				if ps := started[pr.name]; ps != nil {
-					r.peer(ctx, cfg, c.reps, pr, ps, url, log)
-				}
-			}
+			r.snapshots(ctx, cfg, c.reps, others, started, url, log)
 			r.compare(ctx, cfg, c.name, log)
 		}
 	}
 	return cs
 }
 
-// whole times take_snapshot on w, the pagemux of variants named name, and
-// keeps its answer.
-func (r *realResult) whole(ctx context.Context, cfg *config, reps int, name string, w *server, url string, log *slog.Logger) {
-	id, _, err := openPage(ctx, w, cfg, url)
-	if err != nil {
-		log.Error("real page", "server", name, "page", r.Page, "err", err)
-		return
-	}
-	var answer string
-	r.TimesMS[name], answer = medianCall(ctx, cfg, reps, w, "take_snapshot", map[string]any{"pageId": id})
-	if answer != "" {
-		r.texts[name] = answer
-	}
-	w.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": id})
+// loaded is a page open on one server, ready for its snapshot call.
+type loaded struct {
+	name, tool string
+	s          *server
+	args       map[string]any
+	pageID     any // the page to close after, if the server lists pages
 }
 
-// peer times the snapshot call of the peer pr (running as ps) on url and
-// keeps its answer.
-func (r *realResult) peer(ctx context.Context, cfg *config, reps int, pr peer, ps *server, url string, log *slog.Logger) {
+// loadWhole opens url on w, the pagemux of variants named name.
+func loadWhole(ctx context.Context, cfg *config, name string, w *server, url string) (*loaded, error) {
+	id, _, err := openPage(ctx, w, cfg, url)
+	if err != nil {
+		return nil, err
+	}
+	return &loaded{name: name, tool: "take_snapshot", s: w, args: map[string]any{"pageId": id}, pageID: id}, nil
+}
+
+// loadPeer opens url on the peer pr, running as ps.
+func loadPeer(ctx context.Context, cfg *config, pr peer, ps *server, url string) (*loaded, error) {
 	rep := ps.call(ctx, 2*cfg.callTimeout, pr.navigate, map[string]any{"url": url})
 	if rep.err != nil || rep.isError {
-		log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", rep.failure())
-		return
+		return nil, fmt.Errorf("%s: %s", pr.navigate, rep.failure())
 	}
+	l := &loaded{name: pr.name, tool: pr.snapshot, s: ps, args: map[string]any{}}
 	// chrome-devtools-mcp 1.11's take_snapshot requires pageId: the page
 	// its new_page answer lists with the URL.
-	args := map[string]any{}
 	for _, line := range strings.Split(rep.text, "\n") {
 		if m := pageID.FindStringSubmatch(line); m != nil && pr.snapshot == "take_snapshot" && strings.Contains(line, url) {
 			id, _ := strconv.Atoi(m[1])
-			args["pageId"] = id
+			l.args["pageId"], l.pageID = id, id
 		}
 	}
-	var answer string
-	r.TimesMS[pr.name], answer = medianCall(ctx, cfg, reps, ps, pr.snapshot, args)
-	if answer != "" {
-		r.texts[pr.name] = answer
+	return l, nil
+}
+
+// snapshots loads url on every whole-answer server (the pagemux variants,
+// the peers), lets the pages settle for cfg.settle, then times each
+// server's snapshot call in turn and keeps its last answer. The pages are
+// loaded before any is timed so that the wait is paid once a page, not
+// once a server.
+func (r *realResult) snapshots(ctx context.Context, cfg *config, reps int, others, started map[string]*server, url string, log *slog.Logger) {
+	var ls []*loaded
+	for _, v := range variants {
+		if w := others[v]; w != nil {
+			l, err := loadWhole(ctx, cfg, variantName(v), w, url)
+			if err != nil {
+				log.Error("real page", "server", variantName(v), "page", r.Page, "err", err)
+				continue
+			}
+			ls = append(ls, l)
+		}
 	}
-	if args["pageId"] != nil {
-		// Its tab closed, as pagemux's are: a corpus of 76 pages does
-		// not pile up 76 tabs.
-		ps.call(ctx, cfg.callTimeout, "close_page", args)
+	for _, pr := range peers(cfg.peerDir) {
+		if ps := started[pr.name]; ps != nil {
+			l, err := loadPeer(ctx, cfg, pr, ps, url)
+			if err != nil {
+				log.Error("peer navigation", "peer", pr.name, "page", r.Page, "err", err)
+				continue
+			}
+			ls = append(ls, l)
+		}
+	}
+	// Pages finish after their load event: the APG examples show their
+	// "Open In CodePen" buttons on a 500 ms timer, and a snapshot taken
+	// before it would differ by when it was taken, not by its source.
+	select {
+	case <-ctx.Done():
+	case <-time.After(cfg.settle):
+	}
+	for _, l := range ls {
+		var answer string
+		r.TimesMS[l.name], answer = medianCall(ctx, cfg, reps, l.s, l.tool, l.args)
+		if answer != "" {
+			r.texts[l.name] = answer
+		}
+	}
+	for _, l := range ls {
+		// Tabs closed: a corpus of 76 pages does not pile up 76 tabs.
+		if l.pageID != nil {
+			l.s.call(ctx, cfg.callTimeout, "close_page", map[string]any{"pageId": l.pageID})
+		}
 	}
 }
 
