@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pagemux/pagemux/internal/soak"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/snapshot"
 )
@@ -164,4 +168,62 @@ func TestIncrementalBigPage(t *testing.T) {
 	}
 	mustContain(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id}),
 		"## Latest page snapshot\nFull snapshot (the page loaded a new document since your last snapshot, so every uid is new); the next ones show what changed.\nOutlined: ")
+}
+
+// TestIncrementalBigRealPage measures incremental snapshots on real pages
+// past --max-output (its default, 100,000): the first answer, the whole
+// tree outlined, then the answer after one heading's text changed, which
+// must be under 5 % of the first. Its pages: testdata/real/go_spec.html
+// (380,000 characters of tree) and any HTML files PAGEMUX_BIG_PAGES lists
+// (comma-separated paths, such as Node's docs of fs at
+// /usr/share/doc/nodejs/api/fs.html, served from their directory). Under
+// -race a snapshot of such a page takes seconds: it runs with PAGEMUX_SOAK=1
+// or PAGEMUX_BIG_PAGES set. go test -v logs the figures.
+func TestIncrementalBigRealPage(t *testing.T) {
+	extra := os.Getenv("PAGEMUX_BIG_PAGES")
+	if !soak.Enabled() && extra == "" {
+		t.Skip("a page of 380,000 characters: PAGEMUX_SOAK=1 or PAGEMUX_BIG_PAGES=file.html,… runs it")
+	}
+	t.Parallel()
+	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Minute, MaxQueue: 64},
+		Options{MaxOutput: DefaultMaxOutput, SnapshotMode: SnapshotIncremental, ToolTimeout: 5 * time.Minute}, false)
+	t.Cleanup(e.close)
+	urls := []string{testSite.URL + "/real/go_spec.html"}
+	for _, file := range strings.Split(extra, ",") {
+		if file == "" {
+			continue
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.FileServer(http.Dir(filepath.Dir(abs))))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL+"/"+filepath.Base(abs))
+	}
+	// The middle heading of the page gets a new text: one node changes.
+	const change = `() => { const hs = document.querySelectorAll('h2, h3'); const h = hs[hs.length >> 1];
+		h.textContent = 'Changed heading'; return hs.length }`
+	for _, url := range urls {
+		e.ok(t, "new_page", map[string]any{"url": url})
+		id := e.b.SelectedID()
+		first := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+		mustContain(t, first, "Full snapshot (your first snapshot of this page)", "\nOutlined: the snapshot is ")
+		tree := utf8.RuneCountInString(wholeTree(t, e, id))
+		e.eval(t, id, change)
+		inc := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+		summary, lines, ok := changesOf(t, inc)
+		if !ok {
+			t.Fatalf("%s: not incremental after one change:\n%.3000s", url, inc)
+		}
+		if !strings.Contains(lines, `heading "Changed heading"`) {
+			t.Errorf("%s: the change does not show:\n%s", url, lines)
+		}
+		n, m := utf8.RuneCountInString(inc), utf8.RuneCountInString(first)
+		if n*20 >= m {
+			t.Errorf("%s: the incremental answer is %d characters, the first %d: not under 5%%\n%s", url, n, m, inc)
+		}
+		t.Logf("%s: tree %d characters; first answer (outlined) %d; after one heading changed %d (%.2f%%), %d marked lines: %s\n%s",
+			path.Base(url), tree, m, n, 100*float64(n)/float64(m), len(markedLines(lines)), summary[:strings.Index(summary, ".")], lines)
+	}
 }

@@ -10,7 +10,7 @@ import "os"
 
 // Tests are the tests that call N or Enabled, as -run takes them: .ci/run runs them
 // again at full size, and TestListed fails when one is missing here.
-const Tests = "^(TestAgentsLoadOwnDocuments|TestBurstOrder|TestClosedPagesFreeTheirRecords|TestEventFlood|TestEventFloodTool|TestGoSDKSessionProgress|TestIncrementalSizes|TestJoinBinary|TestTeam|TestTypeScriptSDK)$"
+const Tests = "^(TestAgentsLoadOwnDocuments|TestBurstOrder|TestClosedPagesFreeTheirRecords|TestEventFlood|TestEventFloodTool|TestGoSDKSessionProgress|TestIncrementalBigRealPage|TestIncrementalSizes|TestJoinBinary|TestTeam|TestTypeScriptSDK)$"
 
 // Enabled reports whether PAGEMUX_SOAK asks for full-size loops.
 func Enabled() bool {
