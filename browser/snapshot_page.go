@@ -68,7 +68,11 @@ func (p *Page) pageTree(ctx context.Context) (*snapshot.Doc, error) {
 	if res.Result == nil || len(res.Result.Value) == 0 {
 		return nil, errors.New("snapshot: the page's tree came back empty")
 	}
-	return snapshot.ReadPageTree(res.Result.Value, cdp.FrameID(p.TargetID))
+	doc, err := snapshot.ReadPageTree(res.Result.Value, cdp.FrameID(p.TargetID))
+	if err != nil {
+		return nil, err
+	}
+	return doc, p.fillHoles(ctx, world, doc) // snapshot_hybrid.go
 }
 
 // pageNode is the backend id of the DOM node that ref names in the current

@@ -105,6 +105,9 @@ func (a *axDecoder) pageNode(d *jsonv2.Decoder) error {
 			*dst = a.copy(raw)
 		}
 	}
+	if string(n.role) == holeRole {
+		doc.holes = append(doc.holes, int32(i))
+	}
 	if d.PeekKind() == '[' {
 		if _, err := d.ReadToken(); err != nil {
 			return err

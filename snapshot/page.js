@@ -28,6 +28,7 @@
   S.gone = S.gone || new FinalizationRegistry((id) => S.refs.delete(id));
   const out = [];
   const fields = 7;
+  const maxHoles = 48;
   const refOf = (n) => {
     let id = S.ids.get(n);
     if (id === undefined) {
@@ -243,7 +244,16 @@
     }
     return null;
   };
-  const laidOut = (k) => (k.nodeType === 1 ? !inert.has(k.localName) && getComputedStyle(k).display !== 'none' : k.nodeType === 3 && /\S/.test(k.data));
+  // laidOut reports whether layout puts k on the line: not a comment, nor
+  // white space, nor a box out of the flow, nor an empty inline box.
+  const laidOut = (k) => {
+    if (k.nodeType === 3) return /[^ \t\n\r\f]/.test(k.data);
+    if (k.nodeType !== 1 || inert.has(k.localName)) return false;
+    const cs = getComputedStyle(k);
+    if (cs.display === 'none' || cs.position === 'absolute' || cs.position === 'fixed') return false;
+    return !(cs.display === 'inline' && !k.firstChild && k.localName !== 'br' && !leaves.has(k.localName) && !controlTags.has(k.localName) &&
+      getComputedStyle(k, '::before').content === 'none' && getComputedStyle(k, '::after').content === 'none');
+  };
 
   // endsLine reports whether nothing follows the inline element e on its
   // line: what follows it, or its inline ancestors, is a block or a line
@@ -268,8 +278,56 @@
     return false;
   };
 
+  // endsWithControl reports whether the last thing in element n is a form
+  // control, or n is one.
+  const endsWithControl = (n) => {
+    for (let c = n; c && c.nodeType === 1; c = sibling(c.childNodes, c.childNodes.length, -1)) {
+      if (controlTags.has(c.localName)) return true;
+    }
+    return false;
+  };
+
   // textual reports whether a sibling n is text, or an inline box of it.
   const textual = (n) => !n || n.nodeType === 3 || (!controlTags.has(n.localName) && getComputedStyle(n).display === 'inline');
+
+  // Holes: elements whose tree the script does not compute, because
+  // Chrome's rules for them are more than the script can be sure of (ARIA
+  // widgets and states, form controls with their user-agent shadow trees,
+  // media, editing hosts, a hidden box with children that may show). Such
+  // an element is one node of role "#hole" without children; the caller
+  // asks Chrome for its subtree (Accessibility.queryAXTree) and puts it in
+  // the hole's place. An element whose name comes from its content becomes
+  // a hole itself when a hole is inside it.
+  const holes = [];
+  const holeTags = new Set(['input', 'select', 'textarea', 'meter', 'progress', 'output', 'video', 'audio', 'dialog',
+    'datalist', 'object', 'embed', 'canvas', 'map', 'area', 'math', 'marquee', 'fencedframe', 'portal', 'selectedcontent']);
+  const isHole = (e, tag, cs) => {
+    if (holeTags.has(tag)) return !(tag === 'input' && e.type === 'hidden');
+    if (tag === 'label' && e.control) return true;
+    for (const a of e.attributes) {
+      const n = a.name;
+      if (n === 'role' || n === 'contenteditable' || n === 'popover' || n === 'draggable') return true;
+      if (n.length > 5 && n.startsWith('aria-') && n !== 'aria-label') return true;
+    }
+    // Chrome shows what is visible in a hidden box.
+    if (cs.visibility !== 'visible' && e.firstElementChild) return true;
+    return false;
+  };
+  // hole emits e as a hole, for the caller to fill.
+  const hole = (e) => {
+    holes.push(e);
+    out.push(refOf(e), '#hole', null, null, null, null, 0);
+  };
+
+  // holeAt emits e as a hole and sets the state of the line after it as an
+  // element of its kind does. It adds no text to an ancestor's name: an
+  // ancestor named from its content becomes a hole too (walk).
+  const holeAt = (e, tag, inline) => {
+    hole(e);
+    spaced = !inline;
+    afterControl = endsWithControl(e);
+    return '';
+  };
 
   // walk emits e and its subtree and returns the text e adds to an
   // ancestor's name from content.
@@ -284,8 +342,11 @@
       return '';
     }
     const cs = getComputedStyle(e);
-    if (cs.display === 'none' || cs.visibility !== 'visible' || cs.contentVisibility === 'hidden') return '';
+    if (cs.display === 'none' || cs.contentVisibility === 'hidden') return '';
     if (tag === 'input' && e.type === 'hidden') return '';
+    const inline = cs.display.startsWith('inline') || cs.display === 'contents';
+    if (isHole(e, tag, cs)) return holeAt(e, tag, inline);
+    if (cs.visibility !== 'visible') return '';
     // The label of a check box or radio button is its name, and Chrome
     // leaves the label out.
     const checkLabel = tag === 'label' && e.control && (e.control.type === 'checkbox' || e.control.type === 'radio') ? e.control : null;
@@ -296,7 +357,7 @@
     out.push(refOf(e), role, null, null, null, null, 0);
     const own = tag === 'br' ? '\n' : ownName(e, tag, role);
     let name = own;
-    const inline = cs.display.startsWith('inline') || cs.display === 'contents';
+    const holesBefore = holes.length;
     // The children: e's shadow tree, a slot's assigned nodes, else its own.
     let kids = e.childNodes;
     if (e.shadowRoot) kids = e.shadowRoot.childNodes;
@@ -312,12 +373,8 @@
 
     if (!inline || tag === 'br') spaced = true;
     if (tag === 'iframe') {
-      let doc = null;
-      try { doc = e.contentDocument; } catch {}
-      if (doc && doc.body) {
-        rootOf(doc);
-        count++;
-      }
+      // A frame's document is a tree of its own, which the caller adds
+      // under this node, whatever process the frame is in.
     } else if (tag === 'svg' || tag === 'img' || tag === 'input' || tag === 'textarea') {
       // Leaves: what is inside is not shown.
     } else if (tag !== 'select') {
@@ -344,9 +401,9 @@
             // or grid item (text in such a box is one) starts and ends a
             // line of its own.
             s = collapse(s);
-            if (spaced || boxed) s = s.trimStart();
+            if (spaced || boxed) s = s.replace(/^[ \t\n\r\f]+/, '');
             const next = sibling(kids, i, 1);
-            if (boxed || (next ? breaks(next) : !inline || endsLine(e))) s = s.trimEnd();
+            if (boxed || (next ? breaks(next) : !inline || endsLine(e))) s = s.replace(/[ \t\n\r\f]+$/, '');
             // A lone space shows between two inline boxes of text only.
             if (s === '' || (s === ' ' && (afterControl || !next || !textual(next) || !textual(sibling(kids, i, -1)) || startsWithControl(next)))) continue;
           }
@@ -382,6 +439,12 @@
       else out[at + 6] = options;
     }
     out[base + 6] = count;
+    if (holes.length > holesBefore && own === null && (fromContent.has(role) || (e.title && !unnamed.has(role)))) {
+      // The name would take in a hole's text: Chrome's subtree it is.
+      out.length = base;
+      holes.length = holesBefore;
+      return holeAt(e, tag, inline);
+    }
     if (!inline || tag === 'br') spaced = true;
     else if (leaves.has(tag)) spaced = false;
     if (controlTags.has(tag)) afterControl = true;
@@ -527,6 +590,11 @@
   // A document without an HTML body (SVG, XML, a frameset) is left to
   // Chrome's tree.
   if (!document.body || document.body.localName !== 'body') return null;
+  // aria-owns moves nodes across the tree: Chrome's tree it is.
+  if (document.querySelector('[aria-owns]')) return null;
   rootOf(document);
+  S.holes = holes;
+  // Filling many holes costs more than Chrome's whole tree.
+  if (holes.length > maxHoles) return null;
   return out;
 })()

@@ -23,6 +23,7 @@ type Doc struct {
 	kids  []int64 // the ChildIDs of all nodes, back to back
 	nkids []int32 // how many of kids each node has
 	other axIDs
+	holes []int32 // of a tree computed in the page: its holes (holes.go)
 }
 
 // axIDs numbers AX node ids: Chrome's are decimal, and a number is a
