@@ -53,7 +53,8 @@ type seenKey struct {
 	page   int
 }
 
-// seenSnapshot is the last snapshot an agent was shown of a page.
+// seenSnapshot is the last snapshot of a page made for an agent's answer,
+// whole, whatever part of it the answer showed.
 type seenSnapshot struct {
 	document int // snapshot.Snapshot.Document
 	verbose  bool
