@@ -199,8 +199,12 @@
   // node without a DOM node of its own (ref 0), and returns it. Quoted
   // strings and attr() are read; counters and images are not.
   const pseudo = (e, which) => {
-    let c = getComputedStyle(e, which).content;
+    const st = getComputedStyle(e, which);
+    let c = st.content;
     if (c === 'none' || c === 'normal' || c === '') return '';
+    // A box of its own (inline-block) is no text: Chrome shows no lone
+    // space beside it.
+    if (st.display !== 'inline') afterControl = true;
     c = c.replace(/url\((?:"(?:[^"\\]|\\.)*"|[^)]*)\)/g, '').replace(/\bopen-quote\b/g, '"\u201c"').replace(/\bclose-quote\b/g, '"\u201d"');
     let t = '';
     for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"|attr\(([^)]+)\)/g)) {
@@ -288,7 +292,14 @@
   };
 
   // textual reports whether a sibling n is text, or an inline box of it.
-  const textual = (n) => !n || n.nodeType === 3 || (!controlTags.has(n.localName) && getComputedStyle(n).display === 'inline');
+  // A box CSS generates on the side that faces the space counts as n's:
+  // one of its own (inline-block) is not text.
+  const textual = (n, dir) => {
+    if (!n || n.nodeType === 3) return true;
+    if (controlTags.has(n.localName) || getComputedStyle(n).display !== 'inline') return false;
+    const st = getComputedStyle(n, dir > 0 ? '::before' : '::after');
+    return st.content === 'none' || st.content === 'normal' || st.display === 'inline';
+  };
 
   // Holes: elements whose tree the script does not compute, because
   // Chrome's rules for them are more than the script can be sure of (ARIA
@@ -405,7 +416,7 @@
             const next = sibling(kids, i, 1);
             if (boxed || (next ? breaks(next) : !inline || endsLine(e))) s = s.replace(/[ \t\n\r\f]+$/, '');
             // A lone space shows between two inline boxes of text only.
-            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next) || !textual(sibling(kids, i, -1)) || startsWithControl(next)))) continue;
+            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next, 1) || !textual(sibling(kids, i, -1), -1) || startsWithControl(next)))) continue;
           }
           if (s === '') continue;
           if (transform !== 'none') s = transformed(s, transform);
