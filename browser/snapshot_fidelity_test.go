@@ -102,12 +102,12 @@ func interactionCases() []fidelityCase {
 	const apg = "/aria-practices/patterns/"
 	return []fidelityCase{{
 		name: "menu-button-actions/opened", path: apg + "menu-button/examples/menu-button-actions.html",
-		act:   clickOn(`button "Actions"`),
+		act:   clickOn(`button "Actions`),
 		shows: regexp.MustCompile(`menuitem "Action 1"`),
 	}, {
 		name: "treeview-1a/expanded", path: apg + "treeview/examples/treeview-1a.html",
-		act:   clickOn(`treeitem "Projects`),
-		shows: regexp.MustCompile(`treeitem "project-1.docx"`),
+		act:   clickOn(`Projects" expandable`),
+		shows: regexp.MustCompile(`treeitem "[^"]*project-1\.docx"`),
 	}, {
 		name: "combobox-autocomplete-list/typed", path: apg + "combobox/examples/combobox-autocomplete-list.html",
 		act: func(ctx context.Context, t *testing.T, p *Page, snap string) {
@@ -342,8 +342,9 @@ func lineAt(lines []snapLine, i, end int) string {
 	return fmt.Sprintf("[%d] %s", lines[i].depth, lines[i].text)
 }
 
-// pathPart matches what a line says of its node in a path: role and name.
-var pathPart = regexp.MustCompile(`^\S+(?: "(?:[^"\\]|\\.)*")?`)
+// pathPart matches what a line says of its node in a path: role and name,
+// or a text's quoted text.
+var pathPart = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|\S+(?: "(?:[^"\\]|\\.)*")?)`)
 
 // nodePath is the chain of lines[i]'s ancestors and itself, by role and
 // name: main > grid "Transactions" > row > gridcell "01-Jan-16".
