@@ -16,8 +16,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/pagemux/pagemux/snapshot"
 )
 
 // NavigationError is a navigation that Chrome refused or that failed to load,
@@ -191,7 +189,7 @@ func (p *Page) callWithElements(ctx context.Context, function string, uids []str
 			return nil, err
 		}
 		if i == 0 {
-			first = el.object
+			first, ctx = el.object, el.on(ctx)
 		}
 		args[i] = &runtime.CallArgument{ObjectID: el.object}
 	}
@@ -283,32 +281,101 @@ type element struct {
 	uid     string
 	backend cdp.BackendNodeID
 	object  runtime.RemoteObjectID
+	// in is a call context of the session of the element's document: an
+	// out-of-process frame's, whose viewport begins at frameOffset of
+	// frame in the tab's (snapshot_frames.go); nil for the tab's (see on).
+	in     context.Context
+	frame  *frameTarget
+	frames *pageFrames
 }
 
-// resolve finds the element of a uid of the current document.
+// resolve finds the element of a uid of the current document, in any of
+// its frames.
 func (p *Page) resolve(ctx context.Context, uid string) (*element, error) {
-	_, id, err := p.lookupUID(ctx, uid)
+	n, err := p.locateUID(ctx, uid)
 	if err != nil {
 		return nil, err
 	}
-	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
+	res, err := chromedp.Call(n.ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: n.backend})
 	if err != nil || res.Object == nil {
-		return nil, fmt.Errorf("%w: the element with uid %s is no longer in the page; take a new snapshot", snapshot.ErrUnknownUID, uid)
+		return nil, goneErr(uid)
 	}
-	return &element{uid: uid, backend: id, object: res.Object.ObjectID}, nil
+	el := &element{uid: uid, backend: n.backend, object: res.Object.ObjectID, frame: n.in, frames: &p.frames}
+	if n.in != nil {
+		el.in = n.ctx
+	}
+	return el, nil
 }
 
 // center scrolls the element into view and returns the middle of its first
-// box in viewport coordinates.
+// box in viewport coordinates. ctx is a call context of the tab.
 func (e *element) center(ctx context.Context) (x, y float64, err error) {
 	// Not every node can scroll (text in a hidden parent); the quads decide.
-	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: e.backend})
-	res, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: e.backend})
-	if err != nil || len(res.Quads) == 0 || len(res.Quads[0]) < 8 {
-		return 0, 0, fmt.Errorf("the element with uid %s is not visible (it has no box to click); take a new snapshot or make it visible first", e.uid)
+	_, _ = chromedp.Call(e.on(ctx), dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: e.backend})
+	e.painted()
+	q, err := e.quad(ctx)
+	if err != nil {
+		return 0, 0, err
 	}
-	q := res.Quads[0]
 	return (q[0] + q[2] + q[4] + q[6]) / 4, (q[1] + q[3] + q[5] + q[7]) / 4, nil
+}
+
+// on is the context to ask Chrome about the element in: its frame's
+// session, or ctx, a call context of the tab.
+func (e *element) on(ctx context.Context) context.Context {
+	if e.in != nil {
+		return e.in
+	}
+	return ctx
+}
+
+// paintWait bounds painted: a frame Chrome does not render (throttled,
+// hidden) never gives an animation frame.
+const paintWait = 500 * time.Millisecond
+
+// painted waits, for an element of an out-of-process frame, until the
+// frame has drawn twice: Chrome routes the mouse to such a frame by what it
+// last drew, and a frame just loaded or scrolled into view may not have
+// drawn yet, so that the event would go to the page around it.
+func (e *element) painted() {
+	if e.frame == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(e.in, paintWait)
+	defer cancel()
+	_, _ = chromedp.Call(wctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: `function() { return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }`,
+		ObjectID:            e.object, AwaitPromise: new(true),
+	})
+}
+
+// quad is the element's first content quad in the tab's viewport.
+func (e *element) quad(ctx context.Context) ([]float64, error) {
+	res, err := chromedp.Call(e.on(ctx), dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: e.backend})
+	if err != nil || len(res.Quads) == 0 || len(res.Quads[0]) < 8 {
+		return nil, fmt.Errorf("the element with uid %s is not visible (it has no box to click); take a new snapshot or make it visible first", e.uid)
+	}
+	return e.toTab(ctx, res.Quads[0])
+}
+
+// toTab moves the points of q, in the viewport of the element's frame, to
+// the tab's viewport.
+func (e *element) toTab(ctx context.Context, q []float64) ([]float64, error) {
+	if e.frame == nil {
+		return q, nil
+	}
+	dx, dy, err := e.frames.frameOffset(ctx, e.frame)
+	if err != nil {
+		return nil, fmt.Errorf("the element with uid %s is in a frame that went away or is hidden; take a new snapshot: %w", e.uid, err)
+	}
+	out := make([]float64, len(q))
+	for i := range q {
+		out[i] = q[i] + dx
+		if i%2 == 1 {
+			out[i] = q[i] + dy
+		}
+	}
+	return out, nil
 }
 
 // Click clicks the element of uid in its middle, twice for a double click,
@@ -430,7 +497,7 @@ func (p *Page) fill(ctx context.Context, uid, value string) error {
 // fillElement fills el as Fill does, without the wait for the page: a
 // select's option or a checkbox is set in the page, text is typed in.
 func (p *Page) fillElement(ctx context.Context, el *element, value string) error {
-	how, err := p.callFunction(ctx, prepareFillJS, el.object, value)
+	how, err := p.callFunction(el.on(ctx), prepareFillJS, el.object, value)
 	if err != nil || string(how) != `"type"` {
 		return err
 	}

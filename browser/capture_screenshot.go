@@ -75,15 +75,19 @@ func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, err
 
 // clip returns the element's border box in page coordinates.
 func (e *element) clip(ctx context.Context) (*page.Viewport, error) {
-	res, err := chromedp.Call(ctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: e.backend})
+	res, err := chromedp.Call(e.on(ctx), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: e.backend})
 	if err != nil || res.Model == nil || len(res.Model.Border) < 8 {
 		return nil, fmt.Errorf("the element with uid %s has no box to capture", e.uid)
+	}
+	border, err := e.toTab(ctx, res.Model.Border)
+	if err != nil {
+		return nil, err
 	}
 	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
 	if err != nil {
 		return nil, err
 	}
-	b := res.Model.Border
+	b := border
 	minX, minY := math.Min(math.Min(b[0], b[2]), math.Min(b[4], b[6])), math.Min(math.Min(b[1], b[3]), math.Min(b[5], b[7]))
 	maxX, maxY := math.Max(math.Max(b[0], b[2]), math.Max(b[4], b[6])), math.Max(math.Max(b[1], b[3]), math.Max(b[5], b[7]))
 	var sx, sy float64

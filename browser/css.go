@@ -46,23 +46,23 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
-	frame, id, err := p.UIDs.LookupFrame(uid)
+	_, id, err := p.UIDs.LookupFrame(uid)
 	if err != nil {
 		return nil, err
 	}
 	_, fromPage := snapshot.PageRef(id)
 	var out *styles.Styles
 	err = p.await(ctx, func(ctx context.Context) error {
-		backend, err := p.nodeOf(ctx, uid, id)
+		n, err := p.locateUID(ctx, uid) // its frame's session (snapshot_frames.go)
 		if err != nil {
 			return err
 		}
-		chain, err := elementChain(ctx, uid, backend)
+		chain, err := elementChain(n.ctx, uid, n.backend)
 		if err != nil {
 			return err
 		}
-		uidOf := p.uidOfNode(ctx, frame, fromPage)
-		payload, sheets, err := matchedStyles(ctx, p, uid, chain[0].BackendNodeID, uidOf)
+		uidOf := p.uidOfNode(n.ctx, n.frame, fromPage)
+		payload, sheets, err := matchedStyles(n.ctx, p, n.in, uid, chain[0].BackendNodeID, uidOf)
 		if err != nil {
 			return err
 		}
@@ -198,41 +198,50 @@ const cssIdle = 30 * time.Second
 // turned off when the page has been idle for cssIdle.
 type cssSession struct {
 	p      *Page
-	mu     sync.Mutex // held while a call uses the domain, and by the idle stop
+	base   context.Context // of the session: the tab's, or an OOPIF's
+	mu     sync.Mutex      // held while a call uses the domain, and by the idle stop
 	on     bool
 	idle   *time.Timer
 	sheets map[string]*css.StyleSheetHeader
 	smu    sync.Mutex // guards sheets, written from the event loop
 }
 
+// cssSessions holds a session for each page (keyed by its *Page) and for
+// each out-of-process frame (its *frameTarget) that get_css_styles asked.
 var cssSessions = struct {
 	sync.Mutex
-	of map[*Page]*cssSession
-}{of: map[*Page]*cssSession{}}
+	of map[any]*cssSession
+}{of: map[any]*cssSession{}}
 
-// cssSessionOf returns the page's session, listening for style sheets from
-// the first call until the page goes away.
-func cssSessionOf(p *Page) (*cssSession, error) {
+// cssSessionOf returns the session of the page, or of its OOPIF t when t
+// is not nil, listening for style sheets from the first call until the
+// page or the frame goes away.
+func cssSessionOf(p *Page, t *frameTarget) (*cssSession, error) {
+	var key any = p
+	base := p.ctx
+	if t != nil {
+		key, base = t, t.ctx
+	}
 	cssSessions.Lock()
 	defer cssSessions.Unlock()
-	if s := cssSessions.of[p]; s != nil {
+	if s := cssSessions.of[key]; s != nil {
 		return s, nil
 	}
-	s := &cssSession{p: p, sheets: map[string]*css.StyleSheetHeader{}}
-	lctx, stop := context.WithCancel(p.ctx)
+	s := &cssSession{p: p, base: base, sheets: map[string]*css.StyleSheetHeader{}}
+	lctx, stop := context.WithCancel(base)
 	if err := chromedp.Listen(lctx, s.onEvent); err != nil {
 		stop()
 		return nil, err
 	}
 	s.idle = time.AfterFunc(cssIdle, s.turnOff)
-	context.AfterFunc(closedContext{p.closed}, func() {
-		stop()
+	context.AfterFunc(closedContext{p.closed}, stop)
+	context.AfterFunc(lctx, func() {
 		s.idle.Stop()
 		cssSessions.Lock()
-		delete(cssSessions.of, p)
+		delete(cssSessions.of, key)
 		cssSessions.Unlock()
 	})
-	cssSessions.of[p] = s
+	cssSessions.of[key] = s
 	return s, nil
 }
 
@@ -258,7 +267,7 @@ func (s *cssSession) turnOff() {
 	if !s.on || s.p.Closed() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.p.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(s.base, 5*time.Second)
 	defer cancel()
 	_, _ = chromedp.Call(ctx, css.Disable, cdp.Empty{})
 	s.on = false
@@ -295,8 +304,8 @@ func (s *cssSession) missing(res *styles.MatchedStyles) bool {
 // unless it is on, asks for the matched styles of the element, and turns
 // the DOM domain off again. It returns the headers of the page's style
 // sheets, which CSS.enable announces.
-func matchedStyles(ctx context.Context, p *Page, uid string, backend cdp.BackendNodeID, uidOf func(*cdp.Node) string) (*styles.MatchedStyles, map[string]*css.StyleSheetHeader, error) {
-	sess, err := cssSessionOf(p)
+func matchedStyles(ctx context.Context, p *Page, t *frameTarget, uid string, backend cdp.BackendNodeID, uidOf func(*cdp.Node) string) (*styles.MatchedStyles, map[string]*css.StyleSheetHeader, error) {
+	sess, err := cssSessionOf(p, t)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,7 +29,7 @@ func TestCSSDomainOnAndOff(t *testing.T) {
 	}
 	check("first call")
 	check("second call")
-	sess, err := cssSessionOf(p)
+	sess, err := cssSessionOf(p, nil)
 	if err != nil || !sess.on {
 		t.Fatalf("the domain is not on after a call: %v", err)
 	}

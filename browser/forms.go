@@ -123,11 +123,10 @@ func (p *Page) Drag(ctx context.Context, fromUID, toUID string) error {
 // quadCenter returns the middle of the element's first box in viewport
 // coordinates, without scrolling.
 func (e *element) quadCenter(ctx context.Context) (x, y float64, err error) {
-	res, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: e.backend})
-	if err != nil || len(res.Quads) == 0 || len(res.Quads[0]) < 8 {
-		return 0, 0, fmt.Errorf("the element with uid %s is not visible (it has no box); take a new snapshot or make it visible first", e.uid)
+	q, err := e.quad(ctx)
+	if err != nil {
+		return 0, 0, err
 	}
-	q := res.Quads[0]
 	return (q[0] + q[2] + q[4] + q[6]) / 4, (q[1] + q[3] + q[5] + q[7]) / 4, nil
 }
 
@@ -169,7 +168,7 @@ func (p *Page) UploadFile(ctx context.Context, uid string, files []string) error
 		if err != nil {
 			return err
 		}
-		kind, err := p.callFunction(ctx, fileInputJS, el.object)
+		kind, err := p.callFunction(el.on(ctx), fileInputJS, el.object)
 		if err != nil {
 			return err
 		}
@@ -178,7 +177,7 @@ func (p *Page) UploadFile(ctx context.Context, uid string, files []string) error
 			if string(kind) == `"single"` && len(files) > 1 {
 				return fmt.Errorf("the file input with uid %s takes one file (it has no multiple attribute), and %d were given; upload one file", uid, len(files))
 			}
-			_, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: el.backend})
+			_, err := chromedp.Call(el.on(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: el.backend})
 			return err
 		}
 		return p.uploadByChooser(ctx, el, files)

@@ -67,6 +67,9 @@ type Page struct {
 	network *Network
 	// scripts are the evaluate_script scripts in flight (scriptstop.go).
 	scripts scriptRuns
+	// frames are the sessions of the child frames of the latest snapshot
+	// (snapshot_frames.go).
+	frames pageFrames
 
 	mu      sync.Mutex
 	url     string

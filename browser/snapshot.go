@@ -25,8 +25,9 @@ import (
 // Where neither can be had, the answer comes through chromedp, still
 // decoded as a stream from its copy.
 
-// Snapshot takes the accessibility tree of the main frame and formats it with
-// uids that later calls can name. The tree comes from the browser's
+// Snapshot takes the accessibility tree of the main frame, with its frames'
+// documents under their Iframe nodes, and formats it with uids that later
+// calls can name. The tree comes from the browser's
 // Config.SnapshotSource; see SnapshotFrom.
 func (p *Page) Snapshot(ctx context.Context, verbose bool) (*snapshot.Snapshot, error) {
 	return p.SnapshotFrom(ctx, verbose, p.b.cfg.SnapshotSource)
@@ -54,8 +55,9 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 			}
 			// A tree of a document that went away meanwhile would hand out
 			// uids of the old document as if they were current.
+			frames := p.childFrames(ctx, doc) // snapshot_frames.go
 			if p.Generation() == gen {
-				snap = p.UIDs.SnapshotFrames(&snapshot.Frame{Doc: doc}, verbose)
+				snap = p.UIDs.SnapshotFrames(&snapshot.Frame{Doc: doc, Frames: frames}, verbose)
 				return nil
 			}
 		}

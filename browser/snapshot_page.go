@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,7 +142,7 @@ func (p *Page) uidOfNode(ctx context.Context, frame cdp.FrameID, fromPage bool) 
 		known[n.BackendNodeID] = ""
 		if world == 0 {
 			var err error
-			if world, err = p.isolatedWorld(ctx); err != nil {
+			if world, err = worldIn(ctx, cmp.Or(frame, cdp.FrameID(p.TargetID))); err != nil {
 				return ""
 			}
 		}

@@ -278,8 +278,8 @@ func (e *testEnv) fails(t *testing.T, name string, args map[string]any) string {
 	return r.text
 }
 
-// openPage opens path of the test site in a new page, closed at the end of
-// the test, and returns its id.
+// openPage opens path of the test site (or path, a whole http:// URL) in a
+// new page, closed at the end of the test, and returns its id.
 func (e *testEnv) openPage(t *testing.T, path string) int {
 	t.Helper()
 	// A URL no other page has, to find the new page in the list.
@@ -287,7 +287,11 @@ func (e *testEnv) openPage(t *testing.T, path string) int {
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	url := fmt.Sprintf("%s%s%sopen=%d", testSite.URL, path, sep, openCount.Add(1))
+	site := testSite.URL
+	if strings.HasPrefix(path, "http://") { // a page of the test's own server
+		site = ""
+	}
+	url := fmt.Sprintf("%s%s%sopen=%d", site, path, sep, openCount.Add(1))
 	text := e.ok(t, "new_page", map[string]any{"url": url, "background": true})
 	id := 0
 	for _, line := range strings.Split(text, "\n") {
