@@ -37,10 +37,11 @@ const toggleJS = `() => { const b = document.createElement('button'); b.textCont
 
 // realResult is one page's snapshot sizes and times.
 type realResult struct {
-	Page        string             `json:"page"`
-	Full        int                `json:"full_chars"`        // filePath: the whole tree
-	Default     int                `json:"default_chars"`     // the answer, outlined over --max-output
-	Incremental int                `json:"incremental_chars"` // click with includeSnapshot, incremental mode
+	Page string `json:"page"`
+	// Full, Default and Incremental are measured on testdata/real only.
+	Full        int                `json:"full_chars,omitempty"`        // filePath: the whole tree
+	Default     int                `json:"default_chars,omitempty"`     // the answer, outlined over --max-output
+	Incremental int                `json:"incremental_chars,omitempty"` // click with includeSnapshot, incremental mode
 	Tokens      map[string][]int   `json:"tokens_o200k,omitempty"`
 	TimesMS     map[string]float64 `json:"take_snapshot_median_ms"` // server -> median
 	// AnswerChars and AnswerTokens are each whole answer's size
