@@ -1,9 +1,11 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,11 +57,13 @@ var framePages = map[string]string{
 <script>document.getElementById('written').contentDocument.body.innerHTML = '<button>Written button</button>';</script>
 </body></html>`,
 	// Not shown to chrome-devtools-mcp: a frame to act in.
-	"/act.html": `<!doctype html><html><head><title>Act</title><style>#go { color: rgb(1, 2, 3) }</style></head><body>
+	"/act.html": `<!doctype html><html><head><title>Act</title><style>#go { color: rgb(1, 2, 3); background: rgb(255, 0, 0); border: 0; padding: 10px }</style></head><body>
 <div style="height: 150px"></div>
 <label>Name <input id="name" type="text"></label>
 <button type="button" id="go" onclick="out.textContent='clicked'" onmouseover="out.textContent='hovered'">Go</button>
 <input type="file" aria-label="Upload" onchange="out.textContent='file '+this.files[0].name">
+<button onmousedown="window.held = true">Drag me</button>
+<button onmouseup="if (window.held) out.textContent = 'dropped'">Drop here</button>
 <a href="form.html">Elsewhere</a>
 <p id="out">waiting</p></body></html>`,
 	"/actmain.html": `<!doctype html><html><head><title>Act main</title></head><body>
@@ -250,7 +254,7 @@ func TestSnapshotFramesAsCDM(t *testing.T) {
 }
 
 // The uids of an out-of-process frame act in it: click, fill, hover,
-// upload and get_css_styles; once the frame navigated or went away, they
+// upload, drag, get_css_styles and an element's screenshot; once the frame navigated or went away, they
 // fail with the take-a-new-snapshot error.
 func TestSnapshotFramesActions(t *testing.T) {
 	t.Parallel()
@@ -285,6 +289,11 @@ func TestSnapshotFramesActions(t *testing.T) {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"file hostname"`)
+			if err := p.Drag(ctx, uidOf(t, snap, `button "Drag me"`), uidOf(t, snap, `button "Drop here"`)); err != nil {
+				t.Fatal(err)
+			}
+			snapshotUntil(t, p, source, `"dropped"`)
+			assertRed(t, p, uidOf(t, snap, `button "Go"`))
 
 			// The frame navigates: the old document's uids are void.
 			old := uidOf(t, snap, `textbox "Name"`)
@@ -304,6 +313,26 @@ func TestSnapshotFramesActions(t *testing.T) {
 				t.Errorf("clicking a uid of a frame that went away: %v, want the take-a-new-snapshot error", err)
 			}
 		})
+	}
+}
+
+// assertRed fails unless a screenshot of the element of uid is red at its
+// corners, as the frame's button is: the clip is where the element is.
+func assertRed(t *testing.T, p *Page, uid string) {
+	t.Helper()
+	shot, err := p.Screenshot(t.Context(), ScreenshotOptions{UID: uid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for _, at := range [][2]int{{3, 3}, {b.Dx() - 4, b.Dy() - 4}} { // its padding, not its text
+		if r, g, bl, _ := img.At(b.Min.X+at[0], b.Min.Y+at[1]).RGBA(); r>>8 < 200 || g>>8 > 60 || bl>>8 > 60 {
+			t.Errorf("the screenshot of the frame's button is %dx%d and not red at %v: rgb(%d, %d, %d)", b.Dx(), b.Dy(), at, r>>8, g>>8, bl>>8)
+		}
 	}
 }
 
