@@ -199,18 +199,28 @@ func checkFidelity(t *testing.T, p *Page, site string, c fidelityCase) {
 }
 
 // settledJS resolves once the page's own scripts are done with what they
-// do after load: an APG example with a heading gets a support notice that
-// app.js fetches after DOMContentLoaded and inserts after the heading;
-// controls.html shows its audio's length once the metadata loaded. What
-// else a page changes late, bothSources sees happen.
+// do after load, in its document and its same-origin frames': an APG
+// example with a heading gets a support notice that app.js fetches and
+// inserts; its "Open In CodePen" buttons show once their XHRs are done;
+// a feed loads its articles with a delay, busy meanwhile; controls.html
+// shows its audio's length once the metadata loaded. It polls, every 50
+// ms, as a frame's changes reach no observer of the page's. What else a
+// page changes late, bothSources sees happen.
 const settledJS = `() => new Promise(resolve => {
-  const status = document.getElementById('media-status');
-  const notice = document.querySelector('script[src$="shared/js/app.js"]') && document.querySelector('h1');
-  const done = () => (!notice || document.getElementById('support-notice')) &&
-    (!status || status.value.endsWith(' s'));
-  if (done()) return resolve(true);
-  new MutationObserver((_, o) => { if (done()) { o.disconnect(); resolve(true); } })
-    .observe(document, {subtree: true, childList: true, characterData: true});
+  const docs = () => [document, ...[...document.querySelectorAll('iframe')].map(f => {
+    try { return f.contentDocument; } catch (e) { return null; }
+  }).filter(Boolean)];
+  const settled = d => {
+    const notice = d.querySelector('script[src$="shared/js/app.js"]') && d.querySelector('h1');
+    const media = d.getElementById('media-status');
+    return (!notice || d.getElementById('support-notice')) &&
+      [...d.querySelectorAll('button[id$="-codepenbutton"]')].every(b => b.style.display !== 'none') &&
+      !d.querySelector('[role=feed][aria-busy=true]') &&
+      (!media || media.value.endsWith(' s'));
+  };
+  const check = () => { if (docs().every(settled)) { clearInterval(timer); resolve(true); } };
+  const timer = setInterval(check, 50);
+  check();
 })`
 
 // bothSources snapshots p from the page's tree and from Chrome's, as
