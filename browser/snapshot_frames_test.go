@@ -372,3 +372,24 @@ func TestSnapshotFramesDetachKeepsTab(t *testing.T) {
 		t.Fatalf("the tab after its frame was left: %v (closed: %v)", err, p.Closed())
 	}
 }
+
+// A same-origin frame that navigates makes the uids of its old document
+// fail with the take-a-new-snapshot error, from either source.
+func TestSnapshotFramesLocalNavigation(t *testing.T) {
+	t.Parallel()
+	b := sharedBrowser(t)
+	for _, source := range []string{SourceChrome, SourcePage} {
+		t.Run(source, func(t *testing.T) {
+			t.Parallel()
+			p, _, _ := openSites(t, b, "/main.html")
+			old := uidOf(t, snapshotUntil(t, p, source, `link "Same link"`), `link "Same link"`)
+			if _, err := p.Evaluate(t.Context(), `() => { document.getElementById("same").src = "act.html"; }`, nil); err != nil {
+				t.Fatal(err)
+			}
+			snapshotUntil(t, p, source, `button "Drag me"`)
+			if err := p.Click(t.Context(), old, false); !errors.Is(err, snapshot.ErrUnknownUID) || !strings.Contains(fmt.Sprint(err), "take a new snapshot") {
+				t.Errorf("clicking a uid of the frame's old document: %v, want the take-a-new-snapshot error", err)
+			}
+		})
+	}
+}
