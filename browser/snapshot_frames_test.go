@@ -254,7 +254,8 @@ func TestSnapshotFramesAsCDM(t *testing.T) {
 }
 
 // The uids of an out-of-process frame act in it: click, fill, hover,
-// upload, drag, get_css_styles and an element's screenshot; once the frame navigated or went away, they
+// upload, drag, get_css_styles, an element's screenshot and a script given
+// the element (run in the frame); once the frame navigated or went away, they
 // fail with the take-a-new-snapshot error.
 func TestSnapshotFramesActions(t *testing.T) {
 	t.Parallel()
@@ -294,6 +295,9 @@ func TestSnapshotFramesActions(t *testing.T) {
 			}
 			snapshotUntil(t, p, source, `"dropped"`)
 			assertRed(t, p, uidOf(t, snap, `button "Go"`))
+			if v, err := p.Evaluate(ctx, `(el) => el.id + " in " + location.hostname`, nil, uidOf(t, snap, `button "Go"`)); err != nil || string(v) != `"go in localhost"` {
+				t.Errorf("evaluate_script on the frame's button: %s, %v", v, err)
+			}
 
 			// The frame navigates: the old document's uids are void.
 			old := uidOf(t, snap, `textbox "Name"`)
