@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,8 +54,8 @@ type fidelityCase struct {
 func TestSnapshotFidelity(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	site := formsSite(t)
-	b := startBrowser(t, Config{ChromeArgs: []string{offlineRules}})
+	run := &fidelityRun{site: formsSite(t), fallbacks: newFallbackLog()}
+	b := startBrowser(t, Config{ChromeArgs: []string{offlineRules}, Logger: slog.New(run.fallbacks)})
 	cases := append(apgCases(t), fidelityCase{name: "controls", path: "/controls.html"})
 	cases = append(cases, interactionCases()...)
 
@@ -70,7 +71,7 @@ func TestSnapshotFidelity(t *testing.T) {
 		// next case, so a slow page holds up only its own tab.
 		wg.Go(func() {
 			for c := range todo {
-				t.Run(c.name, func(t *testing.T) { checkFidelity(t, p, site, c) })
+				t.Run(c.name, func(t *testing.T) { run.check(t, p, c) })
 			}
 		})
 	}
@@ -80,6 +81,21 @@ func TestSnapshotFidelity(t *testing.T) {
 	close(todo)
 	wg.Wait()
 	t.Logf("%d comparisons on %d tabs in %v", len(cases), fidelityTabs, time.Since(start).Round(time.Millisecond))
+	if n := len(run.chromeOnly); n > 0 {
+		t.Logf("%d of them set Chrome's tree against itself, the page's script leaving the page to Chrome: %s", n, strings.Join(run.chromeOnly, ", "))
+	}
+	if len(run.chromeOnly) == len(cases) {
+		t.Errorf("no comparison had a tree computed in the page: the test compared nothing")
+	}
+}
+
+// fidelityRun is what the comparisons of TestSnapshotFidelity share.
+type fidelityRun struct {
+	site      string       // serves testdata
+	fallbacks *fallbackLog // the test browser's log
+
+	mu         sync.Mutex
+	chromeOnly []string // the cases whose page source was Chrome's tree
 }
 
 // apgCases are the 76 APG example pages vendored in testdata.
@@ -162,12 +178,12 @@ func clickOn(needle string) func(ctx context.Context, t *testing.T, p *Page, sna
 	}
 }
 
-// checkFidelity opens c's page on p, acts on it, and compares the two
-// sources' texts.
-func checkFidelity(t *testing.T, p *Page, site string, c fidelityCase) {
+// check opens c's page on p, acts on it, and compares the two sources'
+// texts.
+func (run *fidelityRun) check(t *testing.T, p *Page, c fidelityCase) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	if err := p.Navigate(ctx, site+c.path, 0); err != nil {
+	if err := p.Navigate(ctx, run.site+c.path, 0); err != nil {
 		t.Fatal(err)
 	}
 	settleCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -182,7 +198,9 @@ func checkFidelity(t *testing.T, p *Page, site string, c fidelityCase) {
 		}
 		c.act(ctx, t, p, snap.Text)
 	}
+	run.fallbacks.take(p.ID)
 	page, chrome := bothSources(ctx, t, p)
+	run.noteFallbacks(t, p, c)
 	if len(chrome) < 5 {
 		t.Fatalf("Chrome's snapshot is too short to compare:\n%s", joinLines(chrome))
 	}
@@ -196,6 +214,94 @@ func checkFidelity(t *testing.T, p *Page, site string, c fidelityCase) {
 		dumpSources(t, dir, c.name, joinLines(page), joinLines(chrome))
 	}
 	t.Errorf("the page's tree differs from Chrome's:\n%s", describeDiff(page, chrome))
+}
+
+// noteFallbacks looks at what p's snapshots from the page's tree did since
+// the last look: where the page's script failed, the snapshot took
+// Chrome's tree, and the test fails; where the script leaves the document
+// to Chrome (as snapshot_hybrid.go does when Chrome has no subtree for an
+// element it left to Chrome), the comparison sets Chrome's tree against
+// itself, which the test says.
+func (run *fidelityRun) noteFallbacks(t *testing.T, p *Page, c fidelityCase) {
+	t.Helper()
+	why := run.fallbacks.take(p.ID)
+	for _, w := range why {
+		if strings.HasPrefix(w, slog.LevelWarn.String()) {
+			t.Errorf("the page's tree failed and the snapshot took Chrome's: %s", w)
+		}
+	}
+	if len(why) > 0 {
+		t.Logf("the page source was Chrome's tree: %s", why[0])
+		run.mu.Lock()
+		run.chromeOnly = append(run.chromeOnly, c.name)
+		run.mu.Unlock()
+	}
+}
+
+// fallbackLog is a slog.Handler for the test's browser that keeps, for each
+// page, why its snapshots from the page's tree took Chrome's: the records
+// of Page.tree (snapshot.go) whose message says it is "taking Chrome's"
+// tree, Warn when the page's script failed, Debug when it does not walk
+// the document. It drops every other record.
+type fallbackLog struct {
+	shared *fallbacks
+
+	attrs []slog.Attr // of WithAttrs
+}
+
+// newFallbackLog returns an empty fallbackLog.
+func newFallbackLog() *fallbackLog {
+	return &fallbackLog{shared: &fallbacks{why: map[int64][]string{}}}
+}
+
+// fallbacks are a fallbackLog's records, shared by its WithAttrs copies.
+type fallbacks struct {
+	mu  sync.Mutex
+	why map[int64][]string // by page ID: each fallback's level and why
+}
+
+func (l *fallbackLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *fallbackLog) Handle(_ context.Context, r slog.Record) error {
+	if !strings.Contains(r.Message, "taking Chrome's") {
+		return nil
+	}
+	page, why := int64(-1), r.Level.String()
+	note := func(a slog.Attr) bool {
+		v := a.Value.Resolve()
+		switch {
+		case a.Key == "page" && v.Kind() == slog.KindInt64:
+			page = v.Int64()
+		case a.Key == "why" || a.Key == "error":
+			why += ": " + v.String()
+		}
+		return true
+	}
+	for _, a := range l.attrs {
+		note(a)
+	}
+	r.Attrs(note)
+	f := l.shared
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.why[page] = append(f.why[page], why)
+	return nil
+}
+
+func (l *fallbackLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &fallbackLog{shared: l.shared, attrs: append(slices.Clip(l.attrs), attrs...)}
+}
+
+func (l *fallbackLog) WithGroup(string) slog.Handler { return l }
+
+// take returns and forgets the fallbacks of the page with id.
+func (l *fallbackLog) take(id int) []string {
+	f := l.shared
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	why := f.why[int64(id)]
+	delete(f.why, int64(id))
+	return why
 }
 
 // settledJS resolves once the page's own scripts are done with what they
