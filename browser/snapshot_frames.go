@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/chromedp/cdproto/accessibility"
@@ -62,13 +63,14 @@ type pageFrames struct {
 type frameWalk struct {
 	p *Page
 
-	mu      sync.Mutex
-	world   runtime.ExecutionContextID              // the snapshot's world of the main frame, once asked
-	n       int                                     // frames read
-	in      map[cdp.FrameID]*frameTarget            // the session of each frame read
-	local   map[*frameTarget]map[cdp.FrameID]string // each session's own frames, to their URL
-	oopifs  map[target.ID]*target.Info              // the iframe targets, listed once
-	listErr error
+	mu    sync.Mutex
+	world runtime.ExecutionContextID // the snapshot's world of the main frame, once asked
+	n     int                        // frames read
+	in    map[cdp.FrameID]*frameTarget
+	// local lists each session's own frames, to their URLs, once; oopifs
+	// the iframe targets, once.
+	local  map[*frameTarget]func() (map[cdp.FrameID]string, error)
+	oopifs func() (map[target.ID]*target.Info, error)
 }
 
 // childFrames reads the documents of doc's iframes, recursively, for
@@ -77,7 +79,17 @@ type frameWalk struct {
 // URL the policy refuses, it is not loaded yet) stays an empty Iframe; its
 // error is logged, not returned. ctx is a call context of the tab.
 func (p *Page) childFrames(ctx context.Context, doc *snapshot.Doc) map[cdp.BackendNodeID]*snapshot.Frame {
-	w := &frameWalk{p: p, in: map[cdp.FrameID]*frameTarget{}, local: map[*frameTarget]map[cdp.FrameID]string{}}
+	w := &frameWalk{p: p, in: map[cdp.FrameID]*frameTarget{}, local: map[*frameTarget]func() (map[cdp.FrameID]string, error){}}
+	w.oopifs = sync.OnceValues(func() (map[target.ID]*target.Info, error) {
+		infos, err := chromedp.Targets(ctx)
+		m := map[target.ID]*target.Info{}
+		for _, info := range infos {
+			if info.Type == "iframe" {
+				m[info.TargetID] = info
+			}
+		}
+		return m, err
+	})
 	frames := w.children(ctx, nil, doc, 0)
 	if w.world != 0 {
 		_, _ = chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: framesGroup})
@@ -99,6 +111,11 @@ func (w *frameWalk) children(ctx context.Context, s *frameTarget, doc *snapshot.
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	// What every frame needs, asked beside the iframe elements.
+	wg.Go(func() { w.localFrames(ctx, s) })
+	if s == nil {
+		wg.Go(func() { w.oopifs() })
+	}
 	out := make(map[cdp.BackendNodeID]*snapshot.Frame, len(owners))
 	for _, owner := range owners {
 		wg.Go(func() {
@@ -136,17 +153,33 @@ func (w *frameWalk) frame(ctx context.Context, s *frameTarget, owner cdp.Backend
 	}
 	w.n++
 	w.mu.Unlock()
-	cs, url, err := w.sessionOf(ctx, s, child)
-	if err != nil || cs == nil && url == "" {
-		return nil, err
+	var doc *snapshot.Doc
+	var cs *frameTarget
+	for try := 0; ; try++ {
+		var url string
+		cs, url, err = w.sessionOf(ctx, s, child)
+		if err == nil && cs == nil && url == "" {
+			return nil, nil
+		}
+		if err == nil {
+			if err := w.p.checkURL(url); err != nil {
+				return nil, fmt.Errorf("frame on a refused URL, not read: %w", err)
+			}
+			if cs != s {
+				w.p.frames.place(cs, s, el.BackendNodeID)
+			}
+			doc, err = w.p.frameTree(sessionCall(ctx, cs), child)
+		}
+		// An OOPIF attached by an earlier snapshot may be gone, and a new
+		// target stand for its frame: attach to that once.
+		if try > 0 || cs == s || !errors.Is(err, chromedp.ErrTargetDetached) {
+			break
+		}
+		w.p.frames.drop(cs)
+		w.mu.Lock()
+		delete(w.local, cs)
+		w.mu.Unlock()
 	}
-	if err := w.p.checkURL(url); err != nil {
-		return nil, fmt.Errorf("frame on a refused URL, not read: %w", err)
-	}
-	if cs != s {
-		w.p.frames.place(cs, s, el.BackendNodeID)
-	}
-	doc, err := w.p.frameTree(sessionCall(ctx, cs), child)
 	if err != nil {
 		return nil, err
 	}
@@ -157,39 +190,31 @@ func (w *frameWalk) frame(ctx context.Context, s *frameTarget, owner cdp.Backend
 }
 
 // sessionOf finds where the document of frame, a child of a document of
-// session s, answers: in s itself (nil and the frame's URL when s is the
-// tab's) or in an OOPIF target. It returns nil and "" for a frame that is
-// neither (one that went away, or has no document yet).
+// session s, answers, and the URL the frame is on: s itself (nil for the
+// tab's) for a frame of s's process, else the frame's OOPIF target. It
+// returns nil and "" for a frame that is neither (one that went away, or
+// has no document yet).
 func (w *frameWalk) sessionOf(ctx context.Context, s *frameTarget, frame cdp.FrameID) (*frameTarget, string, error) {
 	local, err := w.localFrames(ctx, s)
 	if err != nil {
-		return nil, "", err
+		return s, "", err
 	}
 	if url, ok := local[frame]; ok {
 		return s, url, nil
 	}
-	info, err := w.oopif(ctx, target.ID(frame))
+	oopifs, err := w.oopifs()
+	info := oopifs[target.ID(frame)]
 	if err != nil || info == nil {
 		return nil, "", err
 	}
-	// The target says chrome-error:// for an error page; its frame tree
-	// says which URL failed, which the policy judges.
-	var t *frameTarget
-	var own map[cdp.FrameID]string
-	for range 2 { // an OOPIF attached by an earlier snapshot may be gone
-		if t, err = w.p.frames.attach(ctx, w.p, info.TargetID); err != nil {
-			return nil, "", err
-		}
-		own, err = w.localFrames(ctx, t)
-		if !errors.Is(err, chromedp.ErrTargetDetached) {
-			break
-		}
-		w.p.frames.drop(t)
+	t, err := w.p.frames.attach(ctx, w.p, info.TargetID)
+	if err != nil || !strings.HasPrefix(info.URL, chromeErrorPage) {
+		return t, info.URL, err
 	}
-	if err != nil {
-		return nil, "", err
-	}
-	return t, cmp.Or(own[frame], info.URL), nil
+	// An error page's target says chrome-error://; its frame tree says
+	// which URL failed, which the policy judges.
+	own, err := w.localFrames(ctx, t)
+	return t, own[frame], err
 }
 
 // localFrames lists the frames of session s's own process, with their URLs
@@ -197,11 +222,19 @@ func (w *frameWalk) sessionOf(ctx context.Context, s *frameTarget, frame cdp.Fra
 // refused frame shows Chrome's error page), once a walk.
 func (w *frameWalk) localFrames(ctx context.Context, s *frameTarget) (map[cdp.FrameID]string, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if m, ok := w.local[s]; ok {
-		return m, nil
+	list, ok := w.local[s]
+	if !ok {
+		list = sync.OnceValues(func() (map[cdp.FrameID]string, error) { return listFrames(sessionCall(ctx, s)) })
+		w.local[s] = list
 	}
-	tree, err := chromedp.Call(sessionCall(ctx, s), page.GetFrameTree, cdp.Empty{})
+	w.mu.Unlock()
+	return list()
+}
+
+// listFrames lists the frames of the process of the session of ctx, with
+// their URLs, for localFrames.
+func listFrames(ctx context.Context) (map[cdp.FrameID]string, error) {
+	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
 	if err != nil {
 		return nil, fmt.Errorf("list the frames: %w", err)
 	}
@@ -217,26 +250,7 @@ func (w *frameWalk) localFrames(ctx context.Context, s *frameTarget) (map[cdp.Fr
 		}
 	}
 	walk(tree.FrameTree)
-	w.local[s] = m
 	return m, nil
-}
-
-// oopif is the iframe target of id, nil if there is none; the targets are
-// listed once a walk.
-func (w *frameWalk) oopif(ctx context.Context, id target.ID) (*target.Info, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.oopifs == nil && w.listErr == nil {
-		infos, err := chromedp.Targets(ctx)
-		w.listErr = err
-		w.oopifs = map[target.ID]*target.Info{}
-		for _, info := range infos {
-			if info.Type == "iframe" {
-				w.oopifs[info.TargetID] = info
-			}
-		}
-	}
-	return w.oopifs[id], w.listErr
 }
 
 // ownerNode describes the iframe element owner: a backend id, or in a
