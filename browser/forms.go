@@ -186,17 +186,21 @@ func (p *Page) UploadFile(ctx context.Context, uid string, files []string) error
 
 // uploadByChooser clicks an element that should open a file chooser, such as
 // a button that calls input.click(), and gives the chooser the files.
+//
+// The chooser is asked for and announced in the session of the element's
+// frame (an out-of-process frame's own), where its input is too.
 func (p *Page) uploadByChooser(ctx context.Context, el *element, files []string) (err error) {
-	wctx, cancel := context.WithTimeout(ctx, p.Scale(fileChooserWait))
+	on := el.on(ctx)
+	wctx, cancel := context.WithTimeout(on, p.Scale(fileChooserWait))
 	defer cancel()
 	opened := chromedp.Events(wctx, page.FileChooserOpened) // before the click, so none is missed
-	if _, err := chromedp.Call(ctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
+	if _, err := chromedp.Call(on, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
 		return fmt.Errorf("watch for a file chooser: %w", err)
 	}
 	defer func() {
 		// Also when ctx ended: a page left intercepting would swallow the
 		// choosers of later clicks.
-		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		octx, cancel := context.WithTimeout(context.WithoutCancel(on), 5*time.Second)
 		defer cancel()
 		_, _ = chromedp.Call(octx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: false})
 	}()
@@ -217,7 +221,7 @@ func (p *Page) uploadByChooser(ctx context.Context, el *element, files []string)
 		if ev.BackendNodeID == 0 {
 			return fmt.Errorf("the element with uid %s opened a file chooser that belongs to no file input, which cannot be given files", el.uid)
 		}
-		_, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: ev.BackendNodeID})
+		_, err := chromedp.Call(on, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: ev.BackendNodeID})
 		return err
 	}
 	return fmt.Errorf("the page went away while waiting for the file chooser of the element with uid %s", el.uid)

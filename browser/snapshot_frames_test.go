@@ -62,6 +62,8 @@ var framePages = map[string]string{
 <label>Name <input id="name" type="text"></label>
 <button type="button" id="go" onclick="out.textContent='clicked'" onmouseover="out.textContent='hovered'">Go</button>
 <input type="file" aria-label="Upload" onchange="out.textContent='file '+this.files[0].name">
+<button onclick="document.getElementById('hiddenfile').click()">Choose</button>
+<input type="file" id="hiddenfile" style="display: none" onchange="out.textContent='chose '+this.files[0].name">
 <button onmousedown="window.held = true">Drag me</button>
 <button onmouseup="if (window.held) out.textContent = 'dropped'">Drop here</button>
 <a href="form.html">Elsewhere</a>
@@ -290,6 +292,10 @@ func TestSnapshotFramesActions(t *testing.T) {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"file hostname"`)
+			if err := p.UploadFile(ctx, uidOf(t, snap, `button "Choose"`), []string{"/etc/hostname"}); err != nil {
+				t.Fatal(err)
+			}
+			snapshotUntil(t, p, source, `"chose hostname"`)
 			if err := p.Drag(ctx, uidOf(t, snap, `button "Drag me"`), uidOf(t, snap, `button "Drop here"`)); err != nil {
 				t.Fatal(err)
 			}
