@@ -62,10 +62,10 @@ const (
 
 // TestSnapshotFidelity: on every APG example and on controls.html (whole,
 // and cut into three parts that the page's tree does not leave to Chrome
-// whole), and after a menu is opened, a tree item expanded, a combobox typed into, a
-// grid cell focused and dialogs opened, the page's tree gives Chrome's text
-// node for node (uids aside). A difference fails with the node's path and
-// both lines.
+// whole), and after a menu is opened, a tree item expanded, a combobox
+// typed into, a grid cell focused and dialogs opened, the page's tree gives
+// Chrome's text node for node (uids aside). A difference fails with the
+// node's path and both lines.
 func TestSnapshotFidelity(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
@@ -78,14 +78,18 @@ func TestSnapshotFidelity(t *testing.T) {
 		fidelityCase{name: "controls/widgets", path: "/controls.html", keep: controlsWidgets})
 	cases = append(cases, interactionCases()...)
 
-	todo := make(chan fidelityCase)
-	var wg sync.WaitGroup
-	for range fidelityTabs {
+	tabs := make([]*Page, fidelityTabs)
+	for i := range tabs {
 		p, err := b.NewPage(t.Context(), true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		closeAtEnd(t, b, p)
+		tabs[i] = p
+	}
+	todo := make(chan fidelityCase)
+	var wg sync.WaitGroup
+	for _, p := range tabs {
 		// t.Run may be called from several goroutines: each tab takes the
 		// next case, so a slow page holds up only its own tab.
 		wg.Go(func() {
