@@ -27,42 +27,59 @@ const holesGroup = "pagemux-holes"
 // script kept the holes' elements, in order, in its world's global. ctx is
 // a call context of the tab.
 func (p *Page) fillHoles(ctx context.Context, world runtime.ExecutionContextID, doc *snapshot.Doc) error {
-	n := len(doc.Holes())
+	holes := doc.Holes()
+	n := len(holes)
 	if n == 0 {
 		return nil
 	}
 	defer chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: holesGroup})
-	elems, err := holeElements(ctx, world, n)
+	objs, err := holeElements(ctx, world, n)
 	if err != nil {
 		return err
 	}
-	// Chrome answers queryAXTree at its next frame: asked all at once, the
-	// holes cost one frame, not one each.
 	subs := make([]*snapshot.Doc, n)
+	// Asked all at once: Chrome answers each element's queryAXTree at its
+	// next frame, so the holes cost one frame, not one each; a gap's
+	// getPartialAXTree answers at once.
 	var g errgroup.Group
-	for i, obj := range elems {
-		if obj == "" {
-			continue // the element went away: its hole stays empty
+	for i, h := range holes {
+		if objs[i] == "" {
+			continue // the node went away: its hole stays empty
 		}
-		g.Go(func() error {
-			res, err := chromedp.Call(ctx, snapshot.QueryAXTree, accessibility.QueryAXTreeParams{ObjectID: obj})
-			if err != nil {
-				return fmt.Errorf("snapshot: Chrome's tree of an element: %w", err)
-			}
-			if res.Doc.Empty() {
-				// Chrome keeps no node of its own for some elements (an
-				// SVG of role none): queryAXTree then answers nothing, not
-				// even the children.
-				return fmt.Errorf("%w: Chrome has no subtree for an element the script left to it", snapshot.ErrNotWalked)
-			}
-			subs[i] = res.Doc
-			return nil
+		g.Go(func() (err error) {
+			subs[i], err = holeTree(ctx, objs[i], h.Gap)
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	return doc.Fill(subs)
+}
+
+// holeTree asks Chrome for the accessibility subtree of a hole's node obj:
+// for a gap (a text node of white space) the node alone, which Chrome
+// leaves out or marks ignored where it shows no space; for an element its
+// whole subtree.
+func holeTree(ctx context.Context, obj runtime.RemoteObjectID, gap bool) (*snapshot.Doc, error) {
+	if gap {
+		res, err := chromedp.Call(ctx, snapshot.GetPartialAXTree, accessibility.GetPartialAXTreeParams{ObjectID: obj, FetchRelatives: new(false)})
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: Chrome's node of a space: %w", err)
+		}
+		return res.Doc, nil
+	}
+	res, err := chromedp.Call(ctx, snapshot.QueryAXTree, accessibility.QueryAXTreeParams{ObjectID: obj})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: Chrome's tree of an element: %w", err)
+	}
+	if res.Doc.Empty() {
+		// Chrome keeps no node of its own for some elements (an SVG of
+		// role none): queryAXTree then answers nothing, not even the
+		// children.
+		return nil, fmt.Errorf("%w: Chrome has no subtree for an element the script left to it", snapshot.ErrNotWalked)
+	}
+	return res.Doc, nil
 }
 
 // holeElements returns the objects of the n elements the page's script left

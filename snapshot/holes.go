@@ -17,8 +17,13 @@ import (
 // snapshot is Chrome's tree there and the page's, which is the same text
 // computed faster, everywhere else.
 
-// holeRole is the role PageScript gives a hole.
-const holeRole = `"#hole"`
+// holeRole is the role PageScript gives a hole, gapRole the one of a text
+// node of white space that Chrome may leave out: whether a lone space
+// shows there.
+const (
+	holeRole = `"#hole"`
+	gapRole  = `"#gap"`
+)
 
 // QueryAXTree is Accessibility.queryAXTree with a result that decodes itself
 // into a Doc as chromedp reads it: with neither a name nor a role given, it
@@ -27,14 +32,31 @@ const holeRole = `"#hole"`
 // sends it.
 var QueryAXTree = cdp.Command[accessibility.QueryAXTreeParams, Result]{Method: accessibility.CommandQueryAXTree}
 
-// Holes returns the refs (see PageRef) of the holes of a tree computed in
-// the page, in document order: the elements whose subtrees Fill wants.
-func (doc *Doc) Holes() []int64 {
-	refs := make([]int64, len(doc.holes))
+// Hole is a hole of a tree computed in the page.
+type Hole struct {
+	// Ref names the hole's DOM node (see PageRef).
+	Ref int64
+	// Gap says the node is a text node of white space, which Chrome may
+	// leave out of its tree: an empty subtree is an answer. Any other
+	// hole is an element, whose subtree Chrome must have.
+	Gap bool
+}
+
+// GetPartialAXTree is Accessibility.getPartialAXTree with a result that
+// decodes itself into a Doc as chromedp reads it. It is only the command:
+// the caller sends it.
+var GetPartialAXTree = cdp.Command[accessibility.GetPartialAXTreeParams, Result]{Method: accessibility.CommandGetPartialAXTree}
+
+// Holes returns the holes of a tree computed in the page, in document
+// order: the nodes whose subtrees Fill wants.
+func (doc *Doc) Holes() []Hole {
+	holes := make([]Hole, len(doc.holes))
 	for i, h := range doc.holes {
-		refs[i], _ = PageRef(doc.nodes[h].backend)
+		n := &doc.nodes[h]
+		holes[i].Ref, _ = PageRef(n.backend)
+		holes[i].Gap = string(n.role) == gapRole
 	}
-	return refs
+	return holes
 }
 
 // Fill puts in the place of each hole of doc, a tree computed in the page,

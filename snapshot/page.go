@@ -105,7 +105,7 @@ func (a *axDecoder) pageNode(d *jsonv2.Decoder) error {
 			*dst = a.copy(raw)
 		}
 	}
-	if string(n.role) == holeRole {
+	if r := string(n.role); r == holeRole || r == gapRole {
 		doc.holes = append(doc.holes, int32(i))
 	}
 	if d.PeekKind() == '[' {

@@ -28,7 +28,7 @@
   S.gone = S.gone || new FinalizationRegistry((id) => S.refs.delete(id));
   const out = [];
   const fields = 7;
-  const maxHoles = 48;
+  const maxHoles = 2000;
   const refOf = (n) => {
     let id = S.ids.get(n);
     if (id === undefined) {
@@ -201,7 +201,7 @@
   const pseudo = (e, which) => {
     const st = getComputedStyle(e, which);
     let c = st.content;
-    if (c === 'none' || c === 'normal' || c === '') return '';
+    if (c === 'none' || c === 'normal' || c === '' || st.visibility !== 'visible') return '';
     // A box of its own (inline-block) is no text: Chrome shows no lone
     // space beside it.
     if (st.display !== 'inline') afterControl = true;
@@ -312,22 +312,40 @@
   const holes = [];
   const holeTags = new Set(['input', 'select', 'textarea', 'meter', 'progress', 'output', 'video', 'audio', 'dialog',
     'datalist', 'object', 'embed', 'canvas', 'map', 'area', 'math', 'marquee', 'fencedframe', 'portal', 'selectedcontent']);
+  // Roles a plain container may take that change nothing but the role
+  // (landmarks, lists): the script writes them as Chrome does, and a page
+  // that wraps its whole content in role=main stays the script's.
+  const plainRoles = new Set(['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'article', 'list', 'listitem', 'paragraph', 'generic']);
+  const plainTags = new Set(['div', 'span', 'section', 'header', 'footer', 'nav', 'aside', 'main', 'article', 'p', 'ul', 'ol', 'li']);
   const isHole = (e, tag, cs) => {
     if (holeTags.has(tag)) return !(tag === 'input' && e.type === 'hidden');
     if (tag === 'label' && e.control) return true;
+    // An exclusive accordion's summary, and SVG text and links.
+    if (tag === 'details' && e.hasAttribute('name')) return true;
+    if (tag === 'svg' && e.querySelector('text,a,foreignObject')) return true;
     for (const a of e.attributes) {
       const n = a.name;
-      if (n === 'role' || n === 'contenteditable' || n === 'popover' || n === 'draggable') return true;
+      if (n === 'role' && !(plainRoles.has(a.value.trim()) && plainTags.has(tag))) return true;
+      if (n === 'contenteditable' || n === 'popover' || n === 'draggable') return true;
       if (n.length > 5 && n.startsWith('aria-') && n !== 'aria-label') return true;
     }
     // Chrome shows what is visible in a hidden box.
     if (cs.visibility !== 'visible' && e.firstElementChild) return true;
     return false;
   };
+  // nearControl reports whether a sibling n of a space is a form control,
+  // beside which Chrome's rules for the space are its own.
+  const nearControl = (n) => !!n && n.nodeType === 1 && (controlTags.has(n.localName) || holeTags.has(n.localName));
   // hole emits e as a hole, for the caller to fill.
   const hole = (e) => {
     holes.push(e);
     out.push(refOf(e), '#hole', null, null, null, null, 0);
+  };
+  // gap emits a text node of white space as a hole that Chrome may leave
+  // empty: whether it shows a lone space there.
+  const gap = (t) => {
+    holes.push(t);
+    out.push(refOf(t), '#gap', null, null, null, null, 0);
   };
 
   // holeAt emits e as a hole and sets the state of the line after it as an
@@ -412,11 +430,25 @@
             // or grid item (text in such a box is one) starts and ends a
             // line of its own.
             s = collapse(s);
+            const blank = s === ' ';
             if (spaced || boxed) s = s.replace(/^[ \t\n\r\f]+/, '');
             const next = sibling(kids, i, 1);
             if (boxed || (next ? breaks(next) : !inline || endsLine(e))) s = s.replace(/[ \t\n\r\f]+$/, '');
-            // A lone space shows between two inline boxes of text only.
-            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next, 1) || !textual(sibling(kids, i, -1), -1) || startsWithControl(next)))) continue;
+            // A lone space shows between two inline boxes of text only,
+            // and Chrome's rules for it are more than these: Chrome says
+            // whether it shows one kept here, or one dropped at an edge of
+            // an inline box.
+            const prev = sibling(kids, i, -1);
+            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next, 1) || !textual(prev, -1) || startsWithControl(next)))) {
+              if (blank && ((inline && !boxed && (!next || !prev)) || nearControl(prev) || nearControl(next))) gap(c), count++;
+              continue;
+            }
+            if (blank) {
+              gap(c), count++;
+              spaced = true, afterControl = false;
+              text += ' ';
+              continue;
+            }
           }
           if (s === '') continue;
           if (transform !== 'none') s = transformed(s, transform);
