@@ -215,7 +215,7 @@ func addBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *bro
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
 	fs.BoolVar(&cfg.DisableSharedWorkers, "disable-shared-workers", false, "turn shared workers off")
 	fs.BoolVar(&cfg.PipeJSON, "pipe-json", false, "speak JSON with a launched Chrome on its DevTools pipe instead of CBOR (CBOR spares Chrome converting big answers, a third of a big snapshot's time; this is the way back for a Chrome that does not speak it)")
-	fs.StringVar(&cfg.SnapshotSource, "snapshot-source", browser.SourcePage, "where a snapshot's tree comes from: `SOURCE` page (computed by a script in an isolated world of the page: under half of Chrome's time on a big page, Chrome's text for common HTML and ARIA, not always for the rest) or chrome (Chrome's accessibility tree, as chrome-devtools-mcp shows it); a verbose snapshot is always Chrome's")
+	fs.StringVar(&cfg.SnapshotSource, "snapshot-source", browser.SourceAuto, "where a snapshot's tree comes from: `SOURCE` page (computed by a script in an isolated world of the page, with Chrome's own subtrees where the script cannot be sure of Chrome's rules: the same text, under half of Chrome's time on a big page), chrome (Chrome's accessibility tree, as chrome-devtools-mcp reads it) or auto (the quicker of the two for the page: chrome on a small one); a verbose snapshot is always Chrome's")
 	fs.Var(&f.chromeArgs, "chrome-arg", "extra Chrome `flag`, such as --lang=de; repeatable")
 	return f
 }
@@ -225,9 +225,9 @@ func (f *browserFlags) finish() error {
 	f.cfg.Headful = !f.headless
 	f.cfg.ChromeArgs = f.chromeArgs
 	switch f.cfg.SnapshotSource {
-	case browser.SourceChrome, browser.SourcePage:
+	case browser.SourceChrome, browser.SourcePage, browser.SourceAuto:
 	default:
-		return fmt.Errorf("--snapshot-source %q: want chrome or page", f.cfg.SnapshotSource)
+		return fmt.Errorf("--snapshot-source %q: want auto, page or chrome", f.cfg.SnapshotSource)
 	}
 	if f.viewport != "" {
 		w, h, ok := strings.Cut(f.viewport, "x")

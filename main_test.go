@@ -33,7 +33,7 @@ func TestParseFlags(t *testing.T) {
 		chk  func(*config) string
 	}{
 		{nil, "", func(c *config) string {
-			if c.lockMode != "global" || c.lockWait != 2*time.Minute || c.maxQueue != 64 || c.browser.Headful || !c.isolated || c.browser.SnapshotSource != "page" {
+			if c.lockMode != "global" || c.lockWait != 2*time.Minute || c.maxQueue != 64 || c.browser.Headful || !c.isolated || c.browser.SnapshotSource != "auto" {
 				return fmt.Sprintf("defaults: %+v", c)
 			}
 			return ""
@@ -45,7 +45,7 @@ func TestParseFlags(t *testing.T) {
 			return ""
 		}},
 		{[]string{"--viewport=wide"}, "want WIDTHxHEIGHT", nil},
-		{[]string{"--snapshot-source=dom"}, `--snapshot-source "dom": want chrome or page`, nil},
+		{[]string{"--snapshot-source=dom"}, `--snapshot-source "dom": want auto, page or chrome`, nil},
 		{[]string{"--snapshot-source=chrome"}, "", func(c *config) string {
 			if c.browser.SnapshotSource != "chrome" {
 				return "snapshot source " + c.browser.SnapshotSource

@@ -63,11 +63,12 @@ type Config struct {
 	// time (a snapshot's tree); pagemux converts them itself (package cdpcbor).
 	PipeJSON bool
 	// SnapshotSource is where a non-verbose snapshot's tree comes from:
-	// SourcePage (the default, also for "") computes it in the page, in
-	// under half of Chrome's time on a big page, and gives Chrome's text
-	// for common HTML and ARIA but not always (snapshot/page.js says where
-	// it differs); SourceChrome is Chrome's accessibility tree, as
-	// chrome-devtools-mcp shows it. A verbose snapshot is always Chrome's.
+	// SourcePage computes it in the page, in under half of Chrome's time on
+	// a big page, with Chrome's own subtrees where the page's script cannot
+	// be sure of Chrome's rules, so that the text is Chrome's; SourceChrome
+	// is Chrome's accessibility tree, as chrome-devtools-mcp shows it;
+	// SourceAuto (the default, also for "") takes the quicker of the two for
+	// the page. A verbose snapshot is always Chrome's.
 	SnapshotSource string
 
 	// RendererProcessLimit caps the renderer processes (0: Chrome's default).

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/pagemux/pagemux/snapshot"
@@ -33,11 +34,11 @@ func (p *Page) Snapshot(ctx context.Context, verbose bool) (*snapshot.Snapshot, 
 	return p.SnapshotFrom(ctx, verbose, p.b.cfg.SnapshotSource)
 }
 
-// SnapshotFrom is Snapshot with the tree from source: SourcePage (or "")
-// computes a non-verbose snapshot's tree in the page, falling back on
-// Chrome's tree where the page's script fails; a verbose snapshot, which
-// shows what only Chrome's tree has (text boxes, ignored nodes), and
-// SourceChrome take Chrome's.
+// SnapshotFrom is Snapshot with the tree from source: SourcePage computes
+// a non-verbose snapshot's tree in the page, falling back on Chrome's tree
+// where the page's script fails; SourceAuto (or "") does so where that is
+// the quicker; a verbose snapshot, which shows what only Chrome's tree has
+// (text boxes, ignored nodes), and SourceChrome take Chrome's.
 func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*snapshot.Snapshot, error) {
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 	err := p.await(ctx, func(ctx context.Context) error {
 		for range 3 {
 			gen := p.Generation()
-			doc, err := p.tree(ctx, gen, source != SourceChrome && !verbose)
+			doc, err := p.tree(ctx, gen, p.inPage(ctx, verbose, source))
 			if errors.Is(err, errNavigated) {
 				continue
 			}
@@ -64,6 +65,30 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 		return errors.New("the page kept navigating while the snapshot was taken; wait for it to load and take it again")
 	})
 	return snap, err
+}
+
+// inPage reports whether a snapshot's tree is to be computed in the page:
+// never for a verbose one or from SourceChrome, always from SourcePage,
+// and from SourceAuto unless Chrome's own tree is the quicker for the page
+// (snapshot.ChromeQuickerScript). ctx is a call context of the tab.
+func (p *Page) inPage(ctx context.Context, verbose bool, source string) bool {
+	switch {
+	case verbose || source == SourceChrome:
+		return false
+	case source == SourcePage:
+		return true
+	}
+	world, err := p.isolatedWorld(ctx)
+	if err != nil {
+		return true // pageTree says why
+	}
+	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: snapshot.ChromeQuickerScript, ContextID: world, ReturnByValue: new(true),
+	})
+	if err != nil || res.ExceptionDetails != nil || res.Result == nil {
+		return true
+	}
+	return string(res.Result.Value) != "true"
 }
 
 // errNavigated is tree's error when the page's script failed because the

@@ -25,8 +25,15 @@ const (
 	// SourceChrome is Chrome's own accessibility tree
 	// (Accessibility.getFullAXTree), as chrome-devtools-mcp reads it.
 	SourceChrome = "chrome"
-	// SourcePage is the tree computed by a script in the page.
+	// SourcePage is the tree computed by a script in the page, with
+	// Chrome's own subtrees where the script is not sure of Chrome's rules
+	// (snapshot_hybrid.go).
 	SourcePage = "page"
+	// SourceAuto is SourcePage where that is the quicker, and SourceChrome
+	// on a small page, or one of middle size with widgets or form controls,
+	// whose holes would cost more than Chrome's whole tree. Both give the
+	// same text.
+	SourceAuto = "auto"
 )
 
 // snapshotWorld names the isolated world the page's tree is computed in:

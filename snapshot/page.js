@@ -198,6 +198,7 @@
   // pseudo emits the text CSS generates before or after e's content, as a
   // node without a DOM node of its own (ref 0), and returns it. Quoted
   // strings and attr() are read; counters and images are not.
+  let counted = false;
   const pseudo = (e, which) => {
     const st = getComputedStyle(e, which);
     let c = st.content;
@@ -205,6 +206,8 @@
     // A box of its own (inline-block) is no text: Chrome shows no lone
     // space beside it.
     if (st.display !== 'inline') afterControl = true;
+    // CSS counters are Chrome's to count (walk makes e a hole).
+    if (c.includes('counter')) counted = true;
     c = c.replace(/url\((?:"(?:[^"\\]|\\.)*"|[^)]*)\)/g, '').replace(/\bopen-quote\b/g, '"\u201c"').replace(/\bclose-quote\b/g, '"\u201d"');
     let t = '';
     for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"|attr\(([^)]+)\)/g)) {
@@ -249,14 +252,27 @@
     return null;
   };
   // laidOut reports whether layout puts k on the line: not a comment, nor
-  // white space, nor a box out of the flow, nor an empty inline box.
+  // white space, nor an empty inline box.
   const laidOut = (k) => {
     if (k.nodeType === 3) return /[^ \t\n\r\f]/.test(k.data);
     if (k.nodeType !== 1 || inert.has(k.localName)) return false;
     const cs = getComputedStyle(k);
-    if (cs.display === 'none' || cs.position === 'absolute' || cs.position === 'fixed') return false;
+    if (cs.display === 'none') return false;
     return !(cs.display === 'inline' && !k.firstChild && k.localName !== 'br' && !leaves.has(k.localName) && !controlTags.has(k.localName) &&
       getComputedStyle(k, '::before').content === 'none' && getComputedStyle(k, '::after').content === 'none');
+  };
+
+  // inFlow is the nearest sibling after kids[i] that layout puts on the
+  // line: a box out of the flow (positioned) is not on it.
+  const inFlow = (kids, i) => {
+    for (i++; i < kids.length; i++) {
+      const k = kids[i];
+      if (!laidOut(k)) continue;
+      if (k.nodeType !== 1) return k;
+      const p = getComputedStyle(k).position;
+      if (p !== 'absolute' && p !== 'fixed') return k;
+    }
+    return null;
   };
 
   // endsLine reports whether nothing follows the inline element e on its
@@ -317,17 +333,34 @@
   // that wraps its whole content in role=main stays the script's.
   const plainRoles = new Set(['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'search', 'article', 'list', 'listitem', 'paragraph', 'generic']);
   const plainTags = new Set(['div', 'span', 'section', 'header', 'footer', 'nav', 'aside', 'main', 'article', 'p', 'ul', 'ol', 'li']);
+  // The ARIA attributes that make an element a hole: all but those the
+  // script writes as Chrome does (aria-label), those no snapshot shows
+  // (aria-controls, aria-flowto) and those it reads elsewhere (aria-hidden,
+  // aria-owns). An attribute ARIA does not define changes nothing.
+  const ariaAttrs = new Set(('activedescendant atomic autocomplete braillelabel brailleroledescription busy checked colcount ' +
+    'colindex colindextext colspan current describedby description details disabled dropeffect errormessage expanded grabbed ' +
+    'haspopup invalid keyshortcuts labelledby level live modal multiline multiselectable orientation placeholder posinset ' +
+    'pressed readonly relevant required roledescription rowcount rowindex rowindextext rowspan selected setsize sort ' +
+    'valuemax valuemin valuenow valuetext').split(' ').map((a) => 'aria-' + a));
+  // marked holds the elements with an attribute that may make them holes,
+  // found by the selector engine at once rather than by reading every
+  // element's attributes (markIn).
+  const markSelector = ['[role]', '[contenteditable]', '[popover]', ...[...ariaAttrs].map((a) => '[' + a + ']')].join(',');
+  const marked = new Set();
+  const markIn = (root) => {
+    for (const e of root.querySelectorAll(markSelector)) marked.add(e);
+  };
   const isHole = (e, tag, cs) => {
     if (holeTags.has(tag)) return !(tag === 'input' && e.type === 'hidden');
     if (tag === 'label' && e.control) return true;
     // An exclusive accordion's summary, and SVG text and links.
     if (tag === 'details' && e.hasAttribute('name')) return true;
     if (tag === 'svg' && e.querySelector('text,a,foreignObject')) return true;
-    for (const a of e.attributes) {
-      const n = a.name;
-      if (n === 'role' && !(plainRoles.has(a.value.trim()) && plainTags.has(tag))) return true;
-      if (n === 'contenteditable' || n === 'popover' || n === 'draggable') return true;
-      if (n.length > 5 && n.startsWith('aria-') && n !== 'aria-label') return true;
+    if (marked.has(e)) {
+      const r = e.getAttribute('role');
+      if (r === null || !(plainRoles.has(r.trim()) && plainTags.has(tag))) return true;
+      for (const a of ariaAttrs) if (e.hasAttribute(a)) return true;
+      if (e.hasAttribute('contenteditable') || e.hasAttribute('popover')) return true;
     }
     // Chrome shows what is visible in a hidden box.
     if (cs.visibility !== 'visible' && e.firstElementChild) return true;
@@ -389,7 +422,10 @@
     const holesBefore = holes.length;
     // The children: e's shadow tree, a slot's assigned nodes, else its own.
     let kids = e.childNodes;
-    if (e.shadowRoot) kids = e.shadowRoot.childNodes;
+    if (e.shadowRoot) {
+      markIn(e.shadowRoot);
+      kids = e.shadowRoot.childNodes;
+    }
     else if (tag === 'slot') {
       const a = e.assignedNodes();
       if (a.length) kids = a;
@@ -407,7 +443,9 @@
     } else if (tag === 'svg' || tag === 'img' || tag === 'input' || tag === 'textarea') {
       // Leaves: what is inside is not shown.
     } else if (tag !== 'select') {
+      counted = false;
       text += pseudo(e, '::before');
+      const countedBefore = counted;
       if (out.length > base + fields) count++;
       // A closed details element shows its summary only.
       const summary = tag === 'details' && !e.open ? e.querySelector(':scope > summary') : undefined;
@@ -432,7 +470,7 @@
             s = collapse(s);
             const blank = s === ' ';
             if (spaced || boxed) s = s.replace(/^[ \t\n\r\f]+/, '');
-            const next = sibling(kids, i, 1);
+            const next = inFlow(kids, i);
             if (boxed || (next ? breaks(next) : !inline || endsLine(e))) s = s.replace(/[ \t\n\r\f]+$/, '');
             // A lone space shows between two inline boxes of text only,
             // and Chrome's rules for it are more than these: Chrome says
@@ -460,8 +498,14 @@
         if (out.length > before) count++;
       }
       const before = out.length;
+      counted = false;
       text += pseudo(e, '::after');
       if (out.length > before) count++;
+      if (countedBefore || counted) {
+        out.length = base;
+        holes.length = holesBefore;
+        return holeAt(e, tag, inline);
+      }
     } else {
       // A drop-down's text is its selected option, and its options are in
       // a popup below it; a list box's options are its children.
@@ -635,6 +679,7 @@
   if (!document.body || document.body.localName !== 'body') return null;
   // aria-owns moves nodes across the tree: Chrome's tree it is.
   if (document.querySelector('[aria-owns]')) return null;
+  markIn(document);
   rootOf(document);
   S.holes = holes;
   // Filling many holes costs more than Chrome's whole tree.
