@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pagemux/pagemux/internal/testchrome"
 )
 
 // TestMain fails the run when a temporary Chrome profile outlives its
@@ -34,6 +36,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared.b != nil {
 		shared.b.Close()
+	}
+	if sharedFull.b != nil {
+		sharedFull.b.Close()
 	}
 	if leaked := leftBehind(tmp); len(leaked) > 0 {
 		fmt.Fprintln(os.Stderr, "FAIL: temporary Chrome profiles or singleton directories left behind:", leaked)
@@ -61,6 +66,32 @@ func startBrowser(t *testing.T, cfg Config) *Browser {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// sharedFull is the Chrome of fullBrowser; TestMain closes it.
+var sharedFull struct {
+	sync.Mutex
+	b *Browser
+}
+
+// fullBrowser is sharedBrowser on the full Chrome (testchrome.Full), for
+// the tests of what Chrome's headless shell, which most tests run on, does
+// not do as the full Chrome does: put a frame of another site in a process
+// of its own, show its error pages.
+func fullBrowser(t *testing.T) *Browser {
+	t.Helper()
+	needChrome(t)
+	sharedFull.Lock()
+	defer sharedFull.Unlock()
+	if sharedFull.b == nil {
+		b := New(Config{ExecPath: testchrome.Full()})
+		if err := b.Start(t.Context()); err != nil {
+			b.Close()
+			t.Fatal(err)
+		}
+		sharedFull.b = b
+	}
+	return sharedFull.b
 }
 
 // shared is the Chrome of sharedBrowser; TestMain closes it.

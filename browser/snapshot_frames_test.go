@@ -231,7 +231,7 @@ func assertOOPIF(t *testing.T, p *Page, url string) {
 // both sources.
 func TestSnapshotFramesAsCDM(t *testing.T) {
 	t.Parallel()
-	b := sharedBrowser(t)
+	b := fullBrowser(t)
 	loaded := map[string]string{"/main.html": `button "Go"`, "/nested.html": `button "Go"`, "/misc.html": "might be temporarily down"}
 	for _, path := range []string{"/main.html", "/nested.html", "/misc.html"} {
 		for _, source := range []string{SourceChrome, SourcePage} {
@@ -261,7 +261,7 @@ func TestSnapshotFramesAsCDM(t *testing.T) {
 // fail with the take-a-new-snapshot error.
 func TestSnapshotFramesActions(t *testing.T) {
 	t.Parallel()
-	b := sharedBrowser(t)
+	b := fullBrowser(t)
 	for _, source := range []string{SourceChrome, SourcePage} {
 		t.Run(source, func(t *testing.T) {
 			t.Parallel()
@@ -366,7 +366,7 @@ func TestSnapshotFramesRefused(t *testing.T) {
 // leaves the tab open: closing a frame's target would close its tab.
 func TestSnapshotFramesDetachKeepsTab(t *testing.T) {
 	t.Parallel()
-	p, _, _ := openSites(t, sharedBrowser(t), "/actmain.html")
+	p, _, _ := openSites(t, fullBrowser(t), "/actmain.html")
 	snapshotUntil(t, p, SourceChrome, `button "Go"`)
 	if _, err := p.Evaluate(t.Context(), `() => { document.querySelector("iframe").style.display = "none"; }`, nil); err != nil {
 		t.Fatal(err)
