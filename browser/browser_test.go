@@ -68,37 +68,32 @@ func startBrowser(t *testing.T, cfg Config) *Browser {
 	return b
 }
 
-// sharedFull is the Chrome of fullBrowser; TestMain closes it.
-var sharedFull struct {
+// sharedChrome is a Chrome that tests share, started on first use;
+// TestMain closes it.
+type sharedChrome struct {
 	sync.Mutex
 	b *Browser
 }
 
-// fullBrowser is sharedBrowser on the full Chrome (testchrome.Full), for
-// the tests of what Chrome's headless shell, which most tests run on, does
-// not do as the full Chrome does: put a frame of another site in a process
-// of its own, show its error pages.
-func fullBrowser(t *testing.T) *Browser {
+// get returns the shared Chrome, starting it with cfg on first use.
+func (s *sharedChrome) get(t *testing.T, cfg Config) *Browser {
 	t.Helper()
 	needChrome(t)
-	sharedFull.Lock()
-	defer sharedFull.Unlock()
-	if sharedFull.b == nil {
-		b := New(Config{ExecPath: testchrome.Full()})
+	s.Lock()
+	defer s.Unlock()
+	if s.b == nil {
+		b := New(cfg)
 		if err := b.Start(t.Context()); err != nil {
 			b.Close()
 			t.Fatal(err)
 		}
-		sharedFull.b = b
+		s.b = b
 	}
-	return sharedFull.b
+	return s.b
 }
 
-// shared is the Chrome of sharedBrowser; TestMain closes it.
-var shared struct {
-	sync.Mutex
-	b *Browser
-}
+// shared and sharedFull are the Chromes of sharedBrowser and fullBrowser.
+var shared, sharedFull sharedChrome
 
 // sharedBrowser returns a Chrome (Config{}) shared by the tests that only
 // work on pages of their own, started on first use: a launch and its end
@@ -110,18 +105,16 @@ var shared struct {
 // its own with startBrowser.
 func sharedBrowser(t *testing.T) *Browser {
 	t.Helper()
-	needChrome(t)
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.b == nil {
-		b := New(Config{})
-		if err := b.Start(t.Context()); err != nil {
-			b.Close()
-			t.Fatal(err)
-		}
-		shared.b = b
-	}
-	return shared.b
+	return shared.get(t, Config{})
+}
+
+// fullBrowser is sharedBrowser on the full Chrome (testchrome.Full), for
+// the tests of what Chrome's headless shell, which most tests run on, does
+// not do as the full Chrome does: put a frame of another site in a process
+// of its own, show its error pages.
+func fullBrowser(t *testing.T) *Browser {
+	t.Helper()
+	return sharedFull.get(t, Config{ExecPath: testchrome.Full()})
 }
 
 // closeAtEnd closes p when the test ends, so that a shared Chrome does not
