@@ -256,7 +256,11 @@
   const laidOut = (k) => {
     if (k.nodeType === 3) return /[^ \t\n\r\f]/.test(k.data);
     if (k.nodeType !== 1 || inert.has(k.localName)) return false;
-    const cs = getComputedStyle(k);
+    return boxOnLine(k, getComputedStyle(k));
+  };
+  // boxOnLine reports whether element k, of computed style cs, puts a box
+  // on the line: it is shown, and not an empty inline box.
+  const boxOnLine = (k, cs) => {
     if (cs.display === 'none') return false;
     return !(cs.display === 'inline' && !k.firstChild && k.localName !== 'br' && !leaves.has(k.localName) && !controlTags.has(k.localName) &&
       getComputedStyle(k, '::before').content === 'none' && getComputedStyle(k, '::after').content === 'none');
@@ -267,10 +271,13 @@
   const inFlow = (kids, i) => {
     for (i++; i < kids.length; i++) {
       const k = kids[i];
-      if (!laidOut(k)) continue;
-      if (k.nodeType !== 1) return k;
-      const p = getComputedStyle(k).position;
-      if (p !== 'absolute' && p !== 'fixed') return k;
+      if (k.nodeType === 3) {
+        if (/[^ \t\n\r\f]/.test(k.data)) return k;
+        continue;
+      }
+      if (k.nodeType !== 1 || inert.has(k.localName)) continue;
+      const cs = getComputedStyle(k);
+      if (cs.position !== 'absolute' && cs.position !== 'fixed' && boxOnLine(k, cs)) return k;
     }
     return null;
   };
@@ -476,9 +483,11 @@
             // and Chrome's rules for it are more than these: Chrome says
             // whether it shows one kept here, or one dropped at an edge of
             // an inline box.
-            const prev = sibling(kids, i, -1);
-            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next, 1) || !textual(prev, -1) || startsWithControl(next)))) {
-              if (blank && ((inline && !boxed && (!next || !prev)) || nearControl(prev) || nearControl(next))) gap(c), count++;
+            if (s === '' || (s === ' ' && (afterControl || !next || !textual(next, 1) || !textual(sibling(kids, i, -1), -1) || startsWithControl(next)))) {
+              if (blank) {
+                const prev = sibling(kids, i, -1);
+                if ((inline && !boxed && (!next || !prev)) || nearControl(prev) || nearControl(next)) gap(c), count++;
+              }
               continue;
             }
             if (blank) {
