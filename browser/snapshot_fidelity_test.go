@@ -45,15 +45,15 @@ type fidelityCase struct {
 	// the widget as meant.
 	shows *regexp.Regexp
 	// keep, when set, is a selector list: the page is cut down to these
-	// elements before act and the comparison (keepJS), so that the tree
-	// computed in the page has few enough widgets to leave to Chrome one
-	// by one; past snapshot/page.js's maxHoles (48) it leaves the whole
-	// page to Chrome, and the comparison sets Chrome's tree against itself.
+	// elements before act and the comparison (keepJS), so that a
+	// difference is found in a part of the page as well as in the whole
+	// (past snapshot/page.js's maxHoles the script leaves the whole page
+	// to Chrome, and the comparison sets Chrome's tree against itself).
 	keep string
 }
 
-// The parts of controls.html, each under maxHoles widgets: the form's first
-// four fieldsets, the rest of the form, and what is outside the form.
+// The parts of controls.html: the form's first four fieldsets, the rest of
+// the form, and what is outside the form.
 const (
 	controlsFields  = "#profile > fieldset:nth-of-type(-n+4)"
 	controlsPickers = "#profile > fieldset:nth-of-type(n+5), #profile > .actions"
