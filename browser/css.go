@@ -46,13 +46,15 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
-	_, id, err := p.UIDs.LookupFrame(uid)
-	if err != nil {
+	if _, _, err := p.UIDs.LookupFrame(uid); err != nil {
 		return nil, err
 	}
-	_, fromPage := snapshot.PageRef(id)
+	// Ancestors are looked up by ref where the snapshot had refs, whatever
+	// the uid's own node is: Chrome's node in a hole of the page's tree
+	// has ancestors of the page's. Only the main frame's tree is the page's.
+	fromPage := p.UIDs.FromPage()
 	var out *styles.Styles
-	err = p.await(ctx, func(ctx context.Context) error {
+	err := p.await(ctx, func(ctx context.Context) error {
 		n, err := p.locateUID(ctx, uid) // its frame's session (snapshot_frames.go)
 		if err != nil {
 			return err
@@ -61,7 +63,8 @@ func (p *Page) CSSStyles(ctx context.Context, uid string) (*styles.Styles, error
 		if err != nil {
 			return err
 		}
-		uidOf := p.uidOfNode(n.ctx, n.frame, fromPage)
+		main := n.frame == "" || n.frame == cdp.FrameID(p.TargetID)
+		uidOf := p.uidOfNode(n.ctx, n.frame, fromPage && main)
 		payload, sheets, err := matchedStyles(n.ctx, p, n.in, uid, chain[0].BackendNodeID, uidOf)
 		if err != nil {
 			return err

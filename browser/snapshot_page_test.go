@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/pagemux/pagemux/snapshot"
+	"github.com/pagemux/pagemux/styles"
 )
 
 // uidRE matches a snapshot line's uid, for comparing texts of two sources,
@@ -272,4 +273,27 @@ func TestPageSnapshotFrames(t *testing.T) {
 	if got := evalString(t, p, "() => out.textContent"); got != `"framed"` {
 		t.Errorf("clicking the frame's button: the page says %s", got)
 	}
+}
+
+// get_css_styles of Chrome's node in a hole of the page's tree names the
+// ancestors it inherits from by their uids, which came from the page's
+// tree: the uid's own node does not say where the snapshot came from.
+func TestPageSnapshotHoleCSSAncestors(t *testing.T) {
+	t.Parallel()
+	p := openHTML(t, `<nav aria-label="Site" style="color: rgb(1, 2, 3)"><button aria-pressed="false">Go</button></nav>`)
+	snap := pageSnapshot(t, p)
+	nav, button := uidOf(t, snap, `navigation "Site"`), uidOf(t, snap, `button "Go"`)
+	if _, id, err := p.UIDs.LookupFrame(button); err != nil || id <= 0 {
+		t.Fatalf("the button is not Chrome's node of a hole: %d, %v", id, err)
+	}
+	st, err := p.CSSStyles(t.Context(), button)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range st.Rules {
+		if r.Kind == styles.Inherited && r.From != nil && r.From.UID == nav {
+			return
+		}
+	}
+	t.Errorf("no inherited style from the navigation's uid %s in %+v", nav, st.Rules)
 }

@@ -121,11 +121,23 @@ type UIDs struct {
 	minted   []int // minted[seq-1]: how many uids that snapshot handed out
 	byNode   map[axRef]*uidEntry
 	byUID    map[uidKey]axRef
+	// fromPage says the latest snapshot had nodes of a tree computed in
+	// the page (refs, see PageRef).
+	fromPage bool
 }
 
 // NewUIDs returns an empty registry whose first snapshot is number 1.
 func NewUIDs() *UIDs {
 	return &UIDs{byNode: map[axRef]*uidEntry{}, byUID: map[uidKey]axRef{}}
+}
+
+// FromPage reports whether the latest snapshot showed nodes of a tree
+// computed in the page, whose DOM nodes are known by refs (PageRef), not
+// by backend ids; a tree with Chrome's subtrees in its holes has both.
+func (u *UIDs) FromPage() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.fromPage
 }
 
 // Reset forgets every uid: call it when the main frame commits a new document
@@ -136,6 +148,7 @@ func (u *UIDs) Reset() {
 	defer u.mu.Unlock()
 	u.resetSeq = u.seq
 	u.resets++
+	u.fromPage = false
 	u.byNode = map[axRef]*uidEntry{}
 	u.byUID = map[uidKey]axRef{}
 }
@@ -198,8 +211,10 @@ func (u *UIDs) assign(t *axTree) (int, int, []uidKey) {
 	defer u.mu.Unlock()
 	u.seq++
 	seq, n := u.seq, 0
+	u.fromPage = false
 	for i, o := range t.out {
 		ref := t.ref(o.node)
+		u.fromPage = u.fromPage || ref.backend < 0
 		if e := u.byNode[ref]; e != nil {
 			e.lastSeen = seq
 			uids[i] = e.uid
