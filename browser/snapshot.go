@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/accessibility"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/pagemux/pagemux/snapshot"
@@ -47,7 +47,7 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 	err := p.await(ctx, func(ctx context.Context) error {
 		for range 3 {
 			gen := p.Generation()
-			doc, err := p.tree(ctx, gen, p.inPage(ctx, verbose, source))
+			doc, err := p.tree(ctx, gen, treeSource(verbose, source))
 			if errors.Is(err, errNavigated) {
 				continue
 			}
@@ -67,49 +67,38 @@ func (p *Page) SnapshotFrom(ctx context.Context, verbose bool, source string) (*
 	return snap, err
 }
 
-// inPage reports whether a snapshot's tree is to be computed in the page:
-// never for a verbose one or from SourceChrome, always from SourcePage,
-// and from SourceAuto unless Chrome's own tree is the quicker for the page
-// (snapshot.ChromeQuickerScript). ctx is a call context of the tab.
-func (p *Page) inPage(ctx context.Context, verbose bool, source string) bool {
-	switch {
-	case verbose || source == SourceChrome:
-		return false
-	case source == SourcePage:
-		return true
-	}
-	world, err := p.isolatedWorld(ctx)
-	if err != nil {
-		return true // pageTree says why
-	}
-	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
-		Expression: snapshot.ChromeQuickerScript, ContextID: world, ReturnByValue: new(true),
-	})
-	if err != nil || res.ExceptionDetails != nil || res.Result == nil {
-		return true
-	}
-	return string(res.Result.Value) != "true"
-}
-
 // errNavigated is tree's error when the page's script failed because the
 // document of generation gen went away: take the new one's tree.
 var errNavigated = errors.New("snapshot: the document went away")
 
-// tree fetches the main frame's tree: computed in the page when inPage, and
-// Chrome's where that fails (a page too deep for the script's stack, a
-// document without a body) or not. gen is the page's generation before it.
-func (p *Page) tree(ctx context.Context, gen uint64, inPage bool) (*snapshot.Doc, error) {
-	if inPage {
-		doc, err := p.pageTree(ctx)
+// treeSource is where a snapshot's tree comes from: SourceChrome for a
+// verbose one, else source, SourceAuto for "".
+func treeSource(verbose bool, source string) string {
+	if verbose {
+		return SourceChrome
+	}
+	return cmp.Or(source, SourceAuto)
+}
+
+// tree fetches the main frame's tree: computed in the page from SourcePage,
+// and from SourceAuto where that is the quicker; Chrome's from
+// SourceChrome, or where the page's script fails (a page too deep for its
+// stack, a document without a body). gen is the page's generation before
+// it.
+func (p *Page) tree(ctx context.Context, gen uint64, source string) (*snapshot.Doc, error) {
+	if source != SourceChrome {
+		doc, err := p.pageTree(ctx, source == SourceAuto)
 		if err == nil || ctx.Err() != nil {
 			return doc, err
 		}
 		if p.Generation() != gen {
 			return nil, errNavigated
 		}
-		if errors.Is(err, snapshot.ErrNotWalked) {
+		switch {
+		case errors.Is(err, snapshot.ErrChromeQuicker): // the same text, sooner
+		case errors.Is(err, snapshot.ErrNotWalked):
 			p.b.log.Debug("snapshot: taking Chrome's tree", "page", p.ID, "why", err)
-		} else {
+		default:
 			msg, _, _ := strings.Cut(err.Error(), "\n") // not a script's whole stack
 			p.b.log.Warn("snapshot: the page's tree failed; taking Chrome's", "page", p.ID, "error", msg)
 		}

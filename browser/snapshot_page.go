@@ -56,14 +56,20 @@ func (p *Page) isolatedWorld(ctx context.Context) (runtime.ExecutionContextID, e
 	return res.ExecutionContextID, nil
 }
 
-// pageTree computes the main frame's tree in the page.
-func (p *Page) pageTree(ctx context.Context) (*snapshot.Doc, error) {
+// pageTree computes the main frame's tree in the page; with auto, where
+// that is quicker than Chrome's tree, else it fails with
+// snapshot.ErrChromeQuicker.
+func (p *Page) pageTree(ctx context.Context, auto bool) (*snapshot.Doc, error) {
 	world, err := p.isolatedWorld(ctx)
 	if err != nil {
 		return nil, err
 	}
+	script := snapshot.PageScript
+	if auto {
+		script = snapshot.PageScriptAuto
+	}
 	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
-		Expression:    snapshot.PageScript,
+		Expression:    script,
 		ContextID:     world,
 		ReturnByValue: new(true),
 	})

@@ -297,3 +297,30 @@ func TestPageSnapshotHoleCSSAncestors(t *testing.T) {
 	}
 	t.Errorf("no inherited style from the navigation's uid %s in %+v", nav, st.Rules)
 }
+
+// SourceAuto takes Chrome's tree on a small page and the page's on a big
+// one, which uids tell apart: Chrome's name backend ids, the page's refs.
+func TestSnapshotSourceAuto(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		html     string
+		fromPage bool
+	}{
+		"small":                {`<h1>Small</h1><p>text</p>`, false},
+		"big":                  {`<h1>Big</h1>` + strings.Repeat(`<p>text <b>bold</b></p>`, 400), true},
+		"widgets, middle size": {`<h1>Form</h1><input aria-label=Name>` + strings.Repeat(`<p>text <b>bold</b></p>`, 300), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := openHTML(t, c.html)
+			snap, err := p.SnapshotFrom(t.Context(), false, SourceAuto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, id, err := p.UIDs.LookupFrame(uidOf(t, snap.Text, `heading`))
+			if _, ref := snapshot.PageRef(id); err != nil || ref != c.fromPage {
+				t.Errorf("the heading's node %d (%v): from the page %v, want %v", id, err, ref, c.fromPage)
+			}
+		})
+	}
+}

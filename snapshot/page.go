@@ -32,14 +32,14 @@ import (
 //go:embed page.js
 var PageScript string
 
-// ChromeQuickerScript is an expression that evaluates to true where
-// Chrome's whole tree is likely quicker than PageScript's: a document of
-// fewer than 300 elements, or of fewer than 1,500 with an element the
-// script would leave to Chrome (a hole: its filling waits for Chrome's
-// next frame). It reads, changes and keeps nothing; run it in the same
-// isolated world.
-const ChromeQuickerScript = `(() => { const n = document.getElementsByTagName('*').length; ` +
-	`return n < 300 || (n < 1500 && !!document.querySelector(` + "`" + holeSelector + "`" + `)) })()`
+// PageScriptAuto is PageScript where its tree is likely quicker than
+// Chrome's whole tree, and else evaluates to "chrome", which ReadPageTree
+// answers with ErrChromeQuicker: on a document of fewer than 300 elements,
+// or of fewer than 1,500 with an element the script would leave to Chrome
+// (a hole: its filling waits for Chrome's next frame). The check is one
+// count and one selector, in the same evaluation as the tree.
+var PageScriptAuto = `((() => { const n = document.getElementsByTagName('*').length; ` +
+	`return n < 300 || (n < 1500 && !!document.querySelector(` + "`" + holeSelector + "`" + `)) })()) ? "chrome" : ` + PageScript
 
 // holeSelector matches most elements PageScript leaves as holes.
 const holeSelector = `input:not([type=hidden]),select,textarea,meter,progress,output,video,audio,dialog,canvas,math,` +
@@ -67,6 +67,10 @@ func PageNodeScript(ref int64) string {
 // node no snapshot of the document named.
 const PageRefFunction = `function () { const S = globalThis.__pagemuxSnap; return (S && S.ids.get(this)) || 0 }`
 
+// ErrChromeQuicker is ReadPageTree's error for PageScriptAuto's answer
+// that Chrome's whole tree is the quicker for the document.
+const ErrChromeQuicker Error = "Chrome's tree is the quicker for this document"
+
 // ErrNotWalked is ReadPageTree's error for a document PageScript does not
 // walk.
 const ErrNotWalked Error = "the page's script does not walk this document"
@@ -74,8 +78,11 @@ const ErrNotWalked Error = "the page's script does not walk this document"
 // ReadPageTree decodes PageScript's result, the raw JSON of its value, into
 // a Doc of the document of frame.
 func ReadPageTree(raw []byte, frame cdp.FrameID) (*Doc, error) {
-	if string(raw) == "null" {
+	switch string(raw) {
+	case "null":
 		return nil, ErrNotWalked
+	case `"chrome"`:
+		return nil, ErrChromeQuicker
 	}
 	var d jsonv2.Decoder
 	d.Reset(bytes.NewReader(raw), decodeOptions)

@@ -89,3 +89,12 @@ func TestPageNodeScript(t *testing.T) {
 		t.Errorf("PageNodeScript(42) = %s", s)
 	}
 }
+
+// PageScriptAuto's word that Chrome's tree is the quicker is an error of
+// its own, not a tree.
+func TestReadPageTreeChromeQuicker(t *testing.T) {
+	t.Parallel()
+	if _, err := ReadPageTree([]byte(`"chrome"`), "F"); err != ErrChromeQuicker {
+		t.Errorf("%v, want ErrChromeQuicker", err)
+	}
+}
