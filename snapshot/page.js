@@ -9,17 +9,19 @@
 // ref numbers the DOM node within its document and stays its number for
 // every later snapshot of the document: refs.get(ref) gives the node back
 // (PageNodeScript); 0 is a node without a DOM node of its own (text of CSS
-// ::before and ::after, a drop-down's popup). name, value and description
-// are strings or null; props is null or a flat array of property names and
-// values. Roles, names and properties are spelled as Chrome's
-// Accessibility.getFullAXTree spells them, and follow its rules where a
-// snapshot's text shows them (which text layout drops, names from content,
-// labels, titles, generated content), so that the text is Chrome's for
-// common HTML and ARIA. Not seen: closed and user-agent shadow roots (the
-// fields of a date input, a video's controls), cross-origin frames, aria-owns, a child made
-// visible inside a hidden parent; CSS counters in generated content. The
-// walk recurses: a document some 2,000 elements deep overflows its stack,
-// and the caller takes Chrome's tree.
+// ::before and ::after). name, value and description are strings or null;
+// props is null or a flat array of property names and values. Roles, names
+// and properties are spelled as Chrome's Accessibility.getFullAXTree
+// spells them, and follow its rules where a snapshot's text shows them
+// (which text layout drops, names from content, titles, generated
+// content). Where Chrome's rules are more than the script can be sure of
+// (ARIA widgets and states, form controls and their user-agent shadow
+// trees, media, some lone spaces) it leaves a hole that the caller fills
+// with Chrome's own subtree (holes.go); the document goes to Chrome's tree
+// with aria-owns or too many holes. An iframe's document is the caller's
+// too. Not seen: a closed shadow root of a page's own element. The walk
+// recurses: a document some 2,000 elements deep overflows its stack, and
+// the caller takes Chrome's tree.
 (() => {
   // The refs of the document, kept in this world's global: a node's ref
   // goes when the node is collected, so that a page that keeps replacing
@@ -58,40 +60,20 @@
     h1: 'heading', h2: 'heading', h3: 'heading', h4: 'heading', h5: 'heading', h6: 'heading',
     header: (e) => (e.parentElement && e.parentElement.closest(landmarkScope) ? 'generic' : 'banner'),
     hgroup: 'group', hr: 'separator', i: 'generic', iframe: 'Iframe', img: (e) => (e.getAttribute('alt') === '' ? 'none' : 'image'),
-    input: (e) => inputRole(e), ins: 'insertion', kbd: 'generic', label: 'LabelText', legend: 'legend',
-    li: 'listitem', main: 'main', mark: 'mark', math: 'math', menu: 'list', meter: 'meter', nav: 'navigation',
-    ol: 'list', optgroup: 'group', option: 'option', output: 'status', p: 'paragraph', pre: 'generic',
-    progress: 'progressbar', q: 'generic', s: 'deletion', samp: 'generic', search: 'search',
+    ins: 'insertion', kbd: 'generic', label: 'LabelText', legend: 'legend',
+    li: 'listitem', main: 'main', mark: 'mark', menu: 'list', nav: 'navigation',
+    ol: 'list', optgroup: 'group', option: 'option', p: 'paragraph', pre: 'generic', q: 'generic', s: 'deletion', samp: 'generic', search: 'search',
     section: (e) => (e.hasAttribute('aria-label') || e.hasAttribute('aria-labelledby') || e.hasAttribute('title') ? 'region' : 'generic'),
-    select: (e) => (e.multiple || e.size > 1 ? 'listbox' : 'combobox'),
     small: 'generic', span: 'generic', strong: 'strong', sub: 'subscript', summary: 'DisclosureTriangle',
-    sup: 'superscript', svg: 'image', table: 'table', tbody: 'rowgroup', td: 'cell', textarea: 'textbox',
+    sup: 'superscript', svg: 'image', table: 'table', tbody: 'rowgroup', td: 'cell',
     tfoot: 'rowgroup', th: (e) => (e.closest('thead') || e.scope === 'col' ? 'columnheader' : 'rowheader'),
-    thead: 'rowgroup', time: 'time', tr: 'row', u: 'generic', ul: 'list', video: 'Video', audio: 'Audio',
+    thead: 'rowgroup', time: 'time', tr: 'row', u: 'generic', ul: 'list',
   };
-  const inputTypes = {
-    button: 'button', submit: 'button', reset: 'button', image: 'button', file: 'button',
-    checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox',
-    color: 'ColorWell', date: 'Date', 'datetime-local': 'DateTime', month: 'DateTime', week: 'DateTime', time: 'InputTime',
-  };
-  const inputRole = (e) => {
-    const r = inputTypes[e.type];
-    if (r) return r;
-    return e.hasAttribute('list') ? 'combobox' : 'textbox';
-  };
-  const ariaRoles = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code columnheader ' +
-    'combobox complementary contentinfo definition deletion dialog directory document emphasis feed figure form generic grid ' +
-    'gridcell group heading img image insertion link list listbox listitem log main mark marquee math menu menubar menuitem ' +
-    'menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation progressbar radio radiogroup ' +
-    'region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong subscript superscript ' +
-    'switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem').split(' '));
+  // An element walked has no role attribute but one of plainRoles (any
+  // other makes it a hole).
   const roleOf = (e, tag) => {
     const attr = e.getAttribute('role');
-    if (attr) {
-      for (const r of attr.trim().toLowerCase().split(/\s+/)) {
-        if (ariaRoles.has(r)) return r === 'presentation' ? 'none' : r === 'img' ? 'image' : r;
-      }
-    }
+    if (attr !== null) return attr.trim();
     const r = implicit[tag];
     return typeof r === 'function' ? r(e) : r || 'generic';
   };
@@ -102,58 +84,14 @@
   // Roles that take no name from a title: it becomes their description.
   const unnamed = new Set(['generic', 'none', 'Ignored', 'paragraph', 'code', 'emphasis', 'strong', 'deletion', 'insertion',
     'subscript', 'superscript', 'caption', 'StaticText', 'LineBreak', 'time', 'mark', 'term', 'definition']);
-  // Widgets that hold other widgets (and a group an author made one).
-  const containers = new Set(['tree', 'treegrid', 'grid', 'listbox', 'menu', 'menubar', 'tablist', 'toolbar', 'radiogroup']);
-  const controls = new Set(['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'slider', 'checkbox', 'radio',
-    'ColorWell', 'Date', 'DateTime', 'InputTime', 'switch']);
-
-  const byId = (doc, ids) => {
-    const parts = [];
-    for (const id of ids.trim().split(/\s+/)) {
-      const t = doc.getElementById(id);
-      if (t) parts.push(t.getAttribute('aria-label') || t.textContent);
-    }
-    return norm(parts.join(' '));
-  };
-  // labelText is the text of e's labels, but for e itself inside one.
-  const labelText = (e) => {
-    let t = '';
-    const add = (n) => {
-      if (n === e || (n.nodeType === 1 && inert.has(n.localName))) return;
-      if (n.nodeType === 3) t += n.data;
-      else for (let c = n.firstChild; c; c = c.nextSibling) add(c);
-    };
-    if (e.labels) for (const l of e.labels) add(l), (t += ' ');
-    return norm(t);
-  };
   // The name of e when it does not come from its content.
-  const ownName = (e, tag, role) => {
-    const lb = e.getAttribute('aria-labelledby');
-    if (lb) {
-      const n = byId(e.ownerDocument, lb);
-      if (n) return n;
-    }
+  const ownName = (e, tag) => {
     const al = e.getAttribute('aria-label');
     if (al && al.trim()) return al.trim();
     switch (tag) {
-      case 'img': case 'area': {
+      case 'img': {
         const alt = e.getAttribute('alt');
         if (alt) return norm(alt);
-        break;
-      }
-      case 'input': {
-        const t = e.type;
-        if (t === 'submit' || t === 'reset' || t === 'button') return e.value || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
-        if (t === 'image') return e.getAttribute('alt') || e.value || 'Submit';
-        const l = labelText(e);
-        if (l) return l;
-        if (e.placeholder) return e.placeholder;
-        break;
-      }
-      case 'select': case 'textarea': case 'meter': case 'progress': case 'output': {
-        const l = labelText(e);
-        if (l) return l;
-        if (e.placeholder) return e.placeholder;
         break;
       }
       case 'fieldset': {
@@ -416,15 +354,12 @@
     const inline = cs.display.startsWith('inline') || cs.display === 'contents';
     if (isHole(e, tag, cs)) return holeAt(e, tag, inline);
     if (cs.visibility !== 'visible') return '';
-    // The label of a check box or radio button is its name, and Chrome
-    // leaves the label out.
-    const checkLabel = tag === 'label' && e.control && (e.control.type === 'checkbox' || e.control.type === 'radio') ? e.control : null;
-    const role = checkLabel ? 'Ignored' : roleOf(e, tag);
+    const role = roleOf(e, tag);
     const base = out.length;
     let value = null;
     let desc = null;
     out.push(refOf(e), role, null, null, null, null, 0);
-    const own = tag === 'br' ? '\n' : ownName(e, tag, role);
+    const own = tag === 'br' ? '\n' : ownName(e, tag);
     let name = own;
     const holesBefore = holes.length;
     // The children: e's shadow tree, a slot's assigned nodes, else its own.
@@ -447,9 +382,9 @@
     if (tag === 'iframe') {
       // A frame's document is a tree of its own, which the caller adds
       // under this node, whatever process the frame is in.
-    } else if (tag === 'svg' || tag === 'img' || tag === 'input' || tag === 'textarea') {
+    } else if (tag === 'svg' || tag === 'img') {
       // Leaves: what is inside is not shown.
-    } else if (tag !== 'select') {
+    } else {
       counted = false;
       text += pseudo(e, '::before');
       const countedBefore = counted;
@@ -459,10 +394,6 @@
       const n = kids.length;
       for (let i = 0; i < n; i++) {
         const c = kids[i];
-        if (checkLabel && c !== checkLabel) {
-          if (c.nodeType === 1 && c.contains(checkLabel)) text += walk(c);
-          continue;
-        }
         if (summary !== undefined && c !== summary) continue;
         const before = out.length;
         if (c.nodeType === 1) {
@@ -515,24 +446,6 @@
         holes.length = holesBefore;
         return holeAt(e, tag, inline);
       }
-    } else {
-      // A drop-down's text is its selected option, and its options are in
-      // a popup below it; a list box's options are its children.
-      const o = e.selectedOptions[0];
-      if (o && role === 'combobox') text = o.text;
-      let at = base;
-      if (role === 'combobox') {
-        at = out.length;
-        out.push(0, 'MenuListPopup', null, null, null, null, 0);
-        count++;
-      }
-      let options = 0;
-      for (const o of e.options) {
-        out.push(refOf(o), 'option', norm(o.label), null, null, ['focusable', true, 'selected', o.selected], 0);
-        options++;
-      }
-      if (at === base) count += options;
-      else out[at + 6] = options;
     }
     out[base + 6] = count;
     if (holes.length > holesBefore && own === null && (fromContent.has(role) || (e.title && !unnamed.has(role)))) {
@@ -548,11 +461,8 @@
     if (name === null && fromContent.has(role)) name = contentName(text) || null;
     const title = e.title ? norm(e.title) : '';
     if (name === null && title && !unnamed.has(role)) name = title;
-    if (tag === 'img' || tag === 'input' && e.type === 'image') text = name || '';
+    if (tag === 'img') text = name || '';
     else if (e.hasAttribute('aria-label')) text = name;
-    // A group of widgets gives nothing to a name from content (a tree
-    // item's name is not its subtree's).
-    if (containers.has(role) || (role === 'group' && e.hasAttribute('role'))) text = '';
     // A block's text is apart from its neighbours' (pad, cut again by
     // contentName).
     if (!inline && text) text = pad + text + pad;
@@ -560,7 +470,7 @@
 
     const p = [];
     const focusable = e.hasAttribute('tabindex') || e.isContentEditable || (focusTags[tag] !== undefined && focusTags[tag](e));
-    const disabled = (formTags.has(tag) && e.matches(':disabled')) || e.getAttribute('aria-disabled') === 'true';
+    const disabled = formTags.has(tag) && e.matches(':disabled');
     if (disabled) p.push('disabled', true);
     else if (focusable) p.push('focusable', true);
     if (e === active && focusable) p.push('focused', true);
@@ -576,104 +486,32 @@
       case 'image':
         if (tag === 'img' && e.currentSrc) p.push('url', e.currentSrc);
         break;
-      case 'heading': {
-        const l = e.getAttribute('aria-level') || (tag.length === 2 && tag[0] === 'h' ? tag[1] : '2');
-        p.push('level', +l);
+      case 'heading':
+        p.push('level', tag.length === 2 && tag[0] === 'h' ? +tag[1] : 2);
         break;
-      }
-      case 'checkbox': case 'radio': case 'switch': case 'menuitemcheckbox': case 'menuitemradio': {
-        const ac = e.getAttribute('aria-checked');
-        if (tag === 'input') p.push('checked', e.indeterminate ? 'mixed' : String(e.checked));
-        else if (ac) p.push('checked', ac);
+      case 'option': // outside a select, which is a hole
+        p.push('selected', e.selected);
         break;
-      }
-      case 'option':
-        p.push('selected', tag === 'option' ? e.selected : e.getAttribute('aria-selected') === 'true');
+      case 'separator':
+        p.push('orientation', 'horizontal');
         break;
-      case 'combobox':
-        if (tag === 'select') p.push('hasPopup', 'menu', 'expanded', false);
-        break;
-      case 'status':
-        p.push('live', 'polite', 'atomic', true, 'relevant', 'additions text');
-        break;
-      case 'alert':
-        p.push('live', 'assertive', 'atomic', true, 'relevant', 'additions text');
-        break;
-      case 'treeitem':
-        p.push('selected', e.getAttribute('aria-selected') === 'true');
-        break;
-      case 'menubar': case 'tablist': case 'slider': case 'separator': case 'scrollbar':
-        p.push('orientation', e.getAttribute('aria-orientation') || (role === 'slider' || role === 'separator' || role === 'menubar' || role === 'tablist' ? 'horizontal' : 'vertical'));
-        break;
-      case 'menu': case 'listbox': case 'tree': case 'radiogroup':
-        p.push('orientation', e.getAttribute('aria-orientation') || 'vertical');
-        if (tag === 'select') p.push('multiselectable', e.multiple);
-        break;
-    }
-    if (controls.has(role)) {
-      if (tag === 'input' || tag === 'textarea' || tag === 'select') {
-        if (tag !== 'select' && role !== 'checkbox' && role !== 'radio' && role !== 'slider') {
-          p.push('editable', 'plaintext', 'multiline', tag === 'textarea', 'readonly', e.readOnly);
-        }
-        if (e.required) p.push('required', true);
-        if (role !== 'checkbox' && role !== 'radio') {
-          const v = e.type === 'password' ? '\u2022'.repeat(e.value.length) : tag === 'select' ? (e.selectedOptions[0] && role === 'combobox' ? e.selectedOptions[0].text : '') : e.value;
-          if (v !== '') value = v;
-        }
-        if (role === 'slider' || role === 'spinbutton') {
-          // Chrome's range without bounds is 0 to 100, its spin button's 0
-          // to 0.
-          p.push('valuemin', e.min !== '' ? +e.min : 0, 'valuemax', e.max !== '' ? +e.max : role === 'slider' ? 100 : 0, 'valuetext', e.value);
-        }
-      }
-    }
-    if (tag === 'input' && e.type === 'file') {
-      // Chrome's own words for a file input's state.
-      const f = e.files;
-      value = f.length === 1 ? f[0].name : f.length > 1 ? f.length + ' files' : e.multiple ? 'No files chosen' : 'No file chosen';
-    }
-    if (tag === 'input' && role === 'combobox') p.push('autocomplete', 'list', 'hasPopup', 'listbox');
-    if (tag === 'progress' || tag === 'meter') {
-      value = String(e.value);
-      p.push('valuemin', tag === 'meter' ? e.min : 0, 'valuemax', e.max, 'valuetext', '');
     }
     if (tag === 'details' || tag === 'summary') {
       const d = tag === 'details' ? e : e.parentElement;
       if (d && d.localName === 'details') p.push('expanded', d.open);
     }
-    if (tag === 'dialog' && e.matches(':modal')) p.push('modal', true);
-    for (const a of e.attributes) {
-      const k = ariaProps[a.name];
-      if (k === undefined) continue;
-      const v = a.value;
-      p.push(k[0], k[1] === 'b' ? v === 'true' : k[1] === 'n' ? +v : k[0] === 'hasPopup' && v === 'true' ? 'menu' : v);
-    }
-    const db = e.getAttribute('aria-describedby');
-    if (db) desc = byId(e.ownerDocument, db) || null;
-    else if (title && name !== title) desc = title;
+    if (title && name !== title) desc = title;
     else if (title && own !== null) desc = title; // the name came from elsewhere
     if (p.length) out[base + 5] = p;
     if (value !== null) out[base + 3] = value;
     if (desc !== null) out[base + 4] = desc;
     return text;
   };
-  // The ARIA attributes that become properties: name and kind (b: true or
-  // false, n: a number, s: the string).
-  const ariaProps = {
-    'aria-expanded': ['expanded', 'b'], 'aria-selected': ['selected', 'b'], 'aria-pressed': ['pressed', 's'],
-    'aria-haspopup': ['hasPopup', 's'], 'aria-level': ['level', 'n'], 'aria-required': ['required', 'b'],
-    'aria-readonly': ['readonly', 'b'], 'aria-multiselectable': ['multiselectable', 'b'], 'aria-modal': ['modal', 'b'],
-    'aria-live': ['live', 's'], 'aria-atomic': ['atomic', 'b'], 'aria-busy': ['busy', 'b'], 'aria-relevant': ['relevant', 's'],
-    'aria-invalid': ['invalid', 's'], 'aria-keyshortcuts': ['keyshortcuts', 's'], 'aria-roledescription': ['roledescription', 's'],
-    'aria-valuemin': ['valuemin', 'n'], 'aria-valuemax': ['valuemax', 'n'], 'aria-valuetext': ['valuetext', 's'],
-    'aria-autocomplete': ['autocomplete', 's'], 'aria-errormessage': ['errormessage', 's'], 'aria-details': ['details', 's'],
-  };
   // Elements focusable without a tabindex.
   const yes = () => true;
   const focusTags = {
-    a: (e) => e.hasAttribute('href'), area: (e) => e.hasAttribute('href'), button: yes, input: yes, select: yes,
-    textarea: yes, iframe: yes, summary: (e) => e.parentElement && e.parentElement.localName === 'details',
-    audio: (e) => e.controls, video: (e) => e.controls, dialog: yes,
+    a: (e) => e.hasAttribute('href'), button: yes, iframe: yes,
+    summary: (e) => e.parentElement && e.parentElement.localName === 'details',
   };
   const formTags = new Set(['button', 'input', 'select', 'textarea', 'option', 'optgroup', 'fieldset']);
   // rootOf emits a document's RootWebArea and its body.
