@@ -50,12 +50,16 @@ func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, err
 			if _, _, err := el.center(ctx); err != nil {
 				return err
 			}
-			clip, err := el.clip(ctx)
+			clip, inView, err := el.clip(ctx)
 			if err != nil {
 				return err
 			}
 			params.Clip = clip
-			params.CaptureBeyondViewport = new(true)
+			// Beyond the viewport Chrome lays the page out again at its
+			// whole size, and a frame in a process of its own may not have
+			// drawn itself anew when the shot is taken: only an element
+			// bigger than the viewport is captured so.
+			params.CaptureBeyondViewport = new(!inView)
 		case o.FullPage:
 			m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
 			if err != nil {
@@ -73,26 +77,28 @@ func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, err
 	return out, err
 }
 
-// clip returns the element's border box in page coordinates.
-func (e *element) clip(ctx context.Context) (*page.Viewport, error) {
+// clip returns the element's border box in page coordinates, and whether
+// it lies within the visual viewport.
+func (e *element) clip(ctx context.Context) (clip *page.Viewport, inView bool, err error) {
 	res, err := chromedp.Call(e.on(ctx), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: e.backend})
 	if err != nil || res.Model == nil || len(res.Model.Border) < 8 {
-		return nil, fmt.Errorf("the element with uid %s has no box to capture", e.uid)
+		return nil, false, fmt.Errorf("the element with uid %s has no box to capture", e.uid)
 	}
 	border, err := e.toTab(ctx, res.Model.Border)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	b := border
 	minX, minY := math.Min(math.Min(b[0], b[2]), math.Min(b[4], b[6])), math.Min(math.Min(b[1], b[3]), math.Min(b[5], b[7]))
 	maxX, maxY := math.Max(math.Max(b[0], b[2]), math.Max(b[4], b[6])), math.Max(math.Max(b[1], b[3]), math.Max(b[5], b[7]))
 	var sx, sy float64
-	if m.CSSVisualViewport != nil {
-		sx, sy = m.CSSVisualViewport.PageX, m.CSSVisualViewport.PageY
+	if v := m.CSSVisualViewport; v != nil {
+		sx, sy = v.PageX, v.PageY
+		inView = minX >= 0 && minY >= 0 && maxX <= v.ClientWidth && maxY <= v.ClientHeight
 	}
-	return &page.Viewport{X: minX + sx, Y: minY + sy, Width: maxX - minX, Height: maxY - minY, Scale: 1}, nil
+	return &page.Viewport{X: minX + sx, Y: minY + sy, Width: maxX - minX, Height: maxY - minY, Scale: 1}, inView, nil
 }

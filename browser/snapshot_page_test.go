@@ -324,3 +324,103 @@ func TestSnapshotSourceAuto(t *testing.T) {
 		})
 	}
 }
+
+// generatedHTML is a page whose CSS generates content in every way the
+// page's script reads style sheets for (snapshot/page.js, generators):
+// rules in a <style>, a linked sheet, an @import, @media, @supports and
+// @layer blocks, a nested rule, a legacy :before, a state (:hover), the q
+// element's quotes of Chrome's own sheet, an adopted sheet and a shadow
+// tree's own sheet; beside a sheet that fails to load. SHEETS is replaced
+// by more <link>s or <style>s.
+const generatedHTML = `<!doctype html><html><head><title>Generated content</title>
+<style>
+@import url("/import.css");
+.note::before { content: "Note: "; }
+@media screen { .m::after { content: " (screen)"; } }
+@supports (display: grid) { @layer base { .l:before { content: "[layer] "; } } }
+.nest { color: navy; &::after { content: " (nested)"; } }
+ul.tags > li:not(.last)::after { content: ","; }
+.hov:hover::before { content: "hovered "; }
+.blank::before { content: ""; }
+</style>
+<link rel="stylesheet" href="/sheet.css">
+<link rel="stylesheet" href="/missing.css">
+SHEETS
+</head><body><main>
+<p class="note">Read this.</p>
+<p><span class="m">media</span> <span class="l">layered</span> <span class="nest">nested</span> <span class="hov">not hovered</span></p>
+<ul class="tags"><li>one</li><li class="last">two</li></ul>
+<p>A <q>quoted</q> word, an <span class="star"></span> empty box, <span class="blank">blank</span>.</p>
+<p class="imp">imported</p>
+<p class="adopt">adopted</p>
+<div id="host"></div>
+</main>
+<script>
+const s = new CSSStyleSheet();
+s.replaceSync('.adopt::before { content: "from an adopted sheet: "; }');
+document.adoptedStyleSheets = [s];
+document.getElementById('host').attachShadow({ mode: 'open' }).innerHTML =
+  '<style>b::before { content: "shadow "; } :host::after { content: " (host)"; }</style><b>bold</b>';
+</script></body></html>`
+
+// TestPageSnapshotGeneratedContent: the page's tree shows CSS generated
+// content as Chrome's does, whether the script could read every style
+// sheet (and asked only the elements their rules may match) or could not
+// (a sheet of another origin, @scope) and asked every element.
+func TestPageSnapshotGeneratedContent(t *testing.T) {
+	t.Parallel()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		w.Write([]byte(`.cross::after { content: " (other origin)"; }`))
+	}))
+	t.Cleanup(other.Close)
+	crossSheet := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/cross.css"
+	variants := map[string]string{
+		"/readable": "",
+		"/cross":    `<link rel="stylesheet" href="` + crossSheet + `">`,
+		"/scope":    `<style>@scope (main) { :scope::before { content: "scoped "; } }</style>`,
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sheet.css":
+			w.Header().Set("Content-Type", "text/css")
+			w.Write([]byte(`.star::before { content: "*"; }`))
+		case "/import.css":
+			w.Header().Set("Content-Type", "text/css")
+			w.Write([]byte(`.imp::after { content: " (from an import)"; }`))
+		default:
+			sheets, ok := variants[r.URL.Path]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte(strings.Replace(generatedHTML, "SHEETS", sheets, 1)))
+		}
+	}))
+	t.Cleanup(site.Close)
+	b := sharedBrowser(t)
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAtEnd(t, b, p)
+	for _, path := range []string{"/readable", "/cross", "/scope"} {
+		if err := p.Navigate(t.Context(), site.URL+path, 0); err != nil {
+			t.Fatal(err)
+		}
+		chrome, err := p.SnapshotFrom(t.Context(), false, SourceChrome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"Note: "`, `" (screen)"`, `"[layer] "`, `" (nested)"`, `","` + "\n", `"“"`, `"*"`, `" (from an import)"`, `"from an adopted sheet: "`, `"shadow "`, `" (host)"`} {
+			if !strings.Contains(chrome.Text, want) {
+				t.Fatalf("%s: Chrome's snapshot lacks %s, which the page should generate:\n%s", path, want, chrome.Text)
+			}
+		}
+		page := pageSnapshot(t, p)
+		if got, want := uidRE.ReplaceAllString(page, ""), uidRE.ReplaceAllString(chrome.Text, ""); got != want {
+			t.Errorf("%s: the page's tree gives\n%s\nChrome's\n%s", path, firstDiff(got, want), firstDiff(want, got))
+		}
+	}
+}

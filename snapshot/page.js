@@ -27,7 +27,9 @@
   // goes when the node is collected, so that a page that keeps replacing
   // its content does not grow the map.
   const S = globalThis.__pagemuxSnap || (globalThis.__pagemuxSnap = { ids: new WeakMap(), refs: new Map(), next: 0 });
-  S.gone = S.gone || new FinalizationRegistry((id) => S.refs.delete(id));
+  // A bound function, not a closure: a closure would keep this run's
+  // scope, and every element it held, alive as long as the registry.
+  S.gone = S.gone || new FinalizationRegistry(Map.prototype.delete.bind(S.refs));
   const out = [];
   const fields = 7;
   const maxHoles = 2000;
@@ -133,11 +135,100 @@
   const pad = '\u0001';
   const contentName = (t) => collapse(t.replace(/^[\s\u0001]+|[\s\u0001]+$/g, (m) => (m.includes(pad) ? '' : m)).replace(/\u0001+/g, ' '));
 
+  // style is e's computed style, read once a snapshot: siblings of text
+  // are asked for theirs again and again. Its box's display and whether it
+  // is out of the flow are read once too.
+  const styles = new Map();
+  const style = (e) => {
+    let s = styles.get(e);
+    if (s === undefined) {
+      const cs = getComputedStyle(e);
+      s = { cs, display: cs.display, position: undefined, float: undefined };
+      styles.set(e, s);
+    }
+    return s;
+  };
+  const positioned = (s) => {
+    if (s.position === undefined) s.position = s.cs.position === 'absolute' || s.cs.position === 'fixed';
+    return s.position;
+  };
+  const floating = (s) => {
+    if (s.float === undefined) s.float = s.cs.cssFloat !== 'none';
+    return s.float;
+  };
+
+  // generators holds the elements that may have CSS generated content:
+  // those a rule of ::before or ::after in the document's style sheets
+  // could match, found by the selector engine at once with the
+  // pseudo-element taken off the selector, and the q elements of Chrome's
+  // own style sheet. null (every element may) when a sheet cannot be read
+  // (one of another origin), or a rule is more than that simple reading
+  // can be sure of (nested rules, @scope, a pseudo-element left). A sheet
+  // whose load failed (a 404, which Chrome does not let scripts read
+  // either) has no rules. Elements in shadow trees, whose style sheets are
+  // their own, are always asked.
+  const generators = (() => {
+    const sels = ['q'];
+    const pseudoEl = /::?(?:before|after)\b/gi;
+    const read = (rules) => {
+      for (const r of rules) {
+        if (r.styleSheet !== undefined) { // @import
+          if (r.styleSheet && !read(r.styleSheet.cssRules)) return false;
+          continue;
+        }
+        const t = r.selectorText;
+        if (t !== undefined && !r.cssRules?.length) {
+          if (!pseudoEl.test(t)) continue;
+          pseudoEl.lastIndex = 0;
+          const sel = t.replace(pseudoEl, ':where(*)');
+          if (sel.includes('::')) return false;
+          sels.push(sel);
+          continue;
+        }
+        if (typeof CSSScopeRule === 'function' && r instanceof CSSScopeRule) return false;
+        if (r.cssRules?.length) {
+          if (t !== undefined && pseudoEl.test(r.cssText)) return false; // nested
+          pseudoEl.lastIndex = 0;
+          if (!read(r.cssRules)) return false;
+        }
+      }
+      return true;
+    };
+    // failed reports whether the load of the sheet at href failed, as the
+    // page's resource timing says: it has no rules.
+    const failed = (href) => {
+      const t = href && performance.getEntriesByName(href, 'resource')[0];
+      return !!t && t.responseStatus >= 400;
+    };
+    try {
+      for (const sh of [...document.styleSheets, ...document.adoptedStyleSheets]) {
+        let rules;
+        try {
+          rules = sh.cssRules;
+        } catch (err) {
+          if (failed(sh.href)) continue;
+          throw err;
+        }
+        if (!read(rules)) return null;
+      }
+      return new Set(document.querySelectorAll(sels.join(',')));
+    } catch {
+      return null; // a sheet of another origin, a selector of no meaning here
+    }
+  })();
+  // shadowDepth counts the shadow trees the walk is in.
+  let shadowDepth = 0;
+  const generates = (e) => generators === null || shadowDepth > 0 || generators.has(e);
+
   // pseudo emits the text CSS generates before or after e's content, as a
   // node without a DOM node of its own (ref 0), and returns it. Quoted
   // strings and attr() are read; counters and images are not.
   let counted = false;
-  const pseudo = (e, which) => {
+  // Its white space is laid out as a text node's at its place would be:
+  // dropped at the start and end of a line and after white space; kids
+  // are e's children, inline whether e is an inline box.
+  const pseudo = (e, which, kids, inline) => {
+    if (!generates(e)) return '';
     const st = getComputedStyle(e, which);
     let c = st.content;
     if (c === 'none' || c === 'normal' || c === '' || st.visibility !== 'visible') return '';
@@ -153,6 +244,17 @@
     }
     t = collapse(t);
     if (t === '' || t === ' ') return '';
+    const box = st.display !== 'inline';
+    if (spaced || box) t = t.replace(/^ /, '');
+    let ends = box;
+    if (!ends && which === '::before') {
+      const next = inFlow(kids, -1);
+      ends = !!next && breaks(next);
+    } else if (!ends) {
+      ends = !inline || endsLine(e);
+    }
+    if (ends) t = t.replace(/ $/, '');
+    if (t === '') return '';
     out.push(0, 'StaticText', t, null, null, null, 0);
     spaced = t.endsWith(' ');
     return pad + t + pad; // Chrome's names set it apart from the content
@@ -163,10 +265,10 @@
   const breaks = (n) => {
     if (n.nodeType !== 1) return false;
     if (n.localName === 'br') return true;
-    const cs = getComputedStyle(n);
-    const d = cs.display;
+    const s = style(n);
     // A box out of the flow (positioned, floating) is not on the line.
-    if (cs.position === 'absolute' || cs.position === 'fixed' || cs.cssFloat !== 'none') return false;
+    if (positioned(s) || floating(s)) return false;
+    const d = s.display;
     return d !== 'none' && d !== 'contents' && !d.startsWith('inline');
   };
 
@@ -194,14 +296,14 @@
   const laidOut = (k) => {
     if (k.nodeType === 3) return /[^ \t\n\r\f]/.test(k.data);
     if (k.nodeType !== 1 || inert.has(k.localName)) return false;
-    return boxOnLine(k, getComputedStyle(k));
+    return boxOnLine(k, style(k).display);
   };
-  // boxOnLine reports whether element k, of computed style cs, puts a box
-  // on the line: it is shown, and not an empty inline box.
-  const boxOnLine = (k, cs) => {
-    if (cs.display === 'none') return false;
-    return !(cs.display === 'inline' && !k.firstChild && k.localName !== 'br' && !leaves.has(k.localName) && !controlTags.has(k.localName) &&
-      getComputedStyle(k, '::before').content === 'none' && getComputedStyle(k, '::after').content === 'none');
+  // boxOnLine reports whether element k, of display d, puts a box on the
+  // line: it is shown, and not an empty inline box.
+  const boxOnLine = (k, d) => {
+    if (d === 'none') return false;
+    return !(d === 'inline' && !k.firstChild && k.localName !== 'br' && !leaves.has(k.localName) && !controlTags.has(k.localName) &&
+      (!generates(k) || (getComputedStyle(k, '::before').content === 'none' && getComputedStyle(k, '::after').content === 'none')));
   };
 
   // inFlow is the nearest sibling after kids[i] that layout puts on the
@@ -214,8 +316,8 @@
         continue;
       }
       if (k.nodeType !== 1 || inert.has(k.localName)) continue;
-      const cs = getComputedStyle(k);
-      if (cs.position !== 'absolute' && cs.position !== 'fixed' && boxOnLine(k, cs)) return k;
+      const s = style(k);
+      if (!positioned(s) && boxOnLine(k, s.display)) return k;
     }
     return null;
   };
@@ -229,7 +331,7 @@
       while (next && !laidOut(next)) next = next.nextSibling;
       if (next) return breaks(next);
       const p = c.parentNode;
-      if (p.nodeType !== 1 || !getComputedStyle(p).display.startsWith('inline')) return true;
+      if (p.nodeType !== 1 || !style(p).display.startsWith('inline')) return true;
     }
     return true;
   };
@@ -257,7 +359,8 @@
   // one of its own (inline-block) is not text.
   const textual = (n, dir) => {
     if (!n || n.nodeType === 3) return true;
-    if (controlTags.has(n.localName) || getComputedStyle(n).display !== 'inline') return false;
+    if (controlTags.has(n.localName) || style(n).display !== 'inline') return false;
+    if (!generates(n)) return true;
     const st = getComputedStyle(n, dir > 0 ? '::before' : '::after');
     return st.content === 'none' || st.content === 'normal' || st.display === 'inline';
   };
@@ -348,10 +451,11 @@
       spaced = false; // still laid out, most likely
       return '';
     }
-    const cs = getComputedStyle(e);
-    if (cs.display === 'none' || cs.contentVisibility === 'hidden') return '';
+    const st = style(e);
+    const cs = st.cs;
+    if (st.display === 'none' || cs.contentVisibility === 'hidden') return '';
     if (tag === 'input' && e.type === 'hidden') return '';
-    const inline = cs.display.startsWith('inline') || cs.display === 'contents';
+    const inline = st.display.startsWith('inline') || st.display === 'contents';
     if (isHole(e, tag, cs)) return holeAt(e, tag, inline);
     if (cs.visibility !== 'visible') return '';
     const role = roleOf(e, tag);
@@ -375,7 +479,7 @@
     let text = '';
     let count = 0;
     const pre = cs.whiteSpace.startsWith('pre') || cs.whiteSpace === 'break-spaces';
-    const boxed = /flex|grid/.test(cs.display);
+    const boxed = /flex|grid/.test(st.display);
     const transform = cs.textTransform;
 
     if (!inline || tag === 'br') spaced = true;
@@ -385,8 +489,12 @@
     } else if (tag === 'svg' || tag === 'img') {
       // Leaves: what is inside is not shown.
     } else {
+      // A shadow host's generated content, and its shadow tree's, come
+      // from the tree's own style sheets too.
+      const shadow = e.shadowRoot ? 1 : 0;
+      shadowDepth += shadow;
       counted = false;
-      text += pseudo(e, '::before');
+      text += pseudo(e, '::before', kids, inline);
       const countedBefore = counted;
       if (out.length > base + fields) count++;
       // A closed details element shows its summary only.
@@ -439,7 +547,8 @@
       }
       const before = out.length;
       counted = false;
-      text += pseudo(e, '::after');
+      text += pseudo(e, '::after', kids, inline);
+      shadowDepth -= shadow;
       if (out.length > before) count++;
       if (countedBefore || counted) {
         out.length = base;
