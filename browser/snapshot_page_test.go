@@ -308,7 +308,7 @@ func TestSnapshotSourceAuto(t *testing.T) {
 	}{
 		"small":                {`<h1>Small</h1><p>text</p>`, false},
 		"big":                  {`<h1>Big</h1>` + strings.Repeat(`<p>text <b>bold</b></p>`, 400), true},
-		"widgets, middle size": {`<h1>Form</h1><input aria-label=Name>` + strings.Repeat(`<p>text <b>bold</b></p>`, 300), false},
+		"widgets, middle size": {`<h1>Form</h1><input aria-label=Name>` + strings.Repeat(`<p>text <b>bold</b></p>`, 250), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -35,11 +35,11 @@ var PageScript string
 // PageScriptAuto is PageScript where its tree is likely quicker than
 // Chrome's whole tree, and else evaluates to "chrome", which ReadPageTree
 // answers with ErrChromeQuicker: on a document of fewer than 300 elements,
-// or of fewer than 1,500 with an element the script would leave to Chrome
+// or of fewer than 600 with an element the script would leave to Chrome
 // (a hole: its filling waits for Chrome's next frame). The check is one
 // count and one selector, in the same evaluation as the tree.
 var PageScriptAuto = `((() => { const n = document.getElementsByTagName('*').length; ` +
-	`return n < 300 || (n < 1500 && !!document.querySelector(` + "`" + holeSelector + "`" + `)) })()) ? "chrome" : ` + PageScript
+	`return n < 300 || (n < 600 && !!document.querySelector(` + "`" + holeSelector + "`" + `)) })()) ? "chrome" : ` + PageScript
 
 // holeSelector matches most elements PageScript leaves as holes.
 const holeSelector = `input:not([type=hidden]),select,textarea,meter,progress,output,video,audio,dialog,canvas,math,` +
