@@ -15,52 +15,99 @@ const PatternSyntax = "SCHEME://HOST[:PORT][/PATH], in which * matches any run o
 // PatternSyntax says. A URL Chrome cannot read matches nothing.
 func MatchPattern(pattern, rawURL string) bool {
 	t, ok := parseTarget(rawURL)
-	return ok && t.matches(pattern)
+	return ok && t.matches(CompilePattern(pattern))
 }
 
-// matches compares t with pattern part by part, so that no * can reach
-// from one part into another (https://*.example.com/ does not match
-// https://evil.test/x.example.com/).
-func (t *target) matches(pattern string) bool {
+// URL is a URL read once, to be matched against many patterns.
+type URL struct{ t *target }
+
+// ParseURL reads rawURL as MatchPattern does; a URL Chrome cannot read
+// gives a URL that matches nothing.
+func ParseURL(rawURL string) URL {
+	t, _ := parseTarget(rawURL)
+	return URL{t}
+}
+
+// Match reports whether the URL matches p, as MatchPattern does.
+func (u URL) Match(p Pattern) bool { return u.t != nil && u.t.matches(p) }
+
+// Pattern is a URL pattern read once (PatternSyntax), to be matched
+// against many URLs.
+type Pattern struct {
+	whole                    string // a pattern of a scheme without //: the URL whole
+	scheme, host, port, path string
+}
+
+// Host is the host a pattern matches alone, and true, when it names one
+// without a *; "" and false when it may match many.
+func (p Pattern) Host() (string, bool) {
+	if p.whole != "" || p.host == "" || strings.Contains(p.host, "*") {
+		return "", false
+	}
+	return p.host, true
+}
+
+// Host is the URL's host as patterns match it, "" for none.
+func (u URL) Host() string {
+	if u.t == nil {
+		return ""
+	}
+	return u.t.host
+}
+
+// CompilePattern reads pattern as MatchPattern does.
+func CompilePattern(pattern string) Pattern {
 	pattern = strings.TrimSpace(pattern)
 	scheme, rest, hasScheme := strings.Cut(pattern, "://")
 	if !hasScheme {
 		if i := strings.IndexByte(pattern, ':'); i > 0 && validScheme(pattern[:i]) {
 			// data:*, javascript:*, about:blank: the whole URL.
-			whole := t.scheme + ":" + t.rest
-			if _, special := specialPorts[t.scheme]; special {
-				whole = t.scheme + "://" + t.host + t.path
-			}
-			return glob(strings.ToLower(pattern[:i])+pattern[i:], whole)
+			return Pattern{whole: strings.ToLower(pattern[:i]) + pattern[i:]}
 		}
 		scheme, rest = "*", strings.TrimRight(pattern, "/")+":*"
 	}
-	if _, special := specialPorts[t.scheme]; !special || !glob(strings.ToLower(scheme), t.scheme) {
-		return false
-	}
-	authority, path := rest, "*"
+	p := Pattern{scheme: strings.ToLower(scheme), path: "*"}
+	authority := rest
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		authority, path = rest[:i], rest[i:]
+		authority, p.path = rest[:i], rest[i:]
 	}
-	host, port := authority, ""
+	host := authority
 	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
-		host, port = authority[:i], authority[i+1:]
+		host, p.port = authority[:i], authority[i+1:]
 	}
 	host = strings.TrimRight(strings.ToLower(host), ".")
 	if ch, ok := canonicalHost(host); ok && !strings.Contains(host, "*") {
 		host = ch
 	}
-	if !glob(host, t.host) {
+	p.host = host
+	return p
+}
+
+// matches compares t with pattern p part by part, so that no * can reach
+// from one part into another (https://*.example.com/ does not match
+// https://evil.test/x.example.com/).
+func (t *target) matches(p Pattern) bool {
+	if p.whole != "" {
+		whole := t.scheme + ":" + t.rest
+		if _, special := specialPorts[t.scheme]; special {
+			whole = t.scheme + "://" + t.host + t.path
+		}
+		return glob(p.whole, whole)
+	}
+	if _, special := specialPorts[t.scheme]; !special || !glob(p.scheme, t.scheme) {
 		return false
 	}
-	if port == "" {
+	if !glob(p.host, t.host) {
+		return false
+	}
+	if p.port == "" {
 		if t.port != specialPorts[t.scheme] {
 			return false
 		}
-	} else if !glob(port, strconv.Itoa(t.port)) {
+	} else if !glob(p.port, strconv.Itoa(t.port)) {
 		return false
 	}
-	return glob(path, t.path)
+	return glob(p.path, t.path)
 }
 
 // glob matches s against pattern, where * matches any run of characters.

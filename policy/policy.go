@@ -43,7 +43,8 @@ type Options struct {
 // Policy is the URL policy. Its zero value refuses only what is always
 // refused, plus file: URLs. It is safe for concurrent use.
 type Policy struct {
-	o Options
+	o                Options
+	allowed, blocked []Pattern // o.Allowed and o.Blocked, read once
 }
 
 // New returns the policy of o, or an error for a pattern that cannot be
@@ -54,7 +55,14 @@ func New(o Options) (*Policy, error) {
 			return nil, fmt.Errorf("empty URL pattern; give one such as https://*.example.com/*")
 		}
 	}
-	return &Policy{o: o}, nil
+	p := &Policy{o: o}
+	for _, a := range o.Allowed {
+		p.allowed = append(p.allowed, CompilePattern(a))
+	}
+	for _, b := range o.Blocked {
+		p.blocked = append(p.blocked, CompilePattern(b))
+	}
+	return p, nil
 }
 
 // Error is a refusal: the URL, and the rule that refuses it with what to do.
@@ -142,13 +150,13 @@ func (p *Policy) CheckContext(ctx context.Context, rawURL string) error {
 	if err := p.checkEndpoints(ctx, t); err != nil {
 		return refuse(err.Error())
 	}
-	for _, pat := range p.o.Blocked {
+	for i, pat := range p.blocked {
 		if t.matches(pat) {
-			return refuse(fmt.Sprintf("it matches --blocked-url %s", pat))
+			return refuse(fmt.Sprintf("it matches --blocked-url %s", p.o.Blocked[i]))
 		}
 	}
-	if len(p.o.Allowed) > 0 {
-		for _, pat := range p.o.Allowed {
+	if len(p.allowed) > 0 {
+		for _, pat := range p.allowed {
 			if t.matches(pat) {
 				return nil
 			}

@@ -1,0 +1,87 @@
+package rules
+
+import (
+	"maps"
+	"slices"
+)
+
+// AllTools are the tools rules may name: pagemux's, which are
+// chrome-devtools-mcp's. The tools package's tests check that the two
+// lists agree.
+var AllTools = []string{
+	"list_pages", "new_page", "select_page", "close_page", "navigate_page", "wait_for", "resize_page",
+	"take_snapshot", "take_screenshot", "get_css_styles",
+	"click", "hover", "fill", "fill_form", "type_text", "press_key", "drag", "handle_dialog", "upload_file",
+	"evaluate_script",
+	"list_console_messages", "get_console_message", "list_network_requests", "get_network_request",
+	"emulate",
+	"performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
+	"take_heapsnapshot", "lighthouse_audit", "screencast_start", "screencast_stop",
+}
+
+// Groups name sets of tools for rules. "files" also takes in any call
+// that names a file of the host (an argument filePath, outputDirPath or
+// path), whatever its tool.
+var Groups = map[string][]string{
+	"all": AllTools,
+	// read-only: tools that change nothing an agent can see in the page.
+	"read-only": {"list_pages", "take_snapshot", "take_screenshot", "get_css_styles", "wait_for",
+		"list_console_messages", "get_console_message", "list_network_requests", "get_network_request",
+		"performance_analyze_insight"},
+	"navigation": {"new_page", "select_page", "close_page", "navigate_page"},
+	"input":      {"click", "hover", "fill", "fill_form", "type_text", "press_key", "drag", "handle_dialog", "upload_file"},
+	"scripts":    {"evaluate_script"},
+	"files":      {"upload_file", "take_heapsnapshot"},
+	"audits": {"lighthouse_audit", "performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
+		"take_heapsnapshot", "screencast_start", "screencast_stop"},
+	"emulation": {"emulate", "resize_page"},
+}
+
+// fileArgs are the arguments that name a file of the host.
+var fileArgs = []string{"filePath", "outputDirPath", "path"}
+
+// GroupNames are the groups' names, sorted.
+func GroupNames() []string { return slices.Sorted(maps.Keys(Groups)) }
+
+// toolSet is a set of tool names and groups, expanded; nil matches any
+// tool.
+type toolSet struct {
+	tools map[string]bool
+	files bool // the "files" group: calls that name a host file too
+}
+
+func newToolSet(names []string) *toolSet {
+	if len(names) == 0 {
+		return nil
+	}
+	s := &toolSet{tools: map[string]bool{}}
+	for _, n := range names {
+		if g, ok := Groups[n]; ok {
+			for _, t := range g {
+				s.tools[t] = true
+			}
+			s.files = s.files || n == "files" || n == "all"
+			continue
+		}
+		s.tools[n] = true
+	}
+	return s
+}
+
+// has reports whether the set takes in the call.
+func (s *toolSet) has(c *Call) bool {
+	if s == nil {
+		return true
+	}
+	if s.tools[c.Tool] {
+		return true
+	}
+	if s.files {
+		for _, a := range fileArgs {
+			if v, ok := c.Args[a].(string); ok && v != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
