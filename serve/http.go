@@ -461,10 +461,12 @@ func ListenHTTP(ctx context.Context, addr string, srv *server.MCPServer, opts HT
 // ServeHTTP is ListenHTTP on a listener of the caller's, which it closes;
 // it does not check the address. Connections are bounded by opts (see
 // HTTPOptions.HeaderTimeout): no write timeout, so a long answer is never
-// cut.
+// cut. On a loopback listener every request must name a loopback host
+// (loopbackHostOnly).
 func ServeHTTP(ctx context.Context, ln net.Listener, srv *server.MCPServer, opts HTTPOptions) error {
 	hs := &http.Server{
-		Handler:           NewHTTP(srv, opts),
+		Handler: loopbackHostOnly(NewHTTP(srv, opts), ln.Addr(),
+			", or serve on a non-loopback address with --auth-token"),
 		ReadHeaderTimeout: cmp.Or(opts.HeaderTimeout, DefaultHeaderTimeout),
 		IdleTimeout:       cmp.Or(opts.IdleTimeout, DefaultIdleTimeout),
 	}
@@ -495,9 +497,15 @@ func ListenMetrics(ctx context.Context, addr string, h http.Handler, log *slog.L
 	if err != nil {
 		return err
 	}
+	return serveMetrics(ctx, ln, h, log)
+}
+
+// serveMetrics is ListenMetrics on a listener of the caller's, which it
+// closes. Every request must name a loopback host (loopbackHostOnly).
+func serveMetrics(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", h)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: loopbackHostOnly(mux, ln.Addr(), " (--metrics-addr serves loopback only)"), ReadHeaderTimeout: 10 * time.Second}
 	if log != nil {
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
@@ -530,6 +538,55 @@ func loopback(addr string) bool {
 		return false
 	}
 	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// loopbackHostOnly guards next, served on a listener at addr, against DNS
+// rebinding: a web page at evil.example whose name its owner then points at
+// 127.0.0.1 reaches a loopback listener from the user's browser as its own
+// origin, so no Origin header gives it away (a same-origin GET carries
+// none). Its requests still name evil.example in Host, which is what is
+// checked. When addr is loopback, a request whose Host is not a loopback
+// name (loopbackHost) is refused with 403 and what to do; beyond loopback
+// next is served as it is, its tokens being the guard there. hint ends the
+// refusal's advice, after "connect to ADDR".
+//
+// 403 rather than 421 Misdirected Request: the request is refused, as a
+// disallowed Origin is (403 too), not sent to the wrong server of several
+// sharing a connection, which is what 421 tells a client, and a client may
+// retry a 421 on another connection, where it would be refused again.
+func loopbackHostOnly(next http.Handler, addr net.Addr, hint string) http.Handler {
+	if !loopback(addr.String()) {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			closeUnread(w, r)
+			httpError(w, http.StatusForbidden, fmt.Sprintf("pagemux: Host %.80q is not a loopback name, and this listener is loopback only (a web page could reach it by DNS rebinding); connect to %s%s", r.Host, addr, hint))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether host, a request's Host (with or without a
+// port), names loopback: localhost (a trailing dot too), an address of
+// 127.0.0.0/8 or ::1 (in brackets, with a port), in any case. An empty Host
+// (HTTP/1.0 without one; browsers always send it) names no one else's
+// site, so it passes.
+func loopbackHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
