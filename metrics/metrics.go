@@ -30,6 +30,11 @@ type Metrics struct {
 	failures *prometheus.CounterVec
 	calls    *prometheus.HistogramVec
 	etcd     *prometheus.HistogramVec
+	// The action rules' (--rules): decisions by rule and outcome, their
+	// cost, and reloads by result.
+	decisions *prometheus.CounterVec
+	cost      prometheus.Histogram
+	reloads   *prometheus.CounterVec
 }
 
 // New returns the metrics of a server whose locks run in mode, with Go's
@@ -51,7 +56,16 @@ func New(mode pagelock.Mode) *Metrics {
 	m.etcd = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "pagemux_etcd_lock_acquire_seconds", Help: "With --etcd, how long calls took to get their locks in etcd (after their place in this process's queues), by outcome (ok, unavailable, timeout, cancelled, error).", Buckets: buckets,
 	}, []string{"outcome"})
-	m.reg.MustRegister(m.wait, m.hold, m.failures, m.calls, m.etcd,
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pagemux_rule_decisions_total", Help: "With --rules, decisions of the action rules, by the rule that decided (or last applied; \"\" for none) and outcome (allowed, refused, rate-limited, waited, replayed).",
+	}, []string{"rule", "outcome"})
+	m.cost = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "pagemux_rule_decision_seconds", Help: "With --rules, what deciding a call by the action rules cost, before any wait.", Buckets: prometheus.ExponentialBucketsRange(1e-6, 0.01, 14),
+	})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pagemux_rules_reloads_total", Help: "With --rules, reloads of the rules file by result: ok (the new rules are in force) or error (they did not parse; the rules in force stay).",
+	}, []string{"result"})
+	m.reg.MustRegister(m.wait, m.hold, m.failures, m.calls, m.etcd, m.decisions, m.cost, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -62,6 +76,9 @@ func Kind(k pagelock.Key) string {
 	s := string(k)
 	if strings.HasPrefix(s, "page/") {
 		return "page"
+	}
+	if strings.HasPrefix(s, "rule:") {
+		return "rule" // an action rule's exclusive resource: one label for all
 	}
 	if s == "" {
 		return "unknown"
@@ -85,6 +102,21 @@ func (m *Metrics) Failed(k pagelock.Key, why string) {
 // ToolCall records one tool call.
 func (m *Metrics) ToolCall(tool, outcome string, took time.Duration) {
 	m.calls.WithLabelValues(tool, outcome).Observe(took.Seconds())
+}
+
+// RuleDecision records one decision of the action rules.
+func (m *Metrics) RuleDecision(rule, outcome string, cost time.Duration) {
+	m.decisions.WithLabelValues(rule, outcome).Inc()
+	m.cost.Observe(cost.Seconds())
+}
+
+// RulesReloaded records one reload of the rules file.
+func (m *Metrics) RulesReloaded(ok bool) {
+	result := "ok"
+	if !ok {
+		result = "error"
+	}
+	m.reloads.WithLabelValues(result).Inc()
 }
 
 // EtcdAcquire records one call's acquire of its locks in etcd.

@@ -72,5 +72,11 @@ func (u *UIDs) Snapshot(nodes []*accessibility.Node, verbose bool) *Snapshot {
 func (u *UIDs) SnapshotFrames(root *Frame, verbose bool) *Snapshot {
 	t := buildAXTree(root, verbose)
 	seq, doc, uids := u.assign(t)
-	return &Snapshot{Seq: seq, Document: doc, Text: t.format(uids, verbose)}
+	text := t.format(uids, verbose)
+	u.mu.Lock()
+	if u.resets == doc {
+		u.lastText = text
+	}
+	u.mu.Unlock()
+	return &Snapshot{Seq: seq, Document: doc, Text: text}
 }

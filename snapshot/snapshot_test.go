@@ -821,3 +821,19 @@ func BenchmarkAXSnapshotStream(b *testing.B) {
 		}
 	})
 }
+
+// TestLineLabel: the role and name of a snapshot line, quoting undone.
+func TestLineLabel(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string][2]string{
+		` button "Place order" focusable`: {"button", "Place order"},
+		` "Hello \"you\"\\n"`:             {"StaticText", `Hello "you"\n`},
+		` generic`:                        {"generic", ""},
+		` link "a\"b" url="x"`:            {"link", `a"b`},
+		``:                                {"", ""},
+	} {
+		if role, name := LineLabel(line); role != want[0] || name != want[1] {
+			t.Errorf("LineLabel(%q) = %q, %q; want %q, %q", line, role, name, want[0], want[1])
+		}
+	}
+}

@@ -124,6 +124,71 @@ type UIDs struct {
 	// fromPage says the latest snapshot had nodes of a tree computed in
 	// the page (refs, see PageRef).
 	fromPage bool
+	// lastText is the latest snapshot's text of the current document, for
+	// Element.
+	lastText string
+}
+
+// Document numbers the current document: it goes up with every Reset, as
+// Snapshot.Document does.
+func (u *UIDs) Document() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.resets
+}
+
+// Element returns the role and name of the node uid names, as the latest
+// snapshot of the current document showed it; ok false when that snapshot
+// did not show it (or there is none). The text is searched, not indexed:
+// a snapshot pays nothing for it, and a lookup costs a scan of the text.
+func (u *UIDs) Element(uid string) (role, name string, ok bool) {
+	if _, valid := parseUID(uid); !valid {
+		return "", "", false
+	}
+	u.mu.Lock()
+	text := u.lastText
+	u.mu.Unlock()
+	for from := 0; ; {
+		i := strings.Index(text[from:], "uid="+uid)
+		if i < 0 {
+			return "", "", false
+		}
+		i += from
+		end := i + len("uid=") + len(uid)
+		from = end
+		if (i > 0 && text[i-1] != ' ' && text[i-1] != '\n') || end < len(text) && text[end] != ' ' && text[end] != '\n' {
+			continue // another uid that starts so, or a name that says it
+		}
+		line, _, _ := strings.Cut(text[end:], "\n")
+		role, name = LineLabel(line)
+		return role, name, true
+	}
+}
+
+// LineLabel reads the role and name of a snapshot line after its uid:
+// ` button "Place order" focusable` gives "button", "Place order". Text
+// has no role of its own: ` "Hello"` gives "StaticText", "Hello".
+func LineLabel(rest string) (role, name string) {
+	rest = strings.TrimPrefix(rest, " ")
+	role = "StaticText"
+	if !strings.HasPrefix(rest, `"`) {
+		role, rest, _ = strings.Cut(rest, " ")
+	}
+	if !strings.HasPrefix(rest, `"`) {
+		return role, ""
+	}
+	for i := 1; i < len(rest); i++ {
+		switch rest[i] {
+		case '\\':
+			i++
+		case '"':
+			if n, err := strconv.Unquote(rest[:i+1]); err == nil {
+				return role, n
+			}
+			return role, rest[1:i]
+		}
+	}
+	return role, ""
 }
 
 // NewUIDs returns an empty registry whose first snapshot is number 1.
@@ -149,6 +214,7 @@ func (u *UIDs) Reset() {
 	u.resetSeq = u.seq
 	u.resets++
 	u.fromPage = false
+	u.lastText = ""
 	u.byNode = map[axRef]*uidEntry{}
 	u.byUID = map[uidKey]axRef{}
 }

@@ -99,7 +99,7 @@ func TestCompatSchemas(t *testing.T) {
 			compareProp(t, nt.Name+"."+name, np, pp)
 		}
 		for name := range pt.Properties {
-			if _, ok := nt.InputSchema.Properties[name]; !ok && name != "pageId" && !extraParams[nt.Name+"."+name] {
+			if _, ok := nt.InputSchema.Properties[name]; !ok && name != "pageId" && name != idempotencyKeyArg && !extraParams[nt.Name+"."+name] {
 				t.Errorf("%s: parameter %q is pagemux's own; list it in extraParams and the README", nt.Name, name)
 			}
 		}

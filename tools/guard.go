@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -84,11 +85,16 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 			res = toolError(err) // its session was taken over or ended: the result is void
 		}
 	}()
-	r, page, release, err := s.admit(ctx, t, req, id, ticket)
+	r, page, release, rc, err := s.admit(ctx, t, req, args, id, ticket)
+	var rp *replay
+	if errors.As(err, &rp) {
+		return s.replayed(rp), page // rules.go: a once-only action's second call
+	}
 	if err != nil {
-		return toolError(err), nil
+		return toolError(err), page
 	}
 	defer release()
+	defer func() { s.ruleEnd(ctx, rc, res, page) }() // rules.go
 	ticket.Admit()
 	progressFrom(ctx).phase("waiting for its locks")
 	g, err := r.Wait()
@@ -120,6 +126,9 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		}
 	}
 	progressFrom(ctx).phase("running")
+	if rc != nil {
+		rc.started = true
+	}
 	c := &call{req: req, page: page, args: args, resp: &response{}, since: s.browser.NextID()}
 	if page != nil {
 		c.startURL = page.URL()
@@ -170,17 +179,20 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // resolves its page and reserves its locks. release ends the call's hold on
 // the selection, for tools that change it. Unless wait, a call fails at once
 // for a browser-wide resource of the tool's that another agent holds
-// (pagelock.FailIfHeldByOther, performance.go's heldByOther).
-func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, id int, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), err error) {
+// (pagelock.FailIfHeldByOther, performance.go's heldByOther). The action
+// rules decide the call once its page is known (rules.go): a refused call
+// takes no lock; one given exclusive resources reserves them with its
+// page; the second call of a once-only action fails with a *replay.
+func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, id int, ticket *pagelock.Ticket) (r *pagelock.Reservation, p *browser.Page, release func(), rc *ruled, err error) {
 	if err := ticket.Turn(ctx); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if err := s.browser.Start(ctx); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if t.scope == browserScope || id == 0 {
 		if err := ticket.AwaitHolds(ctx); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	release = func() {}
@@ -195,6 +207,15 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, id 
 	}
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
+		rc, err = s.ruleStage(ctx, t, req, args, p)
+		if err != nil {
+			return nil, p, nil, nil, err
+		}
+		if rc != nil {
+			keys = append(keys, rc.keys...)
+		}
+	}
+	if err == nil {
 		lctx := pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p))
 		if !req.GetBool("wait", false) && len(t.resources) > 0 {
 			lctx = pagelock.FailIfHeldByOther(lctx, ofChrome(p, t.resources)...)
@@ -206,9 +227,12 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, id 
 		err = s.heldError(err)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		if rc != nil && rc.once != nil {
+			s.once.Finish(rc.once, nil, false) // it never ran: a retry may
+		}
+		return nil, nil, nil, nil, err
 	}
-	return r, p, release, nil
+	return r, p, release, rc, nil
 }
 
 // target resolves the page a call acts on, when it acts on one, and the lock

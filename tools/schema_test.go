@@ -171,6 +171,9 @@ func toolTable(defs []mcp.Tool) string {
 		json.Unmarshal(def.RawInputSchema, &schema)
 		var params []string
 		for name := range schema.Properties {
+			if name == idempotencyKeyArg {
+				continue // every tool's: the README says so once, under the table
+			}
 			if slices.Contains(schema.Required, name) {
 				name += "*"
 			}

@@ -1,0 +1,503 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/rules"
+)
+
+// This file is the action rules' stage of a call (package rules decides):
+// made in the call's turn, once its page is known and before it queues
+// for its locks, so that a refused call reaches neither the locks nor
+// Chrome. It takes what the decision gives: a rate's wait, the exclusive
+// resources (as lock keys for the call, or as the agent's lease across
+// calls), and the record of a once-only action, whose second call answers
+// the first's result and does nothing.
+
+// idempotencyKeyArg is the argument of every tool that makes a call
+// once-only under a key of the caller's; "idempotencyKey" in the request's
+// _meta does the same.
+const idempotencyKeyArg = "idempotencyKey"
+
+// withIdempotencyKey adds the idempotencyKey argument to every tool.
+func withIdempotencyKey(ts []tool) []tool {
+	prop, _ := json.Marshal(map[string]any{
+		"type":      "string",
+		"maxLength": 200,
+		"description": "A key of your own that makes this call once-only: a second call with the same key (a retry after a timeout) waits for the first and returns its result, marked as a replay, " +
+			"without acting again. Keys last 10 minutes. Leave it out for calls that may repeat.",
+	})
+	for i := range ts {
+		addProperty(&ts[i], idempotencyKeyArg, prop)
+	}
+	return ts
+}
+
+// addProperty adds an optional property to a tool's input schema.
+func addProperty(t *tool, name string, schema json.RawMessage) {
+	var s, props orderedObject
+	if err := json.Unmarshal(t.def.RawInputSchema, &s); err != nil {
+		panic(fmt.Sprintf("%s: add %s to the input schema: %v", t.def.Name, name, err))
+	}
+	if raw := s.vals["properties"]; raw != nil {
+		if err := json.Unmarshal(raw, &props); err != nil {
+			panic(fmt.Sprintf("%s: add %s to the input schema: %v", t.def.Name, name, err))
+		}
+	}
+	if props.vals == nil {
+		props.vals = map[string]json.RawMessage{} // a tool without arguments
+	}
+	props.set(name, schema)
+	s.set("properties", props.bytes())
+	t.def.RawInputSchema = s.bytes()
+}
+
+// ruled is what the rules' stage of a call took, for its end.
+type ruled struct {
+	d       rules.Decision
+	call    *rules.Call
+	agent   string // agents' identity, for leases; "" on stdio
+	once    *rules.Record
+	keys    []pagelock.Key // exclusive resources held for the call
+	started bool           // the handler ran: a once-only action may have happened
+	waited  time.Duration
+}
+
+// replay is the stage's answer to the second call of a once-only action:
+// the first's result.
+type replay struct {
+	rec *rules.Record
+	key string
+}
+
+func (r *replay) Error() string { return "replayed " + r.key }
+
+// ruleError is a call the rules refused.
+type ruleError struct {
+	d   rules.Decision
+	set string
+}
+
+func (e *ruleError) Error() string {
+	what := "refused"
+	if e.d.Outcome == rules.RateLimited {
+		what = "rate-limited"
+	}
+	return fmt.Sprintf("%s by the action rules: %s (%s in %s). Ask the operator if you need more", what, e.d.Reason, e.d.Rule, e.set)
+}
+
+// ruleStage decides the call by the rules in force and takes what the
+// decision gives. It returns nil when the server has no rules. A refused
+// call fails with a *ruleError; the second call of a once-only action
+// fails with a *replay once the first ended, whose result serveCall
+// answers instead.
+func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) (*ruled, error) {
+	if s.rules == nil || s.rules.Set() == nil {
+		return nil, nil
+	}
+	c := s.ruleCall(ctx, t, req, args, p)
+	d := s.rules.Decide(c)
+	rc := &ruled{d: d, call: c}
+	if a, ok := s.agentOf(ctx); ok {
+		rc.agent = a.ID
+	}
+	set := s.rules.Set().Name
+	if d.Outcome != rules.Allowed {
+		s.logDecision(rc, d.Outcome, p)
+		return nil, &ruleError{d, set}
+	}
+	start := time.Now()
+	if d.Delay > 0 {
+		t := time.NewTimer(d.Delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	for _, r := range d.Resources {
+		if r.Lease == 0 {
+			rc.keys = append(rc.keys, pagelock.Key(r.Key))
+			continue
+		}
+		if err := s.leases.take(ctx, r, rc, s.lockWait()); err != nil {
+			s.logDecision(rc, rules.Refused, p)
+			return nil, err
+		}
+	}
+	if d.Once != nil {
+		rec, first, err := s.once.Begin(ctx, d.Once.Key, c.Agent, d.Once.TTL)
+		if err != nil {
+			return nil, err
+		}
+		if !first {
+			rc.waited = time.Since(start)
+			s.logDecision(rc, rules.Replayed, p)
+			return nil, &replay{rec, d.Once.Key}
+		}
+		rc.once = rec
+	}
+	rc.waited = time.Since(start)
+	outcome := rules.Allowed
+	if rc.waited > time.Millisecond {
+		outcome = rules.Waited
+	}
+	s.logDecision(rc, outcome, p)
+	return rc, nil
+}
+
+// lockWait is the longest a call waits for a lease: the locks' bound.
+func (s *Server) lockWait() time.Duration {
+	if w := s.locks.Timeout(); w > 0 {
+		return w
+	}
+	return time.Minute
+}
+
+// ruleCall gathers what the rules decide a call by.
+func (s *Server) ruleCall(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) *rules.Call {
+	c := &rules.Call{Agent: s.ruleAgent(ctx), Tool: t.def.Name}
+	_ = json.Unmarshal(args, &c.Args)
+	if k, _ := c.Args[idempotencyKeyArg].(string); k != "" {
+		c.IdempotencyKey = k
+	} else if m := req.Params.Meta; m != nil {
+		if k, _ := m.AdditionalFields[idempotencyKeyArg].(string); k != "" {
+			c.IdempotencyKey = k
+		}
+	}
+	switch t.def.Name {
+	case "new_page":
+		c.URL, _ = c.Args["url"].(string)
+		c.Navigates, c.Opens = c.URL != "", true
+		c.Pages = s.agentPageCount(ctx)
+	case "navigate_page":
+		if u, _ := c.Args["url"].(string); u != "" {
+			c.URL, c.Navigates = u, true
+		}
+	}
+	if p == nil {
+		return c
+	}
+	c.Page, c.Document = p.ID, p.UIDs.Document()
+	if c.URL == "" {
+		c.URL = p.URL()
+	}
+	var seen seenSnapshot
+	if s.seen.m != nil {
+		s.seen.mu.Lock()
+		seen = s.seen.m[seenKey{s.viewer(ctx), p.ID}]
+		s.seen.mu.Unlock()
+	}
+	for _, uid := range callUIDs(c.Args) {
+		el := rules.Element{UID: uid}
+		el.Role, el.Name, _ = p.UIDs.Element(uid)
+		el.InLastSnapshot = seen.document == c.Document && seen.text != "" &&
+			(strings.Contains(seen.text, "uid="+uid+" ") || strings.Contains(seen.text, "uid="+uid+"\n"))
+		c.Elements = append(c.Elements, el)
+	}
+	return c
+}
+
+// callUIDs are the uids a call's arguments name.
+func callUIDs(args map[string]any) []string {
+	var uids []string
+	for _, k := range []string{"uid", "from_uid", "to_uid"} {
+		if u, _ := args[k].(string); u != "" {
+			uids = append(uids, u)
+		}
+	}
+	if els, ok := args["elements"].([]any); ok {
+		for _, e := range els {
+			if m, ok := e.(map[string]any); ok {
+				if u, _ := m["uid"].(string); u != "" {
+					uids = append(uids, u)
+				}
+			}
+		}
+	}
+	return uids
+}
+
+// ruleAgent is the name rules know a caller by: its token's name over
+// HTTP, else the agent name it gave, else "anonymous"; on stdio its MCP
+// client's name.
+func (s *Server) ruleAgent(ctx context.Context) string {
+	if a, ok := agents.From(ctx); ok {
+		if a.Token != "" {
+			return a.Token
+		}
+		if name, ok := strings.CutPrefix(a.ID, "agent:"); ok {
+			return name
+		}
+		return agents.Anonymous
+	}
+	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		if n := sess.GetClientInfo().Name; n != "" {
+			return n
+		}
+	}
+	return agents.Anonymous
+}
+
+// agentPageCount is how many pages the calling agent has open: its own
+// with agents, every page without.
+func (s *Server) agentPageCount(ctx context.Context) int {
+	if a, ok := s.agentOf(ctx); ok {
+		return len(s.agents.Pages(a))
+	}
+	return len(s.browser.Pages())
+}
+
+// ruleEnd ends the rules' part of a call with its result: a once-only
+// action's record keeps the result for the calls that repeat it, unless
+// the call failed before it could act; the agent's leases are kept fresh,
+// and given up where its page left what they name.
+func (s *Server) ruleEnd(ctx context.Context, rc *ruled, res *mcp.CallToolResult, p *browser.Page) {
+	if rc == nil {
+		return
+	}
+	if rc.once != nil {
+		acted := res != nil && (!res.IsError || rc.started && ctx.Err() != nil)
+		s.once.Finish(rc.once, res, acted)
+	}
+	if rc.agent != "" || len(rc.d.Resources) > 0 {
+		s.leases.after(s, rc, p)
+	}
+}
+
+// replayed is the answer of a once-only action's second call: the first
+// call's result, said to be a replay.
+func (s *Server) replayed(r *replay) *mcp.CallToolResult {
+	first, _ := r.rec.Answer.(*mcp.CallToolResult)
+	note := fmt.Sprintf("Replayed: this action already ran (once-only key %q, by %s at %s UTC); this call did nothing. The first call's answer follows.",
+		r.key, r.rec.Agent, r.rec.At.UTC().Format(time.TimeOnly))
+	if first == nil {
+		return mcp.NewToolResultError(note + "\n(The first call ended without an answer; take a snapshot to see the page's state.)")
+	}
+	out := &mcp.CallToolResult{IsError: first.IsError}
+	out.Content = append([]mcp.Content{mcp.NewTextContent(note)}, first.Content...)
+	return out
+}
+
+// logDecision writes the decision's one record, and counts it.
+func (s *Server) logDecision(rc *ruled, outcome rules.Outcome, p *browser.Page) {
+	d := rc.d
+	attrs := []any{"agent", rc.call.Agent, "tool", rc.call.Tool, "outcome", string(outcome), "cost_us", d.Cost.Microseconds()}
+	if p != nil {
+		attrs = append(attrs, "page", p.ID)
+	}
+	if d.Rule != "" {
+		attrs = append(attrs, "rule", d.Rule, "reason", d.Reason)
+	}
+	if len(d.Applied) > 0 {
+		attrs = append(attrs, "rules", d.Applied)
+	}
+	if len(d.Resources) > 0 {
+		keys := make([]string, len(d.Resources))
+		for i, r := range d.Resources {
+			keys[i] = r.Key
+		}
+		attrs = append(attrs, "resources", keys)
+	}
+	if d.Once != nil {
+		attrs = append(attrs, "once", d.Once.Key)
+	}
+	if rc.waited > 0 {
+		attrs = append(attrs, "waited_ms", rc.waited.Milliseconds())
+	}
+	s.log.Info("rule decision", attrs...)
+	if s.onDecision != nil {
+		rule := d.Rule
+		if rule == "" && len(d.Applied) > 0 {
+			rule = d.Applied[len(d.Applied)-1]
+		}
+		s.onDecision(rule, string(outcome), d.Cost)
+	}
+}
+
+// leaseTable holds the exclusive resources agents keep across their calls
+// (rules.Resource.Lease): one agent each, handed to the next waiter in the
+// order they came when it ends.
+type leaseTable struct {
+	mu sync.Mutex
+	m  map[string]*ruleLease
+}
+
+// ruleLease is one resource an agent keeps.
+type ruleLease struct {
+	key, rule, agent string
+	page             int
+	idle             time.Duration
+	gen              int // counts holders and touches: a stale timer does nothing
+	timer            *time.Timer
+	waiters          []*leaseWaiter
+}
+
+type leaseWaiter struct {
+	agent string
+	page  int
+	idle  time.Duration
+	got   chan struct{}
+}
+
+// take gives the call's agent the lease of r, waiting in line for
+// another agent's to end, at most wait (or r.Timeout).
+func (l *leaseTable) take(ctx context.Context, r rules.Resource, rc *ruled, wait time.Duration) error {
+	if r.Timeout > 0 {
+		wait = r.Timeout
+	}
+	agent := rc.agent
+	if agent == "" {
+		agent = rc.call.Agent
+	}
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*ruleLease{}
+	}
+	ls := l.m[r.Key]
+	switch {
+	case ls == nil:
+		ls = &ruleLease{key: r.Key, rule: r.Rule, agent: agent, page: rc.call.Page, idle: r.Lease}
+		l.m[r.Key] = ls
+		l.armLocked(ls)
+		l.mu.Unlock()
+		return nil
+	case ls.agent == agent:
+		ls.page = rc.call.Page
+		l.armLocked(ls)
+		l.mu.Unlock()
+		return nil
+	}
+	w := &leaseWaiter{agent: agent, page: rc.call.Page, idle: r.Lease, got: make(chan struct{})}
+	ls.waiters = append(ls.waiters, w)
+	holder := ls.agent
+	l.mu.Unlock()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-w.got:
+		return nil
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-w.got:
+		return nil // given it as it gave up: it is the agent's now
+	default:
+	}
+	if cur := l.m[r.Key]; cur != nil {
+		for i, x := range cur.waiters {
+			if x == w {
+				cur.waiters = append(cur.waiters[:i], cur.waiters[i+1:]...)
+				break
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &ruleError{rules.Decision{Outcome: rules.Refused, Rule: r.Rule,
+		Reason: fmt.Sprintf("%s is held by agent %s, who keeps it until it leaves or is idle %v; waited %v for it. Try again later", r.Key, holder, r.Lease, wait)}, "the rules"}
+}
+
+// armLocked starts the lease's idle time afresh. l.mu is held.
+func (l *leaseTable) armLocked(ls *ruleLease) {
+	ls.gen++
+	gen := ls.gen
+	if ls.timer != nil {
+		ls.timer.Stop()
+	}
+	ls.timer = time.AfterFunc(ls.idle, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.m[ls.key] == ls && ls.gen == gen {
+			l.endLocked(ls)
+		}
+	})
+}
+
+// endLocked ends the holder's lease: the next waiter gets it, or it goes.
+// l.mu is held.
+func (l *leaseTable) endLocked(ls *ruleLease) {
+	if len(ls.waiters) == 0 {
+		ls.timer.Stop()
+		delete(l.m, ls.key)
+		return
+	}
+	w := ls.waiters[0]
+	ls.waiters = ls.waiters[1:]
+	ls.agent, ls.page, ls.idle = w.agent, w.page, w.idle
+	l.armLocked(ls)
+	close(w.got)
+}
+
+// after keeps the call's agent's leases fresh, and ends those whose page
+// has left what they name: the page went to another site, or away from
+// the rule's URLs.
+func (l *leaseTable) after(s *Server, rc *ruled, p *browser.Page) {
+	agent := rc.agent
+	if agent == "" {
+		agent = rc.call.Agent
+	}
+	set := s.rules.Set()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ls := range l.m {
+		if ls.agent != agent || p == nil || ls.page != p.ID {
+			continue
+		}
+		c := *rc.call
+		c.URL, c.Navigates = "", false
+		if !p.Closed() {
+			c.URL = p.URL()
+		}
+		if key, ok := set.LeaseKey(ls.rule, &c); !ok || key != ls.key {
+			l.endLocked(ls)
+			continue
+		}
+		l.armLocked(ls)
+	}
+}
+
+// waiting is how many calls wait for a lease now.
+func (l *leaseTable) waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, ls := range l.m {
+		n += len(ls.waiters)
+	}
+	return n
+}
+
+// agentLeft ends the leases of an agent that left.
+func (l *leaseTable) agentLeft(agent string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ls := range l.m {
+		if ls.agent == agent {
+			l.endLocked(ls)
+		}
+	}
+}
+
+// errRules says whether err is the rules' refusal.
+func errRules(err error) bool {
+	var re *ruleError
+	return errors.As(err, &re)
+}

@@ -1,0 +1,344 @@
+package tools
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/rules"
+)
+
+// shopSite is a shop whose buttons count their clicks in the page and
+// report what they do to the site, which a test can hold: /hold answers
+// once the test lets it.
+type shopSite struct {
+	*httptest.Server
+	held    chan struct{} // a /hold request arrived
+	release chan struct{} // closed: /hold answers
+	mu      sync.Mutex
+	log     []string // "enter A", "leave A" of /work?agent=A
+	hits    map[string]int
+}
+
+func newShopSite(t *testing.T) *shopSite {
+	s := &shopSite{held: make(chan struct{}, 16), release: make(chan struct{}), hits: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/checkout", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Checkout</title><h1>Checkout</h1>
+<p id=count>0</p>
+<button onclick="count.textContent = +count.textContent + 1; fetch('/work?agent=' + (new URLSearchParams(location.search).get('agent') || ''))">Place order</button>
+<button onclick="count.textContent = +count.textContent + 1">Continue shopping</button>`)
+	})
+	mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
+		s.held <- struct{}{}
+		select {
+		case <-s.release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "released")
+	})
+	mux.HandleFunc("/work", func(w http.ResponseWriter, r *http.Request) {
+		a := r.URL.Query().Get("agent")
+		s.note("enter " + a)
+		// The action's own work at the shop, which the agents' calls
+		// span: the exclusive rule must keep them from overlapping.
+		time.Sleep(150 * time.Millisecond)
+		s.note("leave " + a)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		s.mu.Unlock()
+		fmt.Fprint(w, "<!doctype html><title>Elsewhere</title><p>elsewhere")
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *shopSite) note(e string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = append(s.log, e)
+}
+
+// rulesEnv is a server over HTTP with the rules of src in force (written
+// to a file, which the server watches), agents by token.
+func rulesEnv(t *testing.T, src string) (*agentEnv, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := rules.NewEngine(set)
+	if err := rules.Watch(t.Context(), path, e, nil); err != nil {
+		t.Fatal(err)
+	}
+	env := newAgentEnvWith(t, Options{Agents: agents.New(agents.Shared), Rules: e})
+	return env, path
+}
+
+// openAs opens url in a new page of the agent and returns its id.
+func openAs(t *testing.T, c *client.Client, url string) int {
+	t.Helper()
+	text, failed := use(t, c, "new_page", map[string]any{"url": url})
+	if failed {
+		t.Fatal(text)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "[selected]") {
+			var id int
+			fmt.Sscanf(line, "%d:", &id)
+			return id
+		}
+	}
+	t.Fatalf("new_page selected nothing:\n%s", text)
+	return 0
+}
+
+// TestRulesOnceOnly: a once-only click retried while the first still waits
+// for its page, and again after it, and after a reconnect, clicks once;
+// the retries answer the first call's result, marked as a replay. Another
+// button is not once-only; an idempotencyKey makes any call so.
+func TestRulesOnceOnly(t *testing.T) {
+	t.Parallel()
+	shop := newShopSite(t)
+	env, _ := rulesEnv(t, `once:
+  - name: place-order
+    when: {tools: [click], element: "/^Place order/"}
+`)
+	a := env.session(t, "team-secret-1", "buyer")
+	page := openAs(t, a, shop.URL+"/checkout")
+	snap, _ := use(t, a, "take_snapshot", map[string]any{"pageId": page})
+	order, other := uidIn(t, snap, `button "Place order"`), uidIn(t, snap, `button "Continue shopping"`)
+
+	// The page is busy with a script the test holds: the click queues
+	// behind it, its once-only record made, and its retry comes meanwhile.
+	busy := callAsync(t, a, "evaluate_script", map[string]any{"pageId": page, "function": `async () => (await fetch('/hold')).text()`})
+	<-shop.held
+	first := callAsync(t, a, "click", map[string]any{"pageId": page, "uid": order})
+	waitFor(t, "the click to queue for its page", func() bool { return queued(env.srv.locks, pagelock.PageKey(page)) > 0 })
+	retry := callAsync(t, a, "click", map[string]any{"pageId": page, "uid": order})
+	waitFor(t, "the retry to wait for the first click", func() bool { return env.srv.once.Waiting() > 0 })
+	close(shop.release)
+	if o := <-busy; o.err != nil || o.r.isError {
+		t.Fatal(o.err, o.r.text)
+	}
+	r1, r2 := <-first, <-retry
+	if r1.err != nil || r1.r.isError || strings.Contains(r1.r.text, "Replayed") {
+		t.Fatalf("the first click: %v %s", r1.err, r1.r.text)
+	}
+	if r2.err != nil || r2.r.isError || !strings.Contains(r2.r.text, "Replayed: this action already ran") || !strings.Contains(r2.r.text, "Successfully clicked") {
+		t.Fatalf("the retry while it ran: %v %s", r2.err, r2.r.text)
+	}
+	// After it, and from a new session of the same agent.
+	if text, _ := use(t, a, "click", map[string]any{"pageId": page, "uid": order}); !strings.Contains(text, "Replayed") {
+		t.Fatalf("a retry after it: %s", text)
+	}
+	b := env.session(t, "team-secret-1", "buyer")
+	if text, _ := use(t, b, "click", map[string]any{"pageId": page, "uid": order}); !strings.Contains(text, "Replayed") {
+		t.Fatalf("a retry after a reconnect: %s", text)
+	}
+	if got := env.eval(t, page, "() => count.textContent"); got != `"1"` {
+		t.Fatalf("the page counted %s clicks on Place order, want 1", got)
+	}
+	// Another button clicks each time.
+	for range 2 {
+		if text, failed := use(t, b, "click", map[string]any{"pageId": page, "uid": other}); failed || strings.Contains(text, "Replayed") {
+			t.Fatalf("Continue shopping: %s", text)
+		}
+	}
+	if got := env.eval(t, page, "() => count.textContent"); got != `"3"` {
+		t.Fatalf("the page counted %s clicks, want 3", got)
+	}
+	// An idempotencyKey of the caller's.
+	for range 2 {
+		text, failed := use(t, b, "evaluate_script", map[string]any{"pageId": page, "function": "() => ++window.n || (window.n = 1)", idempotencyKeyArg: "bump-1"})
+		if failed {
+			t.Fatal(text)
+		}
+	}
+	if got := env.eval(t, page, "() => window.n"); got != "1" {
+		t.Fatalf("a script with an idempotencyKey ran %s times, want 1", got)
+	}
+}
+
+// queued is how many calls wait for key now.
+func queued(l *pagelock.Locker, key pagelock.Key) int {
+	for _, st := range l.Stats() {
+		if st.Key == key {
+			return st.Queued
+		}
+	}
+	return 0
+}
+
+// TestRulesPermissions: each refusal, a tool, a URL, a rate, is a tool
+// error that names the rule and says why, and reaches neither the locks
+// nor the page.
+func TestRulesPermissions(t *testing.T) {
+	t.Parallel()
+	shop := newShopSite(t)
+	env, _ := rulesEnv(t, fmt.Sprintf(`agents:
+  - agent: lead
+    tools: [read-only, navigation]
+    urls: ["%s/*"]
+    rate: {perMinute: 6, burst: 6}
+`, shop.URL))
+	lead := env.session(t, "lead-secret-1", "")
+	page := openAs(t, lead, shop.URL+"/checkout")
+	text, failed := use(t, lead, "evaluate_script", map[string]any{"pageId": page, "function": "() => window.touched = 1"})
+	if !failed || !strings.Contains(text, "refused by the action rules: the tool evaluate_script is not allowed to agent lead") || !strings.Contains(text, `agents[0] (agent "lead", line 2)`) {
+		t.Fatalf("a denied tool: %s", text)
+	}
+	text, failed = use(t, lead, "navigate_page", map[string]any{"pageId": page, "type": "url", "url": testSite.URL + "/"})
+	if !failed || !strings.Contains(text, "may not load "+testSite.URL) {
+		t.Fatalf("a URL out of the agent's scope: %s", text)
+	}
+	if got := env.eval(t, page, "() => [location.pathname, typeof window.touched]"); got != `["/checkout","undefined"]` {
+		t.Fatalf("a refused call reached the page: %s", got)
+	}
+	// The rate: 6 a minute, one used by new_page (the refused calls take
+	// none): five more pass, the sixth is refused with when to retry.
+	for i := range 5 {
+		if text, failed := use(t, lead, "list_pages", nil); failed {
+			t.Fatalf("call %d within the rate: %s", i, text)
+		}
+	}
+	text, failed = use(t, lead, "list_pages", nil)
+	if !failed || !strings.Contains(text, "rate-limited by the action rules") || !strings.Contains(text, "retry after") {
+		t.Fatalf("past the rate: %s", text)
+	}
+	// Another agent has no rule.
+	team := env.session(t, "team-secret-1", "")
+	if text, failed := use(t, team, "evaluate_script", map[string]any{"pageId": page, "function": "() => 1"}); failed {
+		t.Fatalf("an agent without a rule: %s", text)
+	}
+}
+
+// TestRulesExclusive: two agents on two tabs of one shop under an
+// exclusive rule are never inside at once (the shop's enter/leave log);
+// with a lease the second waits until the first leaves the site.
+func TestRulesExclusive(t *testing.T) {
+	t.Parallel()
+	shop := newShopSite(t)
+	env, path := rulesEnv(t, `exclusive:
+  - name: shop
+    when: {tools: [click], element: "Place order"}
+    resource: "site:{site}"
+`)
+	a, b := env.session(t, "team-secret-1", ""), env.session(t, "lead-secret-1", "")
+	pa, pb := openAs(t, a, shop.URL+"/checkout?agent=A"), openAs(t, b, shop.URL+"/checkout?agent=B")
+	ua := uidIn(t, first(use(t, a, "take_snapshot", map[string]any{"pageId": pa})), `button "Place order"`)
+	ub := uidIn(t, first(use(t, b, "take_snapshot", map[string]any{"pageId": pb})), `button "Place order"`)
+	for range 3 {
+		ca := callAsync(t, a, "click", map[string]any{"pageId": pa, "uid": ua})
+		cb := callAsync(t, b, "click", map[string]any{"pageId": pb, "uid": ub})
+		for _, o := range []outcome{<-ca, <-cb} {
+			if o.err != nil || o.r.isError {
+				t.Fatal(o.err, o.r.text)
+			}
+		}
+	}
+	shop.mu.Lock()
+	log := slicesClone(shop.log)
+	shop.mu.Unlock()
+	if len(log) != 12 {
+		t.Fatalf("the shop saw %d events, want 12: %v", len(log), log)
+	}
+	for i := 0; i < len(log); i += 2 {
+		if !strings.HasPrefix(log[i], "enter ") || log[i+1] != "leave "+log[i][len("enter "):] {
+			t.Fatalf("two agents inside at once: %v", log)
+		}
+	}
+
+	// A lease: A keeps the shop between its calls; B waits until A leaves
+	// the site, then gets in.
+	write(t, path, `exclusive:
+  - name: shop
+    when: {tools: [click, navigate_page], url: ["`+shop.URL+`/*"]}
+    resource: "site:{site}"
+    lease: 1h
+`)
+	waitFor(t, "the new rules", func() bool {
+		return strings.Contains(env.srv.rules.Set().Explain(&rules.Call{Tool: "click", URL: shop.URL + "/x"}), "lease")
+	})
+	if text, failed := use(t, a, "click", map[string]any{"pageId": pa, "uid": ua}); failed {
+		t.Fatal(text)
+	}
+	cb := callAsync(t, b, "click", map[string]any{"pageId": pb, "uid": ub})
+	waitFor(t, "B to wait for A's lease", func() bool { return env.srv.leases.waiting() > 0 })
+	select {
+	case o := <-cb:
+		t.Fatalf("B got in while A held the lease: %s", o.r.text)
+	default:
+	}
+	// A leaves the site: to another origin's page.
+	if text, failed := use(t, a, "navigate_page", map[string]any{"pageId": pa, "type": "url", "url": testSite.URL + "/"}); failed {
+		t.Fatal(text)
+	}
+	if o := <-cb; o.err != nil || o.r.isError {
+		t.Fatalf("B after A left: %v %s", o.err, o.r.text)
+	}
+}
+
+// TestRulesReload: a rule added mid-run applies to the next call; an edit
+// that does not parse keeps the rules in force.
+func TestRulesReload(t *testing.T) {
+	t.Parallel()
+	env, path := rulesEnv(t, "agents: [{agent: team, deny: [scripts]}]\n")
+	a := env.session(t, "team-secret-1", "")
+	page := openAs(t, a, testSite.URL+"/")
+	if _, failed := use(t, a, "evaluate_script", map[string]any{"pageId": page, "function": "() => 1"}); !failed {
+		t.Fatal("the first rules let a script run")
+	}
+	write(t, path, "agents: [{agent: team, deny: [read-only]}]\n")
+	waitFor(t, "the edit to apply", func() bool {
+		_, failed := use(t, a, "evaluate_script", map[string]any{"pageId": page, "function": "() => 1"})
+		return !failed
+	})
+	if text, failed := use(t, a, "take_snapshot", map[string]any{"pageId": page}); !failed || !strings.Contains(text, "take_snapshot is not allowed") {
+		t.Fatalf("after the edit, a read-only tool: %s", text)
+	}
+	write(t, path, "agents: [{agent: team, deny: [read-onyl]}]\n")
+	before := env.srv.rules.Set()
+	waitFor(t, "the broken edit to be read", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "onyl")
+	})
+	if env.srv.rules.Set() != before {
+		t.Fatal("a broken edit replaced the rules")
+	}
+	if _, failed := use(t, a, "take_snapshot", map[string]any{"pageId": page}); !failed {
+		t.Fatal("a broken edit dropped the rules in force")
+	}
+}
+
+func write(t *testing.T, path, src string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func first(s string, _ bool) string { return s }
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
