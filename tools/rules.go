@@ -170,6 +170,7 @@ func (s *Server) lockWait() time.Duration {
 // ruleCall gathers what the rules decide a call by.
 func (s *Server) ruleCall(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) *rules.Call {
 	c := &rules.Call{Agent: s.ruleAgent(ctx), Tool: t.def.Name}
+	c.Task, c.Tasks = s.runningTasks(ctx)
 	_ = json.Unmarshal(args, &c.Args)
 	if k, _ := c.Args[idempotencyKeyArg].(string); k != "" {
 		c.IdempotencyKey = k

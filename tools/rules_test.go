@@ -342,3 +342,45 @@ func write(t *testing.T, path, src string) {
 func first(s string, _ bool) string { return s }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// TestRulesRequire: an action on a uid the agent never saw in its own
+// snapshot of the current document is refused; after it looks, it acts.
+// An action away from the rule's URLs is refused.
+func TestRulesRequire(t *testing.T) {
+	t.Parallel()
+	shop := newShopSite(t)
+	env, _ := rulesEnv(t, fmt.Sprintf(`require:
+  - name: seen-first
+    when: {tools: [click]}
+    inLastSnapshot: true
+  - name: shop-only
+    when: {tools: [fill]}
+    at: ["%s/*"]
+`, shop.URL))
+	a, b := env.session(t, "team-secret-1", ""), env.session(t, "lead-secret-1", "")
+	page := openAs(t, a, shop.URL+"/checkout")
+	snap, _ := use(t, a, "take_snapshot", map[string]any{"pageId": page})
+	order := uidIn(t, snap, `button "Place order"`)
+	text, failed := use(t, b, "click", map[string]any{"pageId": page, "uid": order})
+	if !failed || !strings.Contains(text, "uid "+order+" is not in your last snapshot") || !strings.Contains(text, `require "seen-first" (line 2)`) {
+		t.Fatalf("a uid of another agent's snapshot: %s", text)
+	}
+	if got := env.eval(t, page, "() => count.textContent"); got != `"0"` {
+		t.Fatalf("the refused click reached the page: %s clicks", got)
+	}
+	use(t, b, "take_snapshot", map[string]any{"pageId": page})
+	if text, failed := use(t, b, "click", map[string]any{"pageId": page, "uid": order}); failed {
+		t.Fatalf("after its own snapshot: %s", text)
+	}
+	// The page goes elsewhere: its old uids are of another document.
+	if text, failed := use(t, a, "navigate_page", map[string]any{"pageId": page, "type": "url", "url": testSite.URL + "/"}); failed {
+		t.Fatal(text)
+	}
+	if text, failed := use(t, a, "click", map[string]any{"pageId": page, "uid": order}); !failed || !strings.Contains(text, "not in your last snapshot") {
+		t.Fatalf("a uid of the page's old document: %s", text)
+	}
+	snap, _ = use(t, a, "take_snapshot", map[string]any{"pageId": page})
+	if text, failed := use(t, a, "fill", map[string]any{"pageId": page, "uid": "1_0", "value": "x"}); !failed || !strings.Contains(text, "fill may act only at "+shop.URL) {
+		t.Fatalf("a fill away from the shop: %s", text)
+	}
+}

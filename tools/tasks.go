@@ -425,6 +425,21 @@ func (t *taskTable) detach(ctx context.Context, run *taskRun) (_ context.Context
 	}
 }
 
+// taskRunKey keys the run of a task's work in its context.
+type taskRunKey struct{}
+
+// runningTasks says whether the call of ctx is a task's work, and how many
+// tasks its agent runs now besides it.
+func (s *Server) runningTasks(ctx context.Context) (task bool, others int) {
+	run, ok := ctx.Value(taskRunKey{}).(*taskRun)
+	if !ok {
+		return false, 0
+	}
+	s.tasks.mu.Lock()
+	defer s.tasks.mu.Unlock()
+	return true, max(s.tasks.running[run.limiter]-1, 0)
+}
+
 // taskContext is the context a call runs on: ctx for a plain call; for a
 // task's, ctx detached from its request (see detach), with end to call when
 // the work is over. A task that came in past its agent's bound fails.
@@ -440,6 +455,7 @@ func (s *Server) taskContext(ctx context.Context, req mcp.CallToolRequest) (_ co
 		return ctx, func() {}, fmt.Errorf("too many tasks: you ran as many as one agent may at once (%d, --max-tasks) when this one came; call again once one ended", s.tasks.max)
 	}
 	ctx, end = s.tasks.detach(ctx, run)
+	ctx = context.WithValue(ctx, taskRunKey{}, run)
 	// The request's ticket is its transport's, which admits it when the
 	// create result is sent, as the work may just begin: the work takes no
 	// turn in its client's line (it queues for its locks as it starts, and a
