@@ -235,6 +235,26 @@ func (e *Engine) decide(c *Call, dry bool) Decision {
 	return d
 }
 
+// LeaseKey is the resource key the exclusive rule cited as rule gives
+// the call, and true, when the rule's URLs and agents take the call in
+// (its tools and element are not asked): a lease taken under the rule
+// ends once the agent's page no longer gives the same key.
+func (s *Set) LeaseKey(rule string, c *Call) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	for _, r := range s.exclusive {
+		if r.id != rule {
+			continue
+		}
+		if len(r.when.agents) > 0 && !anyGlob(r.when.agents, c.Agent) || len(r.when.urls) > 0 && !anyURL(r.when.urls, c.parsedURL()) {
+			return "", false
+		}
+		return "rule:" + r.Name + ":" + r.resource.expand(c), true
+	}
+	return "", false
+}
+
 // agentRule is the first agent rule whose pattern matches the agent,
 // cached for the first maxCachedAgents names.
 func (s *Set) agentRule(agent string) *agentRule {

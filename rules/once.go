@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,7 +16,11 @@ type Once struct {
 	mu      sync.Mutex
 	records map[string]*Record
 	added   int // since the last sweep
+	waiting atomic.Int64
 }
+
+// Waiting is how many calls wait now for the first call of their key.
+func (o *Once) Waiting() int { return int(o.waiting.Load()) }
 
 // Record is one once-only action: its first call's answer, once it ended.
 type Record struct {
@@ -66,6 +71,8 @@ func (o *Once) Begin(ctx context.Context, key, agent string, ttl time.Duration) 
 		return rec, true, nil
 	}
 	o.mu.Unlock()
+	o.waiting.Add(1)
+	defer o.waiting.Add(-1)
 	select {
 	case <-rec.done:
 		return rec, false, nil
