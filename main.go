@@ -563,6 +563,10 @@ func main() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), exitSignals()...)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "rules" {
+		stop()
+		os.Exit(runRules(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "smoke" {
 		code := runSmoke(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()

@@ -260,22 +260,27 @@ func setLines(doc *yaml.Node, f *File) {
 		}
 		switch m[i].Value {
 		case "agents":
-			for j, r := range f.Agents {
-				r.line = at(j)
-			}
+			setEach(f.Agents, func(r *AgentRule, j int) { r.line = at(j) })
 		case "exclusive":
-			for j, r := range f.Exclusive {
-				r.line = at(j)
-			}
+			setEach(f.Exclusive, func(r *Exclusive, j int) { r.line = at(j) })
 		case "once":
-			for j, r := range f.Once {
-				r.line = at(j)
-			}
+			setEach(f.Once, func(r *OnceRule, j int) { r.line = at(j) })
 		case "require":
-			for j, r := range f.Require {
-				r.line = at(j)
-			}
+			setEach(f.Require, func(r *Require, j int) { r.line = at(j) })
 		}
+	}
+}
+
+// setEach calls set on each rule of rs. A null entry (a "-" with nothing
+// after it, as a half-saved edit has) becomes an empty rule first, which
+// compile then refuses with its line, instead of a nil that would panic
+// the server's reload.
+func setEach[T any](rs []*T, set func(*T, int)) {
+	for j := range rs {
+		if rs[j] == nil {
+			rs[j] = new(T)
+		}
+		set(rs[j], j)
 	}
 }
 

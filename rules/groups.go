@@ -20,8 +20,8 @@ var AllTools = []string{
 }
 
 // Groups name sets of tools for rules. "files" also takes in any call
-// that names a file of the host (an argument filePath, outputDirPath or
-// path), whatever its tool.
+// that names a file of the host (an argument of fileArgs), whatever its
+// tool.
 var Groups = map[string][]string{
 	"all": AllTools,
 	// read-only: tools that change nothing an agent can see in the page.
@@ -37,8 +37,13 @@ var Groups = map[string][]string{
 	"emulation": {"emulate", "resize_page"},
 }
 
-// fileArgs are the arguments that name a file of the host.
-var fileArgs = []string{"filePath", "outputDirPath", "path"}
+// fileArgs are the arguments that name a file of the host, to read or
+// write: take_snapshot's, take_screenshot's, the traces', the heap
+// snapshot's and screencast_start's filePath, evaluate_script's filePath
+// and sourcePath, get_network_request's requestFilePath and
+// responseFilePath, upload_file's filePaths, lighthouse_audit's
+// outputDirPath.
+var fileArgs = []string{"filePath", "filePaths", "sourcePath", "requestFilePath", "responseFilePath", "outputDirPath", "path"}
 
 // GroupNames are the groups' names, sorted.
 func GroupNames() []string { return slices.Sorted(maps.Keys(Groups)) }
@@ -78,10 +83,24 @@ func (s *toolSet) has(c *Call) bool {
 	}
 	if s.files {
 		for _, a := range fileArgs {
-			if v, ok := c.Args[a].(string); ok && v != "" {
+			if namesFile(c.Args[a]) {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// namesFile reports whether an argument's value names a file: a string
+// that is not empty, or a list that is not (upload_file's filePaths).
+func namesFile(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v != ""
+	case []any:
+		return len(v) > 0
+	case []string:
+		return len(v) > 0
 	}
 	return false
 }

@@ -62,6 +62,12 @@ func TestParseErrors(t *testing.T) {
 		{"agents:\n  - agent: a\n    rate: {perSecond: 1, perMinute: 1}\n", `rate: give one of perSecond and perMinute`},
 		{"require:\n  - name: r\n    when: {tools: [click]}\n", `requires nothing`},
 		{"agents: [\n", `rules.yaml:`},
+		// A null entry, as a half-saved edit has, is refused at its line,
+		// not a panic.
+		{"agents:\n  -\n", `rules.yaml:2: agents[0]: no agent`},
+		{"once: [null]\n", `rules.yaml:1: once: no name`},
+		{"exclusive:\n  - ~\n", `rules.yaml:2: exclusive: no name`},
+		{"require: [~]\n", `rules.yaml:1: require: no name`},
 	} {
 		_, err := Parse("rules.yaml", []byte(c.src))
 		var re *Error
@@ -98,6 +104,9 @@ func TestPermissions(t *testing.T) {
 		{Call{Agent: "shopper", Tool: "evaluate_script"}, "the tool evaluate_script is not allowed"},
 		{Call{Agent: "shopper", Tool: "take_screenshot", Args: map[string]any{"filePath": "/etc/x.png"}}, "names a file of the host"},
 		{Call{Agent: "shopper", Tool: "take_screenshot"}, ""},
+		{Call{Agent: "shopper", Tool: "get_network_request", Args: map[string]any{"responseFilePath": "/tmp/body"}}, "names a file of the host"},
+		{Call{Agent: "shopper", Tool: "take_snapshot", Args: map[string]any{"filePath": "snap.txt"}}, "names a file of the host"},
+		{Call{Agent: "shopper", Tool: "upload_file", Args: map[string]any{"filePaths": []any{"/etc/passwd"}}}, "the tool upload_file is not allowed"},
 		{Call{Agent: "shopper", Tool: "new_page", Opens: true, Pages: 2}, "has 2 pages open, its most"},
 		{Call{Agent: "someone", Tool: "evaluate_script"}, ""}, // no rule for it
 	} {
@@ -107,6 +116,19 @@ func TestPermissions(t *testing.T) {
 			t.Errorf("%+v: %s by %s: %s", c.call, d.Outcome, d.Rule, d.Reason)
 		case c.want != "" && (d.Outcome != Refused || !strings.Contains(d.Reason, c.want) || d.Rule == ""):
 			t.Errorf("%+v: %s by %q: %s; want refused for %q", c.call, d.Outcome, d.Rule, d.Reason, c.want)
+		}
+	}
+	// Every argument that names a file of the host is in the files group.
+	noFiles := NewEngine(mustParse(t, "agents: [{agent: '*', deny: [files]}]\n"))
+	for tool, args := range map[string]map[string]any{
+		"evaluate_script":     {"sourcePath": "/etc/passwd"},
+		"get_network_request": {"requestFilePath": "req.txt"},
+		"lighthouse_audit":    {"outputDirPath": "out"},
+		"take_screenshot":     {"filePath": ""}, // empty: names none
+	} {
+		d := noFiles.Explain(&Call{Agent: "a", Tool: tool, Args: args})
+		if want := args["filePath"] == nil; (d.Outcome == Refused) != want {
+			t.Errorf("deny [files], %s %v: %s", tool, args, d.Outcome)
 		}
 	}
 }
