@@ -42,6 +42,8 @@ type config struct {
 	lockWait time.Duration
 	// toolTimeout bounds how long one call holds its locks.
 	toolTimeout time.Duration
+	// maxHold bounds a trace or screencast that spans calls.
+	maxHold time.Duration
 	// maxOutput caps the characters of a tool result's text.
 	maxOutput int
 	// snapshotMode is how snapshots answer: full or incremental.
@@ -97,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.maxOutput, "max-output", tools.DefaultMaxOutput, "cut the text of a tool result to about `N` characters, with a note on how to get all of it (0: no cap)")
 	fs.StringVar(&c.snapshotMode, "snapshot-mode", tools.SnapshotFull, "`MODE` of snapshots (take_snapshot, wait_for, includeSnapshot): full (the whole tree, as chrome-devtools-mcp answers) or incremental (after an agent's first snapshot of a document, what changed since its last one); take_snapshot's mode overrides it per call")
 	fs.DurationVar(&c.toolTimeout, "tool-timeout", tools.DefaultToolTimeout, "longest a tool call may hold its locks ("+tools.OwnBounds()+" at least); past it the call fails, its locks are released, a script it runs is terminated and Chrome is checked at once")
+	fs.DurationVar(&c.maxHold, "max-hold", tools.DefaultMaxHold, "longest a performance trace (autoStop false) or a screencast may go on across calls; past it pagemux stops it, keeps the trace or video in the agent's workspace, and the agent's next answer says where")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "calls one agent may have waiting per lock (with --http an agent is its token); past it that agent's next call fails at once as busy")
 	fs.StringVar(&c.httpAddr, "http", "", "serve MCP over Streamable HTTP at `ADDR` (such as 127.0.0.1:8931; the endpoint is /mcp) instead of stdio")
 	fs.Var(&tokens, "auth-token", "with --http, a bearer token `NAME=SECRET` that may call; repeatable. Needed to listen beyond loopback")
@@ -176,6 +179,9 @@ Flags:
 	c.workspaces = workspaces
 	if err := tools.CheckWorkspaces(workspaces, c.browser.UserDataDir); err != nil {
 		return nil, err
+	}
+	if c.maxHold <= 0 {
+		return nil, fmt.Errorf("--max-hold %v: want a positive duration, such as 5m (an agent's trace or screencast is stopped past it)", c.maxHold)
 	}
 	if c.maxQueue < 0 {
 		return nil, fmt.Errorf("--max-queue %d: want 0 (unbounded) or more", c.maxQueue)
@@ -440,7 +446,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		m.WatchRegistry(shared.Locks.RegistrySize)
 		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
 	}
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, OnCall: m.ToolCall,
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
 		MaxTasks: c.maxTasks})
 	defer srv.Close()

@@ -182,12 +182,14 @@ func (s *Server) pageOpened(p *browser.Page, opener int) {
 }
 
 // agentNotes is what the call's agent is told of things done to its pages
-// without a call of its own (popups closed over the bound).
+// without a call of its own (popups closed over the bound), and of its
+// holds that their limit ended (holds.go), also to a call without an agent.
 func (s *Server) agentNotes(ctx context.Context) []string {
+	notes := s.holdNotes.take(holdAgent(ctx))
 	if a, ok := s.agentOf(ctx); ok {
-		return s.agents.TakeNotes(a)
+		notes = append(s.agents.TakeNotes(a), notes...)
 	}
-	return nil
+	return notes
 }
 
 // selectionNote says that the browser's selected page closed, for a call

@@ -32,11 +32,13 @@ import (
 //     start in global mode, fails at once: it would wait for a stop that
 //     its own lock keeps out.
 //   - The hold is released when the trace ends: performance_stop_trace,
-//     autoStop, the page closing, the start being cancelled, or
-//     maxTraceDuration passing. A trace that ends by itself (page closed,
-//     time limit) saves what Chrome captured, and the next
+//     autoStop, the page closing, the start being cancelled, or its limit
+//     passing (holdLimit, --max-hold: see holds.go). A trace that ends by
+//     itself (page closed, limit) saves what Chrome captured, and the next
 //     performance_stop_trace on its page (or on any page, if its page
-//     closed) hands the result out.
+//     closed) hands the result out. One its limit ended is saved in its
+//     agent's workspace at once, where the start asked or else a file of
+//     its own, and its agent's next answer says where.
 //   - performance_stop_trace on another page than the trace's fails and
 //     names the trace's page: with several agents on one browser, a stop on
 //     the wrong page is more likely a mistake than a wish to end someone
@@ -44,10 +46,6 @@ import (
 //
 // The tool's resources field is not used for Tracing: that field holds keys
 // for one call, and the trace's hold outlives the call.
-
-// maxTraceDuration bounds a trace nobody stops: it then stops itself and
-// keeps what it recorded for the next performance_stop_trace.
-const maxTraceDuration = 5 * time.Minute
 
 // autoStopQuiet is how long an autoStop trace goes on recording after the
 // page loaded, for late paints, layout shifts and long tasks.
@@ -66,8 +64,6 @@ type tracer struct {
 	// last is the summary of the last trace of each open page, for
 	// performance_analyze_insight.
 	last map[*browser.Page]*perftrace.Summary
-	// limit overrides maxTraceDuration, for tests.
-	limit time.Duration
 }
 
 // traceRun is one trace, from start to its result.
@@ -78,6 +74,12 @@ type traceRun struct {
 	hold    *pagelock.Guard // the trace-level hold; nil in global mode
 	path    string          // where performance_start_trace asked to save it
 	started time.Time
+	// limit is how long it may record (holdLimit); past it, it is saved at
+	// path, or else at keep, a file in the agent's workspace ("" if it has
+	// none), and noteTo (holdAgent) is told where.
+	limit  time.Duration
+	keep   string
+	noteTo string
 
 	once     sync.Once
 	stopping chan struct{} // closed when the run began to end
@@ -129,7 +131,11 @@ func (s *Server) startTrace() tool {
 			if err != nil {
 				return err
 			}
-			run, err := s.beginTrace(ctx, c.page, path, a.Wait)
+			keep := ""
+			if path == "" && a.AutoStop != nil && !*a.AutoStop {
+				keep = s.keepTracePath(ctx, c.page)
+			}
+			run, err := s.beginTrace(ctx, c.page, path, keep, a.Wait)
 			if err != nil {
 				return err
 			}
@@ -226,10 +232,24 @@ func (s *Server) tracePath(ctx context.Context, path string) (string, error) {
 	return s.files.output(ctx, path)
 }
 
-// beginTrace takes the trace-level hold of tracing and makes Chrome record.
-// Another agent's trace or audit fails the start at once unless wait is set
-// (see heldByOther).
-func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string, wait bool) (*traceRun, error) {
+// keepTracePath is where a trace on p that the call in ctx starts without
+// a filePath is saved if its limit ends it: a file of its own in the
+// agent's workspace (relative paths' root), or "" when the call has none;
+// the trace then waits for performance_stop_trace in a temporary file.
+func (s *Server) keepTracePath(ctx context.Context, p *browser.Page) string {
+	name := fmt.Sprintf("trace-page%d-%s.json.gz", p.ID, time.Now().Format("20060102-150405.000"))
+	path, err := s.files.output(ctx, name)
+	if err != nil {
+		s.log.Debug("no workspace to keep a trace in at its limit", "page", p.ID, "error", err)
+		return ""
+	}
+	return path
+}
+
+// beginTrace takes the trace-level hold of tracing and makes Chrome record,
+// for at most holdLimit. Another agent's trace or audit fails the start at
+// once unless wait is set (see heldByOther). path and keep are traceRun's.
+func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path, keep string, wait bool) (*traceRun, error) {
 	me := lockAgent(ctx)
 	if run := s.perf.running(p); run != nil {
 		select {
@@ -280,17 +300,17 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path string, w
 		hold.Release()
 		return nil, err
 	}
-	run := &traceRun{page: p, agent: me, trace: tr, hold: hold, path: path, started: tr.Started, stopping: make(chan struct{}), done: make(chan struct{})}
+	run := &traceRun{page: p, agent: me, trace: tr, hold: hold, path: path, started: tr.Started,
+		limit: s.holdLimit(ctx, holdTrace), keep: keep, noteTo: holdAgent(ctx), stopping: make(chan struct{}), done: make(chan struct{})}
 	s.perf.begin(run)
-	limit := s.perf.maxDuration()
 	go func() {
-		t := time.NewTimer(limit)
+		t := time.NewTimer(run.limit)
 		defer t.Stop()
 		select {
 		case <-p.Done():
 			s.endTrace(run, fmt.Sprintf("page %d closed while it recorded", p.ID))
 		case <-t.C:
-			s.endTrace(run, fmt.Sprintf("it reached the %v limit of a trace", limit))
+			s.stopRun(run, fmt.Sprintf("it reached the %v limit of a trace", run.limit), true)
 		case <-run.stopping:
 		}
 	}()
@@ -350,6 +370,13 @@ func (run *traceRun) busyError() error {
 // a run that ended by itself: its result waits for performance_stop_trace,
 // and is saved at once where performance_start_trace asked.
 func (s *Server) endTrace(run *traceRun, reason string) {
+	s.stopRun(run, reason, false)
+}
+
+// stopRun is endTrace; atLimit marks the end of a run that reached its
+// limit, which is saved at its keep path when the start named none, and
+// told to its agent's next answer (holdNotes) before the hold is free.
+func (s *Server) stopRun(run *traceRun, reason string, atLimit bool) {
 	run.once.Do(func() {
 		run.reason = reason
 		close(run.stopping)
@@ -357,16 +384,23 @@ func (s *Server) endTrace(run *traceRun, reason string) {
 			ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 			defer cancel()
 			res := finishTrace(ctx, run)
-			if reason != "" && run.path != "" && res.err == nil {
-				if err := deliver(res.spool, run.path, true, res.summary.MainFrame()); err != nil {
+			dest := run.path
+			if atLimit && dest == "" {
+				dest = run.keep
+			}
+			if reason != "" && dest != "" && res.err == nil {
+				if err := deliver(res.spool, dest, true, res.summary.MainFrame()); err != nil {
 					s.log.Warn("save trace", "page", run.page.ID, "error", err)
 				} else {
-					res.saved, res.spool = run.path, ""
+					res.saved, res.spool = dest, ""
 				}
 			}
 			run.res = res
 			if reason != "" {
-				s.log.Info("trace ended by itself", "page", run.page.ID, "reason", reason)
+				s.log.Info("trace ended by itself", "page", run.page.ID, "reason", reason, "saved", res.saved)
+			}
+			if atLimit {
+				s.holdNotes.add(run.noteTo, run, run.limitNote())
 			}
 			// No longer active before the hold is free, so the next start
 			// that gets the hold finds no running trace.
@@ -375,6 +409,19 @@ func (s *Server) endTrace(run *traceRun, reason string) {
 			close(run.done)
 		}()
 	})
+}
+
+// limitNote is the line that tells a run's agent that its limit ended it,
+// once run.res is set.
+func (run *traceRun) limitNote() string {
+	head := fmt.Sprintf("Your performance trace on page %d reached its %v limit and was stopped", run.page.ID, run.limit)
+	switch res := run.res; {
+	case res.err != nil:
+		return fmt.Sprintf("%s, but what it recorded could not be kept: %v.", head, res.err)
+	case res.saved != "":
+		return fmt.Sprintf("%s; it is saved at %s (performance_stop_trace also hands it out).", head, res.saved)
+	}
+	return fmt.Sprintf("%s; performance_stop_trace with pageId %d hands it out.", head, run.page.ID)
 }
 
 // abortTrace ends a run whose start failed or was cancelled, and drops its
@@ -443,6 +490,13 @@ func (s *Server) answerTrace(ctx context.Context, c *call, run *traceRun, path s
 		return errors.New("no active performance trace recording to stop: another call handed this trace out already")
 	}
 	res := run.res
+	if run.reason != "" {
+		// This answer says what the note of a run that reached its limit
+		// would (holds.go).
+		if me := holdAgent(ctx); me == run.noteTo {
+			s.holdNotes.drop(me, run)
+		}
+	}
 	if res.err != nil {
 		return res.err
 	}
@@ -554,15 +608,6 @@ func (t *tracer) begin(run *traceRun) {
 		t.active, t.unclaimed = map[string]*traceRun{}, map[string]*traceRun{}
 	}
 	t.active[run.page.Chrome()] = run
-}
-
-func (t *tracer) maxDuration() time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.limit > 0 {
-		return t.limit
-	}
-	return maxTraceDuration
 }
 
 // ended moves a run that finished out of active. One that ended by itself,

@@ -273,20 +273,37 @@ func TestTracePageClosed(t *testing.T) {
 	}
 }
 
-// A trace nobody stops ends at the time limit and waits for its stop.
+// A trace nobody stops ends at its limit, here one the rules' seam
+// (holdLimits) gives, is saved in the workspace, and waits for its stop,
+// whose answer takes the place of the note that would say so.
 func TestTraceTimeLimit(t *testing.T) {
 	t.Parallel()
 	e := leaseEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{})
-	limit := e.srv.perf.limit
-	e.srv.perf.limit = 500 * time.Millisecond
-	t.Cleanup(func() { e.srv.perf.limit = limit }) // before the next test has the server
+	e.srv.holdLimits = func(ctx context.Context, kind string) time.Duration {
+		if kind == holdTrace {
+			return 500 * time.Millisecond
+		}
+		return 0
+	}
+	t.Cleanup(func() { e.srv.holdLimits = nil }) // before the next test has the server
 	a := e.openPage(t, "/page2.html")
 	e.ok(t, "performance_start_trace", map[string]any{"pageId": a, "reload": false, "autoStop": false})
 	deadline := time.Now().Add(20 * time.Second)
 	for e.srv.perf.recording() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	mustContain(t, e.ok(t, "performance_stop_trace", map[string]any{"pageId": a}), "reached the 500ms limit", "NO_NAVIGATION")
+	text := e.ok(t, "performance_stop_trace", map[string]any{"pageId": a})
+	mustContain(t, text, "reached the 500ms limit", "NO_NAVIGATION", "The raw trace data was saved to ")
+	_, rest, _ := strings.Cut(text, "The raw trace data was saved to ")
+	path, _, _ := strings.Cut(rest, ".json.gz.")
+	path += ".json.gz"
+	t.Cleanup(func() { os.Remove(path) })
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("the trace its limit ended is not at %s: %v", path, err)
+	}
+	if text := e.ok(t, "list_pages", nil); strings.Contains(text, "Your performance trace") {
+		t.Fatalf("the stop handed the trace out, but the note stayed:\n%s", text)
+	}
 }
 
 // recording says whether a trace records on any Chrome.

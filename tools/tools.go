@@ -38,6 +38,15 @@ type Server struct {
 	files   *workspace
 	mcp     *server.MCPServer
 	perf    tracer // performance.go: the running trace, the last summaries
+	// maxHold bounds a hold across calls (a trace, a screencast): see
+	// holds.go. holdLimits, nil by default, is the seam by which the action
+	// rules give an agent a limit of its own: when set, holdLimit asks it
+	// with the starting call's context and a kind (holdTrace,
+	// holdScreencast), and a positive answer replaces maxHold for that hold.
+	maxHold    time.Duration
+	holdLimits func(ctx context.Context, kind string) time.Duration
+	holdNotes  holdNotes   // holds.go: what agents are yet to read of holds their limit ended
+	casts      screencasts // screencast.go: the running screencasts' holds
 	// toolTimeout bounds how long one call holds its locks (bound.go).
 	toolTimeout time.Duration
 	onCall      func(tool, outcome string, took time.Duration)
@@ -88,6 +97,13 @@ type Options struct {
 	// one is cut with a note that says how to get all of it. Zero or less
 	// is no cap; --max-output defaults to DefaultMaxOutput.
 	MaxOutput int
+	// MaxHold bounds how long a hold across calls lasts: a performance
+	// trace started with autoStop false, or a screencast, that its agent
+	// does not stop. Past it pagemux stops it, keeps the trace or video in
+	// the agent's workspace, and the agent's next answer says where (see
+	// holds.go). Zero or less means DefaultMaxHold (5 minutes). It does not
+	// bound one call: ToolTimeout does.
+	MaxHold time.Duration
 	// SnapshotMode is how snapshots answer unless a call says otherwise:
 	// SnapshotFull ("" too), as chrome-devtools-mcp does, or
 	// SnapshotIncremental, what changed since the agent's last snapshot of
@@ -117,6 +133,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
+	s.maxHold = cmp.Or(max(opts.MaxHold, 0), DefaultMaxHold)
 	if opts.Cluster != nil {
 		s.cluster = &clusterState{Cluster: *opts.Cluster}
 		if s.agents != nil && b.Attaches() {
