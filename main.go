@@ -28,6 +28,7 @@ import (
 	"github.com/pagemux/pagemux/metrics"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/policy"
+	"github.com/pagemux/pagemux/rules"
 	"github.com/pagemux/pagemux/serve"
 	"github.com/pagemux/pagemux/smoke"
 	"github.com/pagemux/pagemux/tools"
@@ -50,8 +51,12 @@ type config struct {
 	snapshotMode string
 	maxQueue     int
 	logLevel     string
+	logFormat    string
 	logFile      string
-	version      bool
+	// rulesFile is --rules; rules is it as read at start.
+	rulesFile string
+	rules     *rules.Set
+	version   bool
 	// workspaces are the directories file paths given to tools must lie in.
 	workspaces []string
 	// httpAddr serves Streamable HTTP there instead of stdio.
@@ -123,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&c.allowedURLs, "allowed-url", "let tabs load only URLs matching `PATTERN`; repeatable (about:blank always loads). PATTERN: "+policy.PatternSyntax)
 	fs.Var(&c.blockedURLs, "blocked-url", "refuse URLs matching `PATTERN` (as --allowed-url's); repeatable, checked first. chrome:, chrome-extension:, devtools:, view-source: and about: URLs other than about:blank, and pagemux's own and Chrome's DevTools endpoints, are always refused")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "`FORMAT` of the logs: text (key=value) or json (one object a line, for machines)")
+	fs.StringVar(&c.rulesFile, "rules", "", "the action rules in `FILE` (YAML or JSON; docs/RULES.md): what each agent may do, exclusive resources, once-only actions, checked before every call; reloaded when the file changes (an edit that does not parse keeps the rules in force). Check one with: pagemux rules check FILE")
 	fs.StringVar(&c.logFile, "log-file", "", "append logs to `FILE` instead of stderr")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
@@ -188,6 +195,16 @@ Flags:
 	}
 	if c.maxTasks < 1 {
 		return nil, fmt.Errorf("--max-tasks %d: want 1 or more (a client that wants no tasks sends no params.task)", c.maxTasks)
+	}
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return nil, fmt.Errorf("--log-format %q: want text or json", c.logFormat)
+	}
+	if c.rulesFile != "" {
+		s, err := rules.Load(c.rulesFile)
+		if err != nil {
+			return nil, fmt.Errorf("--rules: %w", err)
+		}
+		c.rules = s
 	}
 	return c, nil
 }
@@ -378,7 +395,30 @@ func newLogger(c *config, stderr io.Writer) (*slog.Logger, func(), error) {
 		}
 		w, closeLog = f, func() { f.Close() }
 	}
+	if c.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})), closeLog, nil
+	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeLog, nil
+}
+
+// watchRules puts the --rules read at start in force, and each edit of the
+// file that parses after it; nil without --rules.
+func (c *config) watchRules(ctx context.Context, log *slog.Logger, m *metrics.Metrics) (*rules.Engine, error) {
+	if c.rules == nil {
+		return nil, nil
+	}
+	e := rules.NewEngine(c.rules)
+	log.Info("action rules in force", "rules", c.rules.Summary())
+	m.Gauge("rules", "With --rules, the action rules in force.", func() float64 { return float64(e.Set().Count()) })
+	err := rules.Watch(ctx, c.rulesFile, e, func(s *rules.Set, err error) {
+		m.RulesReloaded(err == nil)
+		if err != nil {
+			log.Warn("the rules file changed but was not taken: the rules in force stay", "error", err)
+			return
+		}
+		log.Info("action rules reloaded", "rules", s.Summary())
+	})
+	return e, err
 }
 
 // run serves MCP on stdin and stdout until stdin ends or ctx is done.
@@ -446,9 +486,13 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		m.WatchRegistry(shared.Locks.RegistrySize)
 		m.Counter("etcd_keepalive_failures_total", "With --etcd, lease keepalives etcd did not answer in time.", func() float64 { return float64(st().KeepaliveFailures) })
 	}
+	engine, err := c.watchRules(ctx, log, m)
+	if err != nil {
+		return err
+	}
 	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
-		MaxTasks: c.maxTasks})
+		MaxTasks: c.maxTasks, Rules: engine, OnDecision: m.RuleDecision})
 	defer srv.Close()
 	defer lighthouse.CloseIdle() // the audits' node runners that wait for another
 	if shared != nil {

@@ -335,6 +335,7 @@ func (s *Server) fenced(ctx context.Context) error {
 func (s *Server) agentGone(session string) {
 	a, pages := s.agents.Leave(session)
 	s.seen.forget(func(k seenKey) bool { return strings.HasPrefix(k.viewer, a.ID+"#") })
+	s.leases.agentLeft(a.ID) // rules.go
 	if s.keepPages || len(pages) == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +138,12 @@ func (s *Server) clusterNames(id string, page *browser.Page, keys []pagelock.Key
 	for _, k := range keys {
 		if page != nil && k == pagelock.PageKey(page.ID) {
 			names = append(names, id+"/target/"+string(page.TargetID))
+			continue
+		}
+		if r, ok := strings.CutPrefix(string(k), "rule:"); ok {
+			// An action rule's resource is the same whatever Chrome the
+			// call drives: a shop account is one across a pool.
+			names = append(names, "rules/"+url.PathEscape(r))
 			continue
 		}
 		names = append(names, id+"/"+string(k.Resource()))

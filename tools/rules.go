@@ -14,6 +14,7 @@ import (
 
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/cluster"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/rules"
 )
@@ -70,16 +71,19 @@ type ruled struct {
 	call    *rules.Call
 	agent   string // agents' identity, for leases; "" on stdio
 	once    *rules.Record
+	shared  *cluster.OnceRecord // with --etcd: the record in etcd
+	onceTTL time.Duration
 	keys    []pagelock.Key // exclusive resources held for the call
 	started bool           // the handler ran: a once-only action may have happened
 	waited  time.Duration
 }
 
 // replay is the stage's answer to the second call of a once-only action:
-// the first's result.
+// the first's result, from this process (rec) or from etcd (shared).
 type replay struct {
-	rec *rules.Record
-	key string
+	rec    *rules.Record
+	shared *cluster.OnceRecord
+	key    string
 }
 
 func (r *replay) Error() string { return "replayed " + r.key }
@@ -138,7 +142,18 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 			return nil, err
 		}
 	}
-	if d.Once != nil {
+	if d.Once != nil && s.cluster != nil {
+		rec, first, err := s.cluster.Locks.OnceBegin(ctx, d.Once.Key, c.Agent)
+		if err != nil {
+			return nil, err
+		}
+		if !first {
+			rc.waited = time.Since(start)
+			s.logDecision(rc, rules.Replayed, p)
+			return nil, &replay{shared: rec, key: d.Once.Key}
+		}
+		rc.shared, rc.onceTTL = rec, d.Once.TTL
+	} else if d.Once != nil {
 		rec, first, err := s.once.Begin(ctx, d.Once.Key, c.Agent, d.Once.TTL)
 		if err != nil {
 			return nil, err
@@ -146,7 +161,7 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 		if !first {
 			rc.waited = time.Since(start)
 			s.logDecision(rc, rules.Replayed, p)
-			return nil, &replay{rec, d.Once.Key}
+			return nil, &replay{rec: rec, key: d.Once.Key}
 		}
 		rc.once = rec
 	}
@@ -157,6 +172,22 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 	}
 	s.logDecision(rc, outcome, p)
 	return rc, nil
+}
+
+// ruleHolds is the holds' limits of the rules in force (the seam
+// Server.holdLimits): 0 where they set none.
+func (s *Server) ruleHolds(_ context.Context, kind string) time.Duration {
+	set := s.rules.Set()
+	if set == nil {
+		return 0
+	}
+	switch kind {
+	case holdTrace:
+		return time.Duration(set.Holds.Trace)
+	case holdScreencast:
+		return time.Duration(set.Holds.Screencast)
+	}
+	return 0
 }
 
 // lockWait is the longest a call waits for a lease: the locks' bound.
@@ -270,21 +301,63 @@ func (s *Server) ruleEnd(ctx context.Context, rc *ruled, res *mcp.CallToolResult
 	if rc == nil {
 		return
 	}
+	acted := res != nil && (!res.IsError || rc.started && ctx.Err() != nil)
 	if rc.once != nil {
-		acted := res != nil && (!res.IsError || rc.started && ctx.Err() != nil)
 		s.once.Finish(rc.once, res, acted)
+	}
+	if rc.shared != nil {
+		s.finishShared(ctx, rc.shared, res, acted, rc.onceTTL)
 	}
 	if rc.agent != "" || len(rc.d.Resources) > 0 {
 		s.leases.after(s, rc, p)
 	}
 }
 
+// finishShared ends a once-only record in etcd with the call's answer (its
+// text alone when the whole is past cluster.MaxOnceAnswer).
+func (s *Server) finishShared(ctx context.Context, rec *cluster.OnceRecord, res *mcp.CallToolResult, acted bool, ttl time.Duration) {
+	var answer json.RawMessage
+	if res != nil {
+		answer, _ = json.Marshal(res)
+		if len(answer) > cluster.MaxOnceAnswer {
+			text := capText(answerText(res), cluster.MaxOnceAnswer/2)
+			answer, _ = json.Marshal(&mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{mcp.NewTextContent(text)}})
+		}
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.cluster.Locks.OnceFinish(fctx, rec, answer, acted, ttl); err != nil {
+		s.log.Warn("a once-only record in etcd was not ended; it goes with this process's lease", "error", err)
+	}
+}
+
+// answerText is the text of a result.
+func answerText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
 // replayed is the answer of a once-only action's second call: the first
 // call's result, said to be a replay.
 func (s *Server) replayed(r *replay) *mcp.CallToolResult {
-	first, _ := r.rec.Answer.(*mcp.CallToolResult)
+	var first *mcp.CallToolResult
+	agent, at := "", time.Time{}
+	if r.rec != nil {
+		first, _ = r.rec.Answer.(*mcp.CallToolResult)
+		agent, at = r.rec.Agent, r.rec.At
+	} else {
+		agent, at = r.shared.Agent, r.shared.At
+		if len(r.shared.Answer) > 0 {
+			first, _ = mcp.ParseCallToolResult(&r.shared.Answer)
+		}
+	}
 	note := fmt.Sprintf("Replayed: this action already ran (once-only key %q, by %s at %s UTC); this call did nothing. The first call's answer follows.",
-		r.key, r.rec.Agent, r.rec.At.UTC().Format(time.TimeOnly))
+		r.key, agent, at.UTC().Format(time.TimeOnly))
 	if first == nil {
 		return mcp.NewToolResultError(note + "\n(The first call ended without an answer; take a snapshot to see the page's state.)")
 	}

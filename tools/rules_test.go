@@ -384,3 +384,21 @@ func TestRulesRequire(t *testing.T) {
 		t.Fatalf("a fill away from the shop: %s", text)
 	}
 }
+
+// TestRuleHolds: the rules' holds bound traces and screencasts (the
+// holdLimits seam); where they say nothing, --max-hold does.
+func TestRuleHolds(t *testing.T) {
+	t.Parallel()
+	set, err := rules.Parse("rules.yaml", []byte("holds: {trace: 90s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{rules: rules.NewEngine(set), maxHold: time.Hour}
+	s.holdLimits = s.ruleHolds
+	if got := s.holdLimit(t.Context(), holdTrace); got != 90*time.Second {
+		t.Errorf("a trace's limit: %v, want the rules' 90s", got)
+	}
+	if got := s.holdLimit(t.Context(), holdScreencast); got != time.Hour {
+		t.Errorf("a screencast's limit: %v, want --max-hold's 1h", got)
+	}
+}

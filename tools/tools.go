@@ -22,6 +22,7 @@ import (
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/rules"
 )
 
 // Version is the server version reported to clients.
@@ -60,6 +61,11 @@ type Server struct {
 	tasks         taskTable     // tasks.go: the calls that run as MCP tasks
 	snapshotMode  string        // incremental.go: SnapshotFull or SnapshotIncremental
 	seen          seenSnapshots // incremental.go: each agent's last snapshot of each page
+
+	rules      *rules.Engine // rules.go: the action rules; nil: none
+	once       rules.Once    // rules.go: once-only actions' records
+	leases     leaseTable    // rules.go: the resources agents keep across calls
+	onDecision func(rule, outcome string, cost time.Duration)
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -115,6 +121,12 @@ type Options struct {
 	// MaxTasks bounds the MCP tasks one agent (one token, or one client
 	// without tokens) runs at once (tasks.go); zero: DefaultMaxTasks.
 	MaxTasks int
+	// Rules, if set, decides each call before it takes a lock (rules.go):
+	// the action rules of --rules, which it may swap as the file changes.
+	Rules *rules.Engine
+	// OnDecision, if set, is told of each rules decision: the rule that
+	// decided (or last applied; "" for none), the outcome and its cost.
+	OnDecision func(rule, outcome string, cost time.Duration)
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -129,7 +141,8 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		log.Warn("workspace roots", "error", err)
 	}
 	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput,
-		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents, snapshotMode: opts.SnapshotMode}
+		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents, snapshotMode: opts.SnapshotMode,
+		rules: opts.Rules, onDecision: opts.OnDecision}
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
@@ -140,6 +153,9 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 			s.replicas = &replicaSets{s: s}
 			s.agents.Share(s.replicas) // replicas.go
 		}
+	}
+	if s.rules != nil {
+		s.holdLimits = s.ruleHolds // rules.go
 	}
 	s.tasks.max = cmp.Or(max(opts.MaxTasks, 0), DefaultMaxTasks)
 	hooks := s.agentHooks()
@@ -295,7 +311,7 @@ func newTool[A any](name, description string, sc scope, handle func(ctx context.
 
 // tools lists every tool, group by group; each group's file lists its own.
 func (s *Server) tools() []tool {
-	return markTasks(withCompat(slices.Concat(
+	return withIdempotencyKey(markTasks(withCompat(slices.Concat(
 		s.pageTools(),        // pages.go: list, new, select, close, navigate
 		s.snapshotTools(),    // snapshot.go: wait_for, take_snapshot
 		s.inputTools(),       // input.go: click, hover, fill, type, keys, dialogs
@@ -310,7 +326,7 @@ func (s *Server) tools() []tool {
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
 		s.cssTools(),         // css.go: get_css_styles
 		s.screencastTools(),  // screencast.go: screencast_start, screencast_stop
-	))) // tasks.go: the long ones may run as MCP tasks
+	)))) // tasks.go: the long ones may run as MCP tasks; rules.go: idempotencyKey
 }
 
 // ms turns a timeout argument in milliseconds into a duration, def if 0 or
