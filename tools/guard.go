@@ -227,8 +227,8 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, arg
 		err = s.heldError(err)
 	}
 	if err != nil {
-		if rc != nil && rc.once != nil {
-			s.once.Finish(rc.once, nil, false) // it never ran: a retry may
+		if rc != nil {
+			s.ruleEnd(ctx, rc, nil, p) // it never ran: a retry may
 		}
 		return nil, nil, nil, nil, err
 	}
