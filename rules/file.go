@@ -111,8 +111,9 @@ type Exclusive struct {
 	// until it is idle that long, leaves what the resource names (another
 	// site, another origin) or leaves. Unset: held for each call alone.
 	Lease Duration `yaml:"lease"`
-	// Timeout bounds the wait for the resource; unset: the server's lock
-	// wait.
+	// Timeout bounds, with Lease, the wait for another agent's lease to
+	// end; unset: the server's lock wait. A resource held for a call alone
+	// is waited for with the call's page lock, within the lock wait.
 	Timeout Duration `yaml:"timeout"`
 	line    int
 }

@@ -46,7 +46,7 @@ func (r *Record) Done() <-chan struct{} { return r.done }
 
 // Begin starts the action of key for agent. When no live record has the
 // key it records one and returns it with first true: the caller runs the
-// action and must call Finish or Abandon. Otherwise it waits until the
+// action and must call Finish. Otherwise it waits until the
 // record's call finished (or ctx ends) and returns that record, whose
 // Answer the caller replays.
 func (o *Once) Begin(ctx context.Context, key, agent string, ttl time.Duration) (rec *Record, first bool, err error) {
