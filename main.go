@@ -494,6 +494,9 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
 		MaxTasks: c.maxTasks, Rules: engine, OnDecision: m.RuleDecision})
 	defer srv.Close()
+	if engine != nil {
+		m.Gauge("rule_leases_waiting", "With --rules, calls waiting now for an exclusive resource another agent keeps as a lease.", func() float64 { return float64(srv.RuleLeasesWaiting()) })
+	}
 	defer lighthouse.CloseIdle() // the audits' node runners that wait for another
 	if shared != nil {
 		m.Gauge("etcd_fallback_local", "With --etcd and --etcd-fallback=local, 1 while calls are served on this process's locks alone because etcd is unavailable.", func() float64 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,7 +25,9 @@ import (
 // replica 1 and retried through replica 2 (a snapshot of its own there,
 // and an idempotencyKey of the client's), is clicked once; two agents on
 // two tabs of the shop, one on each replica, are never inside it at once
-// (the shop's enter/leave log).
+// (the shop's enter/leave log). An account one agent keeps as a lease
+// through replica 1 makes another's click through replica 2 wait until
+// the first leaves it.
 func TestRulesAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	etcd := etcdtest.Start(t, 1)
@@ -59,6 +62,10 @@ exclusive:
   - name: shop
     when: {tools: [click], element: "/^(Place order|Pay)$/"}
     resource: "site:{site}"
+  - name: account
+    when: {tools: [click], url: ["`+site.URL+`/account*"]}
+    resource: "account:{site}"
+    lease: 1h
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +145,64 @@ exclusive:
 		wg.Wait()
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	for i := 0; i+1 < len(log); i += 2 {
-		if !strings.HasPrefix(log[i], "enter ") || log[i+1] != "leave "+log[i][len("enter "):] {
-			t.Fatalf("two agents inside the shop at once, across replicas: %v", log)
+	seen := append([]string(nil), log...)
+	mu.Unlock()
+	for i := 0; i+1 < len(seen); i += 2 {
+		if !strings.HasPrefix(seen[i], "enter ") || seen[i+1] != "leave "+seen[i][len("enter "):] {
+			t.Fatalf("two agents inside the shop at once, across replicas: %v", seen)
 		}
 	}
-	if len(log) != 12 {
-		t.Fatalf("the shop saw %d events, want 12 (6 payments): %v", len(log), log)
+	if len(seen) != 12 {
+		t.Fatalf("the shop saw %d events, want 12 (6 payments): %v", len(seen), seen)
 	}
+
+	// The account: Alice keeps it (replica 1); Bob's click (replica 2)
+	// waits in etcd until she leaves it.
+	acc := site.URL + "/account"
+	pa3 := pageOf(mustCall(t, alice1, "new_page", map[string]any{"url": acc + "#alice"}))
+	mustCall(t, alice1, "click", map[string]any{"pageId": pa3, "uid": uid(alice1, pa3, "Pay")})
+	pb3 := pageOf(mustCall(t, bob2, "new_page", map[string]any{"url": acc + "#bob"}))
+	ub3 := uid(bob2, pb3, "Pay")
+	bobDone := make(chan time.Time, 1)
+	go func() {
+		if text, failed := callTool(t, bob2, "click", map[string]any{"pageId": pb3, "uid": ub3}); failed {
+			t.Errorf("bob's click after alice left the account: %s", text)
+		}
+		bobDone <- time.Now()
+	}()
+	waitFor(t, "bob's click to wait for alice's lease", func() bool { return metricValue(t, base2, "bob-secret-1", "pagemux_rule_leases_waiting") >= 1 })
+	select {
+	case <-bobDone:
+		t.Fatal("bob got into the account while alice kept it")
+	default:
+	}
+	left := time.Now()
+	mustCall(t, alice1, "navigate_page", map[string]any{"pageId": pa3, "type": "url", "url": "about:blank"})
+	if at := <-bobDone; at.Before(left) {
+		t.Fatal("bob's click ended before alice left the account")
+	}
+}
+
+// metricValue reads a gauge's value from the /metrics of the server at
+// base, as the token of secret (0 when it is not there).
+func metricValue(t *testing.T, base, secret, name string) float64 {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s", resp.Status)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	var v float64
+	fmt.Sscan(string(m[1]), &v)
+	return v
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -408,6 +409,12 @@ func (s *Server) logDecision(rc *ruled, outcome rules.Outcome, p *browser.Page) 
 type leaseTable struct {
 	mu sync.Mutex
 	m  map[string]*ruleLease
+	// shared, with --etcd, keeps the leases in etcd, one agent's across
+	// every replica (cluster.TakeRuleLease); m then mirrors this process's
+	// agents' leases, for their renewal and release.
+	shared *cluster.Locks
+	// sharedWaits counts the calls in etcd's part of a take.
+	sharedWaits atomic.Int64
 }
 
 // ruleLease is one resource an agent keeps.
@@ -418,6 +425,7 @@ type ruleLease struct {
 	gen              int // counts holders and touches: a stale timer does nothing
 	timer            *time.Timer
 	waiters          []*leaseWaiter
+	held             *cluster.RuleLease // with --etcd: the lease in etcd
 }
 
 type leaseWaiter struct {
@@ -436,6 +444,9 @@ func (l *leaseTable) take(ctx context.Context, r rules.Resource, rc *ruled, wait
 	agent := rc.agent
 	if agent == "" {
 		agent = rc.call.Agent
+	}
+	if l.shared != nil {
+		return l.takeShared(ctx, r, rc, agent, wait)
 	}
 	l.mu.Lock()
 	if l.m == nil {
@@ -489,6 +500,36 @@ func (l *leaseTable) take(ctx context.Context, r rules.Resource, rc *ruled, wait
 		Reason: fmt.Sprintf("%s is held by agent %s, who keeps it until it leaves or is idle %v; waited %v for it. Try again later", r.Key, holder, r.Lease, wait)}, "the rules"}
 }
 
+// takeShared is take with --etcd: the lease is etcd's, this process keeps
+// a mirror of it.
+func (l *leaseTable) takeShared(ctx context.Context, r rules.Resource, rc *ruled, agent string, wait time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	l.sharedWaits.Add(1)
+	held, holder, err := l.shared.TakeRuleLease(wctx, r.Key, agent, r.Lease)
+	l.sharedWaits.Add(-1)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return &ruleError{rules.Decision{Outcome: rules.Refused, Rule: r.Rule,
+				Reason: fmt.Sprintf("%s is held by agent %s, who keeps it until it leaves or is idle %v; waited %v for it. Try again later", r.Key, holder, r.Lease, wait)}, "the rules"}
+		}
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*ruleLease{}
+	}
+	ls := l.m[r.Key]
+	if ls == nil {
+		ls = &ruleLease{key: r.Key, rule: r.Rule}
+		l.m[r.Key] = ls
+	}
+	ls.agent, ls.page, ls.idle, ls.held = agent, rc.call.Page, r.Lease, held
+	l.armLocked(ls)
+	return nil
+}
+
 // armLocked starts the lease's idle time afresh. l.mu is held.
 func (l *leaseTable) armLocked(ls *ruleLease) {
 	ls.gen++
@@ -508,6 +549,18 @@ func (l *leaseTable) armLocked(ls *ruleLease) {
 // endLocked ends the holder's lease: the next waiter gets it, or it goes.
 // l.mu is held.
 func (l *leaseTable) endLocked(ls *ruleLease) {
+	if ls.held != nil {
+		// etcd's lease idles out by itself; a release ends it at once.
+		held := ls.held
+		ls.timer.Stop()
+		delete(l.m, ls.key)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = held.Release(ctx, l.shared)
+		}()
+		return
+	}
 	if len(ls.waiters) == 0 {
 		ls.timer.Stop()
 		delete(l.m, ls.key)
@@ -545,14 +598,26 @@ func (l *leaseTable) after(s *Server, rc *ruled, p *browser.Page) {
 			continue
 		}
 		l.armLocked(ls)
+		if held := ls.held; held != nil {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = held.Renew(ctx, l.shared)
+			}()
+		}
 	}
 }
+
+// RuleLeasesWaiting is how many calls wait now for an exclusive resource
+// another agent keeps as a lease (with --etcd, those in etcd's part of
+// taking one).
+func (s *Server) RuleLeasesWaiting() int { return s.leases.waiting() }
 
 // waiting is how many calls wait for a lease now.
 func (l *leaseTable) waiting() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
+	n := int(l.sharedWaits.Load())
 	for _, ls := range l.m {
 		n += len(ls.waiters)
 	}

@@ -157,6 +157,9 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	if s.rules != nil {
 		s.holdLimits = s.ruleHolds // rules.go
 	}
+	if s.cluster != nil {
+		s.leases.shared = s.cluster.Locks // rules.go: leases in etcd
+	}
 	s.tasks.max = cmp.Or(max(opts.MaxTasks, 0), DefaultMaxTasks)
 	hooks := s.agentHooks()
 	s.addTaskHooks(hooks) // tasks.go
