@@ -45,6 +45,15 @@ func TestParseFlags(t *testing.T) {
 			return ""
 		}},
 		{[]string{"--viewport=wide"}, "want WIDTHxHEIGHT", nil},
+		{[]string{"--log-format=xml"}, `--log-format "xml": want text or json`, nil},
+		{[]string{"--rules=testdata/rules-bad.yaml"}, `--rules: testdata/rules-bad.yaml:2: agents[0] (agent "reader", line 2): tools: "evaluate" is neither a tool nor a group`, nil},
+		{[]string{"--rules=testdata/no-such-rules.yaml"}, "--rules: rules: open testdata/no-such-rules.yaml: no such file", nil},
+		{[]string{"--rules=docs/rules/shop.yaml", "--log-format=json"}, "", func(c *config) string {
+			if c.rules == nil || c.rules.Count() == 0 || c.logFormat != "json" {
+				return fmt.Sprintf("rules %v, log format %q", c.rules.Summary(), c.logFormat)
+			}
+			return ""
+		}},
 		{[]string{"--snapshot-source=dom"}, `--snapshot-source "dom": want auto, page or chrome`, nil},
 		{[]string{"--snapshot-source=chrome"}, "", func(c *config) string {
 			if c.browser.SnapshotSource != "chrome" {
