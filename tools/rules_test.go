@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/pagelock"
@@ -174,6 +175,18 @@ func TestRulesOnceOnly(t *testing.T) {
 	}
 	if got := env.eval(t, page, "() => window.n"); got != "1" {
 		t.Fatalf("a script with an idempotencyKey ran %s times, want 1", got)
+	}
+	// The key in the request's _meta, as a client's middleware may put it.
+	for range 2 {
+		res, err := b.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script",
+			Arguments: map[string]any{"pageId": page, "function": "() => ++window.m || (window.m = 1)"},
+			Meta:      &mcp.Meta{AdditionalFields: map[string]any{idempotencyKeyArg: "bump-meta"}}}})
+		if err != nil || res.IsError {
+			t.Fatal(err, res)
+		}
+	}
+	if got := env.eval(t, page, "() => window.m"); got != "1" {
+		t.Fatalf("a script with an idempotencyKey in _meta ran %s times, want 1", got)
 	}
 }
 
