@@ -34,12 +34,7 @@ func TestPageSnapshotMatchesChrome(t *testing.T) {
 	mux.Handle("/", http.FileServer(http.Dir("../testdata")))
 	site := httptest.NewServer(mux)
 	t.Cleanup(site.Close)
-	b := sharedBrowser(t)
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeAtEnd(t, b, p)
+	p := sharedPage(t)
 	for _, path := range []string{"/real/go_mem.html", "/real/asm.html", "/real/go1.html", "/real/rust/", "/form.html", "/typing.html", "/css.html", "/css-more.html", "/widgets.html"} {
 		if err := p.Navigate(t.Context(), site.URL+path, 0); err != nil {
 			t.Fatal(err)
@@ -52,13 +47,31 @@ func TestPageSnapshotMatchesChrome(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, got := uidRE.ReplaceAllString(chrome.Text, ""), uidRE.ReplaceAllString(page.Text, "")
-		if strings.Count(want, "\n") < 4 {
+		if strings.Count(chrome.Text, "\n") < 4 {
 			t.Fatalf("%s: Chrome's snapshot is too short to compare:\n%s", path, chrome.Text)
 		}
-		if got != want {
-			t.Errorf("%s: the page's tree gives\n%s\nChrome's\n%s", path, firstDiff(got, want), firstDiff(want, got))
-		}
+		sameText(t, path, page.Text, chrome.Text)
+	}
+}
+
+// sharedPage opens a page of the shared browser, closed when the test ends.
+func sharedPage(t *testing.T) *Page {
+	t.Helper()
+	b := sharedBrowser(t)
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAtEnd(t, b, p)
+	return p
+}
+
+// sameText fails the test where the page's tree's text differs from
+// Chrome's, uids aside.
+func sameText(t *testing.T, where, page, chrome string) {
+	t.Helper()
+	if got, want := uidRE.ReplaceAllString(page, ""), uidRE.ReplaceAllString(chrome, ""); got != want {
+		t.Errorf("%s: the page's tree gives\n%s\nChrome's\n%s", where, firstDiff(got, want), firstDiff(want, got))
 	}
 }
 
@@ -88,12 +101,7 @@ func htmlPage(t *testing.T, html string) string {
 // openHTML opens a page of the shared browser on html.
 func openHTML(t *testing.T, html string) *Page {
 	t.Helper()
-	b := sharedBrowser(t)
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeAtEnd(t, b, p)
+	p := sharedPage(t)
 	if err := p.Navigate(t.Context(), htmlPage(t, html), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -399,12 +407,7 @@ func TestPageSnapshotGeneratedContent(t *testing.T) {
 		}
 	}))
 	t.Cleanup(site.Close)
-	b := sharedBrowser(t)
-	p, err := b.NewPage(t.Context(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closeAtEnd(t, b, p)
+	p := sharedPage(t)
 	for _, path := range []string{"/readable", "/cross", "/scope"} {
 		if err := p.Navigate(t.Context(), site.URL+path, 0); err != nil {
 			t.Fatal(err)
@@ -418,9 +421,6 @@ func TestPageSnapshotGeneratedContent(t *testing.T) {
 				t.Fatalf("%s: Chrome's snapshot lacks %s, which the page should generate:\n%s", path, want, chrome.Text)
 			}
 		}
-		page := pageSnapshot(t, p)
-		if got, want := uidRE.ReplaceAllString(page, ""), uidRE.ReplaceAllString(chrome.Text, ""); got != want {
-			t.Errorf("%s: the page's tree gives\n%s\nChrome's\n%s", path, firstDiff(got, want), firstDiff(want, got))
-		}
+		sameText(t, path, pageSnapshot(t, p), chrome.Text)
 	}
 }

@@ -110,6 +110,10 @@ func (t *target) matches(p Pattern) bool {
 	return glob(p.path, t.path)
 }
 
+// Glob reports whether s matches pattern, in which * matches any run of
+// characters and every other character itself.
+func Glob(pattern, s string) bool { return glob(pattern, s) }
+
 // glob matches s against pattern, where * matches any run of characters.
 func glob(pattern, s string) bool {
 	px, sx := 0, 0

@@ -462,28 +462,7 @@ func anyURL(patterns []policy.Pattern, u policy.URL) bool {
 }
 
 // glob matches s against pattern, where * is any run of characters.
-func glob(pattern, s string) bool {
-	px, sx, star, mark := 0, 0, -1, 0
-	for sx < len(s) {
-		switch {
-		case px < len(pattern) && pattern[px] == '*':
-			star, mark = px, sx
-			px++
-		case px < len(pattern) && pattern[px] == s[sx]:
-			px++
-			sx++
-		case star >= 0:
-			px, sx = star+1, mark+1
-			mark++
-		default:
-			return false
-		}
-	}
-	for px < len(pattern) && pattern[px] == '*' {
-		px++
-	}
-	return px == len(pattern)
-}
+func glob(pattern, s string) bool { return policy.Glob(pattern, s) }
 
 // template is a key or resource template: literal text and {variables}.
 type template []string // even indexes literal, odd variables

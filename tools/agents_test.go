@@ -84,7 +84,13 @@ func use(t *testing.T, c *client.Client, tool string, args map[string]any) (stri
 // newPageAs opens path as an agent and returns the new page's id.
 func newPageAs(t *testing.T, c *client.Client, path string) int {
 	t.Helper()
-	text, failed := use(t, c, "new_page", map[string]any{"url": testSite.URL + path})
+	return openAs(t, c, testSite.URL+path)
+}
+
+// openAs opens url in a new page of the agent and returns its id.
+func openAs(t *testing.T, c *client.Client, url string) int {
+	t.Helper()
+	text, failed := use(t, c, "new_page", map[string]any{"url": url})
 	if failed {
 		t.Fatal(text)
 	}

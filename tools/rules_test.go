@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pagemux/pagemux/agents"
@@ -91,24 +90,6 @@ func rulesEnv(t *testing.T, src string) (*agentEnv, string) {
 	}
 	env := newAgentEnvWith(t, Options{Agents: agents.New(agents.Shared), Rules: e})
 	return env, path
-}
-
-// openAs opens url in a new page of the agent and returns its id.
-func openAs(t *testing.T, c *client.Client, url string) int {
-	t.Helper()
-	text, failed := use(t, c, "new_page", map[string]any{"url": url})
-	if failed {
-		t.Fatal(text)
-	}
-	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, "[selected]") {
-			var id int
-			fmt.Sscanf(line, "%d:", &id)
-			return id
-		}
-	}
-	t.Fatalf("new_page selected nothing:\n%s", text)
-	return 0
 }
 
 // TestRulesOnceOnly: a once-only click retried while the first still waits
