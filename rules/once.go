@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,7 @@ func (o *Once) Begin(ctx context.Context, key, agent string, ttl time.Duration) 
 		rec = &Record{Key: key, Agent: agent, At: now, done: make(chan struct{}), ttl: ttl}
 		o.records[key] = rec
 		o.added++
-		if o.added > 1024 {
+		if o.added > 1024 || len(o.records) > MaxOnceRecords {
 			o.sweepLocked(now)
 		}
 		o.mu.Unlock()
@@ -103,11 +104,29 @@ func (o *Once) Len() int {
 	return len(o.records)
 }
 
+// MaxOnceRecords bounds the records kept: past it the finished ones
+// that expire soonest go first, so that a flood of keys cannot fill the
+// memory with answers.
+const MaxOnceRecords = 10000
+
 func (o *Once) sweepLocked(now time.Time) {
 	o.added = 0
 	for k, r := range o.records {
 		if r.expired(now) {
 			delete(o.records, k)
 		}
+	}
+	if len(o.records) <= MaxOnceRecords {
+		return
+	}
+	var done []*Record
+	for _, r := range o.records {
+		if !r.expires.IsZero() {
+			done = append(done, r)
+		}
+	}
+	slices.SortFunc(done, func(a, b *Record) int { return a.expires.Compare(b.expires) })
+	for _, r := range done[:min(len(done), len(o.records)-MaxOnceRecords*3/4)] {
+		delete(o.records, r.Key)
 	}
 }

@@ -394,3 +394,23 @@ func bigRules(n int) string {
 	}
 	return b.String()
 }
+
+// TestOnceBounded: a flood of keys keeps at most MaxOnceRecords records,
+// the finished that expire soonest going first.
+func TestOnceBounded(t *testing.T) {
+	t.Parallel()
+	var o Once
+	for i := range MaxOnceRecords + 500 {
+		rec, first, err := o.Begin(context.Background(), fmt.Sprint("k", i), "a", time.Hour)
+		if err != nil || !first {
+			t.Fatal(err, first)
+		}
+		o.Finish(rec, i, true)
+	}
+	if n := o.Len(); n > MaxOnceRecords {
+		t.Fatalf("%d records kept, want at most %d", n, MaxOnceRecords)
+	}
+	if _, first, _ := o.Begin(context.Background(), fmt.Sprint("k", MaxOnceRecords+499), "a", time.Hour); first {
+		t.Error("the newest record went")
+	}
+}

@@ -304,7 +304,7 @@ func (s *Server) ruleEnd(ctx context.Context, rc *ruled, res *mcp.CallToolResult
 	}
 	acted := res != nil && (!res.IsError || rc.started && ctx.Err() != nil)
 	if rc.once != nil {
-		s.once.Finish(rc.once, res, acted)
+		s.once.Finish(rc.once, keptAnswer(res, maxKeptAnswer), acted)
 	}
 	if rc.shared != nil {
 		s.finishShared(ctx, rc.shared, res, acted, rc.onceTTL)
@@ -314,16 +314,39 @@ func (s *Server) ruleEnd(ctx context.Context, rc *ruled, res *mcp.CallToolResult
 	}
 }
 
+// maxKeptAnswer bounds the answer a once-only record keeps in memory.
+const maxKeptAnswer = 256 << 10
+
+// keptAnswer is res as a once-only record keeps it: whole when its text
+// and images are within limit bytes, else its text alone, cut to it.
+func keptAnswer(res *mcp.CallToolResult, limit int) *mcp.CallToolResult {
+	if res == nil {
+		return nil
+	}
+	size := 0
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case mcp.TextContent:
+			size += len(c.Text)
+		case mcp.ImageContent:
+			size += len(c.Data)
+		default:
+			size += limit // other kinds are not kept
+		}
+	}
+	if size <= limit {
+		return res
+	}
+	text := capText(answerText(res), limit) + "\n(The first answer's images are not kept for replays.)"
+	return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{mcp.NewTextContent(text)}}
+}
+
 // finishShared ends a once-only record in etcd with the call's answer (its
 // text alone when the whole is past cluster.MaxOnceAnswer).
 func (s *Server) finishShared(ctx context.Context, rec *cluster.OnceRecord, res *mcp.CallToolResult, acted bool, ttl time.Duration) {
 	var answer json.RawMessage
 	if res != nil {
-		answer, _ = json.Marshal(res)
-		if len(answer) > cluster.MaxOnceAnswer {
-			text := capText(answerText(res), cluster.MaxOnceAnswer/2)
-			answer, _ = json.Marshal(&mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{mcp.NewTextContent(text)}})
-		}
+		answer, _ = json.Marshal(keptAnswer(res, cluster.MaxOnceAnswer/2))
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

@@ -396,3 +396,18 @@ func TestRuleHolds(t *testing.T) {
 		t.Errorf("a screencast's limit: %v, want --max-hold's 1h", got)
 	}
 }
+
+// TestKeptAnswer: a once-only record keeps a small answer whole, a big
+// one as its text cut to the bound, without its images.
+func TestKeptAnswer(t *testing.T) {
+	t.Parallel()
+	small := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok"), mcp.NewImageContent("aGk=", "image/png")}}
+	if got := keptAnswer(small, 100); got != small {
+		t.Errorf("a small answer: %+v", got)
+	}
+	big := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(strings.Repeat("x", 300)), mcp.NewImageContent(strings.Repeat("A", 1000), "image/png")}}
+	got := keptAnswer(big, 200)
+	if len(got.Content) != 1 || !strings.Contains(answerText(got), "images are not kept") || len(answerText(got)) > 400 {
+		t.Errorf("a big answer: %d parts, %q", len(got.Content), answerText(got))
+	}
+}
