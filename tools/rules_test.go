@@ -157,6 +157,13 @@ func TestRulesOnceOnly(t *testing.T) {
 	if got := env.eval(t, page, "() => window.n"); got != "1" {
 		t.Fatalf("a script with an idempotencyKey ran %s times, want 1", got)
 	}
+	// Another agent's key of the same name is its own: its call runs, and
+	// it never sees the first agent's answer.
+	lead := env.session(t, "lead-secret-1", "")
+	text, failed := use(t, lead, "evaluate_script", map[string]any{"pageId": page, "function": "() => ++window.n", idempotencyKeyArg: "bump-1"})
+	if failed || strings.Contains(text, "Replayed") || !strings.Contains(text, "2") {
+		t.Fatalf("another agent's call with the same idempotencyKey: %s", text)
+	}
 	// The key in the request's _meta, as a client's middleware may put it.
 	for range 2 {
 		res, err := b.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script",
