@@ -42,6 +42,10 @@ type Set struct {
 type toolRules struct {
 	byHost map[string]*ruleList
 	wild   ruleList
+	// names and seen say whether a rule of the tool reads an element's
+	// name (an element pattern, {element}) or whether it is in the
+	// agent's last snapshot (inLastSnapshot).
+	names, seen bool
 }
 
 // ruleList are rules in file order.
@@ -60,13 +64,15 @@ func (s *Set) index() {
 	for _, t := range AllTools {
 		s.byTool[t] = &toolRules{byHost: map[string]*ruleList{}}
 	}
-	each := func(m *matcher, add func(*ruleList)) {
+	each := func(m *matcher, names, seen bool, add func(*ruleList)) {
 		hosts, ok := m.hosts()
 		for _, t := range AllTools {
 			if m.tools != nil && !m.tools.files && !m.tools.tools[t] {
 				continue
 			}
 			tr := s.byTool[t]
+			tr.names = tr.names || names || m.element != nil
+			tr.seen = tr.seen || seen
 			if !ok {
 				add(&tr.wild)
 				continue
@@ -81,15 +87,15 @@ func (s *Set) index() {
 	}
 	for i, r := range s.exclusive {
 		r.index = i
-		each(r.when, func(l *ruleList) { l.exclusive = append(l.exclusive, r) })
+		each(r.when, r.resource.names("element"), false, func(l *ruleList) { l.exclusive = append(l.exclusive, r) })
 	}
 	for i, r := range s.once {
 		r.index = i
-		each(r.when, func(l *ruleList) { l.once = append(l.once, r) })
+		each(r.when, r.key.names("element"), false, func(l *ruleList) { l.once = append(l.once, r) })
 	}
 	for i, r := range s.require {
 		r.index = i
-		each(r.when, func(l *ruleList) { l.require = append(l.require, r) })
+		each(r.when, false, r.InLastSnapshot, func(l *ruleList) { l.require = append(l.require, r) })
 	}
 }
 
@@ -110,6 +116,31 @@ func (m *matcher) hosts() ([]string, bool) {
 		}
 	}
 	return hs, true
+}
+
+// Needs says what the rules ask of a call of tool beyond its arguments:
+// the names of the elements it acts on (as the page's last snapshot shows
+// them), and whether they are in the agent's own last snapshot. A caller
+// gathers only those: a lookup in a big snapshot's text costs more than
+// a decision.
+func (s *Set) Needs(tool string) (names, seen bool) {
+	if s == nil {
+		return false, false
+	}
+	if tr := s.byTool[tool]; tr != nil {
+		return tr.names, tr.seen
+	}
+	return false, false
+}
+
+// names reports whether the template uses variable v.
+func (t template) names(v string) bool {
+	for i := 1; i < len(t); i += 2 {
+		if t[i] == v {
+			return true
+		}
+	}
+	return false
 }
 
 // rulesFor are the rules that may match c, in file order.

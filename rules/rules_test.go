@@ -414,3 +414,19 @@ func TestOnceBounded(t *testing.T) {
 		t.Error("the newest record went")
 	}
 }
+
+// TestNeeds: what a call must gather for the rules of its tool.
+func TestNeeds(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, example)
+	for tool, want := range map[string][2]bool{"click": {true, true}, "fill": {false, true}, "fill_form": {false, false}, "take_snapshot": {false, false}} {
+		if names, seen := s.Needs(tool); names != want[0] || seen != want[1] {
+			t.Errorf("Needs(%s) = %v, %v; want %v", tool, names, seen, want)
+		}
+	}
+	if s := mustParse(t, "once: [{name: o, key: '{element}'}]\n"); !first2(s.Needs("hover")) {
+		t.Error("a once key of {element} needs names")
+	}
+}
+
+func first2(a, _ bool) bool { return a }

@@ -228,16 +228,19 @@ func (s *Server) ruleCall(ctx context.Context, t tool, req mcp.CallToolRequest, 
 	if c.URL == "" {
 		c.URL = p.URL()
 	}
+	names, inSeen := s.rules.Set().Needs(c.Tool)
 	var seen seenSnapshot
-	if s.seen.m != nil {
+	if inSeen {
 		s.seen.mu.Lock()
 		seen = s.seen.m[seenKey{s.viewer(ctx), p.ID}]
 		s.seen.mu.Unlock()
 	}
 	for _, uid := range callUIDs(c.Args) {
 		el := rules.Element{UID: uid}
-		el.Role, el.Name, _ = p.UIDs.Element(uid)
-		el.InLastSnapshot = seen.document == c.Document && seen.text != "" &&
+		if names {
+			el.Role, el.Name, _ = p.UIDs.Element(uid)
+		}
+		el.InLastSnapshot = inSeen && seen.document == c.Document && seen.text != "" &&
 			(strings.Contains(seen.text, "uid="+uid+" ") || strings.Contains(seen.text, "uid="+uid+"\n"))
 		c.Elements = append(c.Elements, el)
 	}
