@@ -21,11 +21,11 @@ func TestMetrics(t *testing.T) {
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Observer: m, Timeout: 20 * time.Millisecond})
 	m.WatchLocks(locks)
 	m.Gauge("pages_open", "Pages open.", func() float64 { return 3 })
-	g, err := locks.Acquire(t.Context(), pagelock.PageKey(1), pagelock.Tracing, pagelock.Tracing.Of("http://127.0.0.1:9222")) // a pool's Chrome's counts as tracing too
+	g, err := locks.Acquire(t.Context(), pagelock.For(pagelock.PageKey(1), pagelock.Tracing, pagelock.Tracing.Of("http://127.0.0.1:9222"))) // a pool's Chrome's counts as tracing too
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := locks.Acquire(t.Context(), pagelock.PageKey(1)); err == nil {
+	if _, err := locks.Acquire(t.Context(), pagelock.For(pagelock.PageKey(1))); err == nil {
 		t.Fatal("the second call did not time out")
 	}
 	m.ToolCall("click", "ok", 70*time.Millisecond)

@@ -34,8 +34,8 @@ func (r reason) String() string {
 type waiter struct {
 	ctx     context.Context
 	owner   string
-	agent   string        // WithAgent's, "" if none
-	noWait  []Key         // FailIfHeldByOther's keys
+	agent   string        // Request.Agent, "" if none
+	noWait  []Key         // Request.FailIfHeld
 	keys    []Key         // all the call's keys, for Close to match
 	slots   []slot        // one per lock of the call, in Guard.fifos order
 	ready   chan struct{} // one value per lock handed over after queuing
@@ -57,7 +57,7 @@ type slot struct {
 	key        Key  // the key that names f in errors
 	granted    bool // f was given to w, at once or by a handoff
 	grantedAt  instant
-	shared     bool   // w shares f with other sharers (WithShared)
+	shared     bool   // w shares f with other sharers (Request.Shared)
 	queued     bool   // w joined f's queue (rather than taking f free)
 	holder     string // f's holder when w queued, for Guard.WaitedFor
 	since      instant
@@ -68,8 +68,10 @@ type slot struct {
 	gprev, gnext *slot
 }
 
-// Acquire waits, in strict FIFO order of arrival, for every lock that keys
-// map to, and returns a Guard holding them all. It is Reserve followed by
+// Acquire waits, in strict FIFO order of arrival, for every lock that the
+// request's keys map to, and returns a Guard holding them all. Everything
+// that decides how it waits is in r, not in ctx, which only bounds the
+// wait. It is Reserve followed by
 // Wait: the call takes its place in every queue at once, so no two calls can
 // deadlock and no later call overtakes an earlier one on any lock. Duplicate
 // keys are fine, and in Global mode all keys map to the one lock, taken
@@ -78,11 +80,10 @@ type slot struct {
 // Acquire fails with *ClosedError if a key is closed, *BusyError if a queue is
 // full, *TimeoutError after Options.Timeout, and with an error wrapping
 // ctx.Err() when ctx ends first. A failed call holds nothing: locks it took on
-// the way are released. The holder is recorded under the name WithOwner put
-// in ctx. Acquire does not retry, and unless it has to wait it allocates
-// nothing but the Guard.
-func (l *Locker) Acquire(ctx context.Context, keys ...Key) (*Guard, error) {
-	g, w, err := l.reserve(ctx, keys)
+// the way are released. The holder is recorded under r.Owner. Acquire does
+// not retry, and unless it has to wait it allocates nothing but the Guard.
+func (l *Locker) Acquire(ctx context.Context, r Request) (*Guard, error) {
+	g, w, err := l.reserve(ctx, r)
 	if err != nil || w == nil {
 		return g, err
 	}
@@ -98,14 +99,14 @@ type Reservation struct {
 	w *waiter // nil when g was complete at once
 }
 
-// Reserve takes the call's place in the queue of every lock keys map to, all
-// in one step, and returns without waiting for them. A call reserved later
+// Reserve takes the call's place in the queue of every lock the request's
+// keys map to, all in one step, and returns without waiting for them. A call reserved later
 // never gets one of these locks before this one. This lets a caller fix the
 // order of calls when they arrive and wait for the locks elsewhere. ctx
 // governs the wait that follows in Wait; errors are those of Acquire, except
 // that timeouts and cancellation come from Wait.
-func (l *Locker) Reserve(ctx context.Context, keys ...Key) (*Reservation, error) {
-	g, w, err := l.reserve(ctx, keys)
+func (l *Locker) Reserve(ctx context.Context, r Request) (*Reservation, error) {
+	g, w, err := l.reserve(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +122,11 @@ func (r *Reservation) Wait() (*Guard, error) {
 	return r.l.await(r.g, r.w)
 }
 
-// reserve makes g for keys and takes every lock of g that is free, or queues
-// for all of them at once. It returns a nil waiter when g holds all its locks.
-func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, error) {
-	g, err := l.newGuard(keys)
+// reserve makes g for r's keys and takes every lock of g that is free, or
+// queues for all of them at once. It returns a nil waiter when g holds all
+// its locks.
+func (l *Locker) reserve(ctx context.Context, r Request) (*Guard, *waiter, error) {
+	g, err := l.newGuard(r.Keys)
 	if err != nil || len(g.keys) == 0 {
 		return g, nil, err
 	}
@@ -133,16 +135,16 @@ func (l *Locker) reserve(ctx context.Context, keys []Key) (*Guard, *waiter, erro
 		l.failed(g.fifos[0], err)
 		return nil, nil, err
 	}
-	owner, agent := ownerOf(ctx), agentOf(ctx)
+	owner, agent := r.owner(), r.Agent
 	g.owner = owner
 	if l.mode == PerPage {
-		g.markShared(sharedOf(ctx))
+		g.markShared(r.Shared)
 	}
 	if g.tryLockAll(owner, agent) {
 		g, err := l.acquired(g, nil)
 		return g, nil, err
 	}
-	w, err := l.register(ctx, g, owner, agent)
+	w, err := l.register(ctx, g, r)
 	if err != nil {
 		l.failed(g.fifos[0], err)
 		return nil, nil, err
@@ -362,12 +364,12 @@ func (w *waiter) timeout() <-chan time.Time {
 
 // register makes a waiter for g known to Close before it queues anywhere, so
 // a key that closes from now on wakes it, and fails if a key closed already.
-func (l *Locker) register(ctx context.Context, g *Guard, owner, agent string) (*waiter, error) {
+func (l *Locker) register(ctx context.Context, g *Guard, r Request) (*waiter, error) {
 	w := &waiter{
 		ctx:    ctx,
-		owner:  owner,
-		agent:  agent,
-		noWait: noWaitOf(ctx),
+		owner:  r.owner(),
+		agent:  r.Agent,
+		noWait: r.FailIfHeld,
 		keys:   g.keys,
 		slots:  make([]slot, len(g.fifos)),
 		ready:  make(chan struct{}, len(g.fifos)),

@@ -13,7 +13,7 @@ import (
 // result arrives.
 func queueAs(t *testing.T, l *Locker, agent, owner string, key Key, n int, keys ...Key) <-chan result {
 	t.Helper()
-	ch := acquireAsync(WithOwner(WithAgent(t.Context(), agent), owner), l, keys...)
+	ch := acquireAsync(t.Context(), l, Request{Keys: keys, Owner: owner, Agent: agent})
 	waitQueued(t, l, key, n)
 	return ch
 }
@@ -23,7 +23,7 @@ func queueAs(t *testing.T, l *Locker, agent, owner string, key Key, n int, keys 
 // agent that just held the lock lets the others go first.
 func TestTurnsGlobal(t *testing.T) {
 	l := New(Options{Mode: Global})
-	holder, err := l.Acquire(WithOwner(WithAgent(t.Context(), "a"), "a0"), PageKey(1))
+	holder, err := l.Acquire(t.Context(), Request{Keys: []Key{PageKey(1)}, Owner: "a0", Agent: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +70,12 @@ func TestMaxQueuePerAgent(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m, MaxQueue: 2})
-			holder := mustAcquire(t, WithAgent(t.Context(), "a"), l, PageKey(2))
+			holder := mustAcquire(t, t.Context(), l, Request{Keys: []Key{PageKey(2)}, Agent: "a"})
 			var queued []<-chan result
 			for i := range 2 {
 				queued = append(queued, queueAs(t, l, "a", "a", PageKey(2), i+1, PageKey(2)))
 			}
-			_, err := l.Acquire(WithAgent(t.Context(), "a"), PageKey(2))
+			_, err := l.Acquire(t.Context(), Request{Keys: []Key{PageKey(2)}, Agent: "a"})
 			var be *BusyError
 			if !errors.As(err, &be) || *be != (BusyError{Key: PageKey(2), Queued: 2, Max: 2, PerAgent: true}) {
 				t.Fatalf("agent a past its bound: %v; want a *BusyError", err)
@@ -86,7 +86,7 @@ func TestMaxQueuePerAgent(t *testing.T) {
 			for i := range 2 {
 				queued = append(queued, queueAs(t, l, "b", "b", PageKey(2), 3+i, PageKey(2)))
 			}
-			if _, err := l.Acquire(WithAgent(t.Context(), "b"), PageKey(2)); !errors.Is(err, ErrBusy) {
+			if _, err := l.Acquire(t.Context(), Request{Keys: []Key{PageKey(2)}, Agent: "b"}); !errors.Is(err, ErrBusy) {
 				t.Errorf("agent b past its bound: %v; want busy", err)
 			}
 			holder.Release()
@@ -127,7 +127,7 @@ func drain(t *testing.T, chs []<-chan result) {
 func TestTurnsNotPerPage(t *testing.T) {
 	for _, forced := range []bool{true, false} {
 		l := New(Options{Mode: PerPage})
-		holder, err := l.Acquire(WithAgent(t.Context(), "a"), PageKey(1), Tracing)
+		holder, err := l.Acquire(t.Context(), Request{Keys: []Key{PageKey(1), Tracing}, Agent: "a"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,9 +138,9 @@ func TestTurnsNotPerPage(t *testing.T) {
 			f.mu.Unlock()
 		}
 		ctx, cancel := context.WithCancel(t.Context())
-		first := acquireAsync(WithOwner(WithAgent(ctx, "a"), "a1"), l, PageKey(1), Tracing)
+		first := acquireAsync(ctx, l, Request{Keys: []Key{PageKey(1), Tracing}, Owner: "a1", Agent: "a"})
 		waitQueued(t, l, Tracing, 1)
-		second := acquireAsync(WithOwner(WithAgent(ctx, "b"), "b1"), l, PageKey(1), Tracing)
+		second := acquireAsync(ctx, l, Request{Keys: []Key{PageKey(1), Tracing}, Owner: "b1", Agent: "b"})
 		waitQueued(t, l, Tracing, 2)
 		holder.Release()
 		if forced {
@@ -183,12 +183,12 @@ func TestTurnsNotPerPage(t *testing.T) {
 // Global mode ignores the request.
 func TestFailIfHeldByOther(t *testing.T) {
 	l := New(Options{Mode: PerPage})
-	holder, err := l.Acquire(WithOwner(WithAgent(t.Context(), "alice"), "performance_start_trace on page 1 for agent token:alice"), Tracing)
+	holder, err := l.Acquire(t.Context(), Request{Keys: []Key{Tracing}, Owner: "performance_start_trace on page 1 for agent token:alice", Agent: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob := FailIfHeldByOther(WithAgent(t.Context(), "bob"), Tracing)
-	_, err = l.Acquire(bob, PageKey(2), Tracing)
+	bob := func(keys ...Key) Request { return Request{Keys: keys, Agent: "bob", FailIfHeld: []Key{Tracing}} }
+	_, err = l.Acquire(t.Context(), bob(PageKey(2), Tracing))
 	var he *HeldError
 	if !errors.As(err, &he) || he.Key != Tracing {
 		t.Fatalf("bob's Acquire: %v; want a *HeldError for tracing", err)
@@ -202,8 +202,8 @@ func TestFailIfHeldByOther(t *testing.T) {
 	// Bob without the request queues; then alice's own call, which asked
 	// too, fails as well: bob waits for it.
 	waits := queueAs(t, l, "bob", "bob", Tracing, 1, Tracing)
-	alice := FailIfHeldByOther(WithAgent(t.Context(), "alice"), Tracing)
-	if _, err := l.Acquire(alice, Tracing); !errors.Is(err, ErrHeld) {
+	alice := Request{Keys: []Key{Tracing}, Agent: "alice", FailIfHeld: []Key{Tracing}}
+	if _, err := l.Acquire(t.Context(), alice); !errors.Is(err, ErrHeld) {
 		t.Errorf("alice behind bob's waiter: %v; want ErrHeld", err)
 	}
 	holder.Release()
@@ -212,8 +212,8 @@ func TestFailIfHeldByOther(t *testing.T) {
 		t.Fatal(r.err)
 	}
 	// Bob's own hold: bob's asking call waits for it.
-	ctx, cancel := context.WithCancel(bob)
-	ch := acquireAsync(ctx, l, Tracing)
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := acquireAsync(ctx, l, bob(Tracing))
 	waitQueued(t, l, Tracing, 1)
 	r.g.Release()
 	if r := receive(t, ch); r.err != nil {
@@ -224,8 +224,8 @@ func TestFailIfHeldByOther(t *testing.T) {
 	cancel()
 
 	g := New(Options{Mode: Global})
-	h := mustAcquire(t, WithAgent(t.Context(), "alice"), g, Tracing)
-	ch = acquireAsync(bob, g, Tracing)
+	h := mustAcquire(t, t.Context(), g, Request{Keys: []Key{Tracing}, Agent: "alice"})
+	ch = acquireAsync(t.Context(), g, bob(Tracing))
 	waitQueued(t, g, Tracing, 1)
 	h.Release()
 	if r := receive(t, ch); r.err != nil {

@@ -13,11 +13,11 @@ func BenchmarkAcquireReleaseUncontended(b *testing.B) {
 	for _, m := range modes {
 		b.Run(m.String(), func(b *testing.B) {
 			l := New(Options{Mode: m})
-			ctx := WithOwner(b.Context(), "click")
+			ctx := b.Context()
 			key := PageKey(1)
 			b.ReportAllocs()
 			for b.Loop() {
-				g, err := l.Acquire(ctx, key)
+				g, err := l.Acquire(ctx, Request{Keys: []Key{key}, Owner: "click"})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -33,7 +33,7 @@ func BenchmarkHandoffContended(b *testing.B) {
 	for _, workers := range []int{2, 8} {
 		b.Run("goroutines="+strconv.Itoa(workers), func(b *testing.B) {
 			l := New(Options{Mode: PerPage})
-			ctx := WithOwner(b.Context(), "click")
+			ctx := b.Context()
 			key := PageKey(1)
 			var left atomic.Int64
 			left.Store(int64(b.N))
@@ -43,7 +43,7 @@ func BenchmarkHandoffContended(b *testing.B) {
 			for range workers {
 				wg.Go(func() {
 					for left.Add(-1) >= 0 {
-						g, err := l.Acquire(ctx, key)
+						g, err := l.Acquire(ctx, Request{Keys: []Key{key}, Owner: "click"})
 						if err != nil {
 							b.Error(err)
 							return
@@ -61,13 +61,13 @@ func BenchmarkHandoffContended(b *testing.B) {
 // its own page: they should not slow each other down.
 func BenchmarkParallelDistinctPages(b *testing.B) {
 	l := New(Options{Mode: PerPage})
-	ctx := WithOwner(b.Context(), "click")
+	ctx := b.Context()
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		key := PageKey(int(next.Add(1)))
 		for pb.Next() {
-			g, err := l.Acquire(ctx, key)
+			g, err := l.Acquire(ctx, Request{Keys: []Key{key}, Owner: "click"})
 			if err != nil {
 				b.Error(err)
 				return

@@ -61,7 +61,7 @@ type BusyError struct {
 	Key      Key  // the key whose lock was full
 	Queued   int  // the calls of the caller's agent waiting for it
 	Max      int  // Options.MaxQueue
-	PerAgent bool // the caller named its agent (WithAgent)
+	PerAgent bool // the caller named its agent (Request.Agent)
 }
 
 // Error says which key is busy, how many calls queue for it, and what to do
@@ -96,7 +96,7 @@ func (e *ClosedError) Error() string { return e.Key.String() + " is closed" }
 func (e *ClosedError) Unwrap() error { return ErrClosed }
 
 // HeldError is returned at once, without queuing, for a key the call asked
-// not to wait for behind another agent (FailIfHeldByOther). It does not name
+// not to wait for behind another agent (Request.FailIfHeld). It does not name
 // that agent; Holder, the holder's owner name, is for the caller to say what
 // the lock is held for, not to show.
 type HeldError struct {

@@ -21,14 +21,14 @@ import (
 // release hands the lock straight to the next waiter. So a free lock has an
 // empty queue, and tryLock taking a free lock never jumps the queue.
 //
-// A lock can be held shared (WithShared) by several calls at once. A shared
+// A lock can be held shared (Request.Shared) by several calls at once. A shared
 // call joins the holders at once only while they hold it shared and nobody
 // queues; else it queues like any other, so a call that wants it alone is
 // never overtaken, and waits only for the sharers ahead of it. A handoff to
 // a shared waiter takes the shared waiters right behind it along. So the
 // head of the queue of a lock held shared always wants it alone.
 //
-// The queue is also kept by agent (see WithAgent), for Options.MaxQueue,
+// The queue is also kept by agent (see Request.Agent), for Options.MaxQueue,
 // which bounds each agent's waiters, and, when rr is set, for turns: the
 // next holder is then the first waiter of the agent whose turn it is, the
 // agents with waiters taking turns in the order they began to wait. Within
@@ -68,8 +68,8 @@ type counters struct {
 
 // hold is one call's hold on a fifo.
 type hold struct {
-	owner string // its owner name (WithOwner)
-	agent string // its agent (WithAgent); "" when unnamed
+	owner string // its owner name (Request.Owner)
+	agent string // its agent (Request.Agent); "" when unnamed
 }
 
 // closedFifo marks a closed key in Locker.locks. It is never locked.

@@ -18,7 +18,7 @@ type Guard struct {
 	waitKey    Key
 	waitHolder string
 	released   atomic.Bool
-	// shared says, for each of fifos, that g shares it (WithShared); nil
+	// shared says, for each of fifos, that g shares it (Request.Shared); nil
 	// when g shares none. owner is g's owner name, at when g got its locks.
 	shared []bool
 	owner  string

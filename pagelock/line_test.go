@@ -32,7 +32,7 @@ func TestLineOrdersReservations(t *testing.T) {
 							t.Error(err)
 							return
 						}
-						r, err := l.Reserve(t.Context(), PageKey(1))
+						r, err := l.Reserve(t.Context(), For(PageKey(1)))
 						tk.Admit()
 						if err != nil {
 							t.Error(err)
@@ -164,15 +164,15 @@ func TestNilTicket(t *testing.T) {
 // can deadlock.
 func TestReserveAllAtOnce(t *testing.T) {
 	l := New(Options{Mode: PerPage})
-	holder := mustAcquire(t, WithOwner(t.Context(), "holder"), l, PageKey(1))
-	first, err := l.Reserve(WithOwner(t.Context(), "first"), PageKey(1), Tracing)
+	holder := mustAcquire(t, t.Context(), l, Request{Keys: []Key{PageKey(1)}, Owner: "holder"})
+	first, err := l.Reserve(t.Context(), Request{Keys: []Key{PageKey(1), Tracing}, Owner: "first"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := statsOf(t, l, Tracing); s.Holder != "first" {
 		t.Fatalf("tracing is held by %q, want the first call, which reserved it free", s.Holder)
 	}
-	later := acquireAsync(WithOwner(t.Context(), "later"), l, Tracing)
+	later := acquireAsync(t.Context(), l, Request{Keys: []Key{Tracing}, Owner: "later"})
 	waitQueued(t, l, Tracing, 1)
 	holder.Release()
 	g, err := first.Wait()
@@ -196,8 +196,8 @@ func TestReserveAllAtOnce(t *testing.T) {
 // back the other lock it was granted.
 func TestReserveTimeoutGivesBack(t *testing.T) {
 	l := New(Options{Mode: PerPage, Timeout: 30 * time.Millisecond})
-	mustAcquire(t, WithOwner(t.Context(), "trace"), l, Tracing)
-	r, err := l.Reserve(t.Context(), PageKey(1), Tracing)
+	mustAcquire(t, t.Context(), l, Request{Keys: []Key{Tracing}, Owner: "trace"})
+	r, err := l.Reserve(t.Context(), For(PageKey(1), Tracing))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,10 +294,10 @@ func (o *countingObserver) Failed(k Key, why string) {
 func TestObserver(t *testing.T) {
 	obs := newCountingObserver()
 	l := New(Options{Mode: PerPage, Timeout: 30 * time.Millisecond, MaxQueue: 1, Observer: obs})
-	g := mustAcquire(t, t.Context(), l, PageKey(1))
-	waiter := acquireAsync(t.Context(), l, PageKey(1))
+	g := mustAcquire(t, t.Context(), l, For(PageKey(1)))
+	waiter := acquireAsync(t.Context(), l, For(PageKey(1)))
 	waitQueued(t, l, PageKey(1), 1)
-	if _, err := l.Acquire(t.Context(), PageKey(1)); err == nil {
+	if _, err := l.Acquire(t.Context(), For(PageKey(1))); err == nil {
 		t.Fatal("a full queue took a call")
 	}
 	if r := receive(t, waiter); r.err == nil {
@@ -305,11 +305,11 @@ func TestObserver(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := l.Acquire(ctx, PageKey(2)); err == nil {
+	if _, err := l.Acquire(ctx, For(PageKey(2))); err == nil {
 		t.Fatal("a cancelled call took a lock")
 	}
 	g.Release()
-	two := mustAcquire(t, t.Context(), l, PageKey(1), Tracing)
+	two := mustAcquire(t, t.Context(), l, For(PageKey(1), Tracing))
 	two.Release()
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
@@ -372,12 +372,12 @@ func TestObserverBusyUnlocked(t *testing.T) {
 	obs := &statsObserver{failed: make(chan string, 1)}
 	l := New(Options{Mode: PerPage, MaxQueue: 1, Observer: obs})
 	obs.l = l
-	g := mustAcquire(t, t.Context(), l, PageKey(1)) // released at the end, not deferred: on a deadlock that would hang
+	g := mustAcquire(t, t.Context(), l, For(PageKey(1))) // released at the end, not deferred: on a deadlock that would hang
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	waiter := acquireAsync(ctx, l, PageKey(1))
+	waiter := acquireAsync(ctx, l, For(PageKey(1)))
 	waitQueued(t, l, PageKey(1), 1)
-	busy := acquireAsync(t.Context(), l, PageKey(1))
+	busy := acquireAsync(t.Context(), l, For(PageKey(1)))
 	select {
 	case why := <-obs.failed:
 		if why != "busy" {
@@ -433,8 +433,8 @@ func TestLineNumberedGapKeepsOrder(t *testing.T) {
 func TestObserverNamesTheLockGivenUp(t *testing.T) {
 	obs := newCountingObserver()
 	l := New(Options{Mode: PerPage, Timeout: 30 * time.Millisecond, Observer: obs})
-	g := mustAcquire(t, t.Context(), l, Tracing)
-	if _, err := l.Acquire(t.Context(), PageKey(1), Tracing); err == nil {
+	g := mustAcquire(t, t.Context(), l, For(Tracing))
+	if _, err := l.Acquire(t.Context(), For(PageKey(1), Tracing)); err == nil {
 		t.Fatal("the call got a held lock")
 	}
 	g.Release()

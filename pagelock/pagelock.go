@@ -5,7 +5,7 @@
 // page, and each browser-wide resource such as tracing or a Lighthouse audit,
 // has its own lock, so calls on different pages run side by side.
 //
-// The calls of one agent (see WithAgent) are served strictly in the order
+// The calls of one agent (see Request.Agent) are served strictly in the order
 // they arrived, in both modes. Between agents, PerPage mode keeps that order
 // too, while in Global mode agents take turns: the one lock goes round the
 // agents that wait for it, one call each, so one agent's backlog delays
@@ -18,7 +18,6 @@
 package pagelock
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -131,7 +130,7 @@ type Options struct {
 	// Acquire fails with *TimeoutError. Zero waits until ctx ends. It does
 	// not bound how long a Guard is held.
 	Timeout time.Duration
-	// MaxQueue bounds the waiters one agent (see WithAgent) has queued on
+	// MaxQueue bounds the waiters one agent (see Request.Agent) has queued on
 	// one lock; an Acquire that would queue past it fails at once with
 	// *BusyError. A lock's queue holds at most MaxQueue per agent that
 	// waits, so other agents still queue. Zero means unbounded.
@@ -149,7 +148,7 @@ type Observer interface {
 	// Released: a call gave the lock of key back after holding it.
 	Released(key Key, held time.Duration)
 	// Failed: a call gave up on the lock of key: "timeout", "busy" (a full
-	// queue, or held by another agent: see FailIfHeldByOther), "cancelled"
+	// queue, or held by another agent: see Request.FailIfHeld), "cancelled"
 	// or "closed".
 	Failed(key Key, why string)
 }
@@ -206,85 +205,51 @@ func (l *Locker) Mode() Mode { return l.mode }
 // Timeout returns Options.Timeout as l uses it: zero for none.
 func (l *Locker) Timeout() time.Duration { return l.timeout }
 
-// ownerKey is the context key of the owner name.
-type ownerKey struct{}
-
-// unnamed is the holder recorded for a call whose ctx names no owner, so that
+// unnamed is the holder recorded for a call that names no owner, so that
 // Stats can tell a held lock ("unnamed") from a free one ("").
 const unnamed = "unnamed"
 
-// WithOwner returns a copy of ctx that names the work about to lock, such as
-// the MCP tool name "click". Acquire records it as the holder, for Stats and
-// for the errors of calls waiting behind it. It does not lock anything. An
-// empty owner, or none, is recorded as "unnamed".
-func WithOwner(ctx context.Context, owner string) context.Context {
-	return context.WithValue(ctx, ownerKey{}, owner)
+// Request is what one call asks of a Locker (Acquire, Reserve): the locks
+// and how to take them. Its zero value asks for nothing; For makes the
+// request of keys alone.
+type Request struct {
+	// Keys are the locks to take, in any order; duplicates are fine.
+	Keys []Key
+	// Owner names the work, such as the MCP tool "click on page 3": the
+	// holder that Stats and the errors of the calls waiting behind it
+	// name. "" is recorded as "unnamed".
+	Owner string
+	// Agent names the agent the call is for, such as the bearer token it
+	// came with. The calls of one agent keep their order of arrival and
+	// share its Options.MaxQueue; in Global mode agents take turns. ""
+	// is the one agent of calls that name none.
+	Agent string
+	// Shared are keys of Keys taken shared: the call holds such a lock
+	// together with every other call that shares it, and excludes only
+	// the calls that take it alone. It is for a resource whose users
+	// disturb each other only in some uses, such as Audit: Lighthouse
+	// audits that do not measure performance run side by side, one that
+	// does runs alone. Arrival order still holds on the lock: a sharer
+	// that comes after a call waiting to take the lock alone waits behind
+	// it, so that call is not starved. PerPage mode only: in Global mode
+	// every call takes the one lock alone.
+	Shared []Key
+	// FailIfHeld are keys of Keys that another agent holds or waits for
+	// fail the call at once with *HeldError, rather than queue. It is for
+	// a browser-wide resource, such as Tracing, that a call should not
+	// wait for behind another agent unless it asked to. The caller's own
+	// agent is waited for as ever. PerPage mode only: in Global mode every
+	// call waits for the one lock, whoever holds it.
+	FailIfHeld []Key
 }
 
-// ownerOf returns the owner WithOwner put in ctx, or unnamed.
-func ownerOf(ctx context.Context) string {
-	if owner, _ := ctx.Value(ownerKey{}).(string); owner != "" {
-		return owner
+// For is the Request of keys alone: no owner, no agent, each taken alone.
+func For(keys ...Key) Request { return Request{Keys: keys} }
+
+// owner is the holder name the request records.
+func (r Request) owner() string {
+	if r.Owner != "" {
+		return r.Owner
 	}
 	return unnamed
-}
-
-// agentKey is the context key of the agent name.
-type agentKey struct{}
-
-// WithAgent returns a copy of ctx that names the agent the call is for, such
-// as the bearer token it came with. The calls of one agent keep their order
-// of arrival and share its Options.MaxQueue; in Global mode agents take
-// turns. It does not lock anything. An empty name, or none, is the one
-// agent of calls that name none.
-func WithAgent(ctx context.Context, agent string) context.Context {
-	return context.WithValue(ctx, agentKey{}, agent)
-}
-
-// agentOf returns the agent WithAgent put in ctx, or "".
-func agentOf(ctx context.Context) string {
-	agent, _ := ctx.Value(agentKey{}).(string)
-	return agent
-}
-
-// noWaitKey is the context key of FailIfHeldByOther's keys.
-type noWaitKey struct{}
-
-// FailIfHeldByOther returns a copy of ctx whose Acquire or Reserve fails at
-// once with *HeldError, rather than queue, for one of keys that another
-// agent (see WithAgent) holds or waits for. It is for a browser-wide
-// resource, such as Tracing, that a call should not wait for behind another
-// agent unless it asked to. The caller's own agent is waited for as ever. It
-// applies in PerPage mode only: in Global mode every call waits for the one
-// lock, whoever holds it.
-func FailIfHeldByOther(ctx context.Context, keys ...Key) context.Context {
-	return context.WithValue(ctx, noWaitKey{}, keys)
-}
-
-// sharedKey is the context key of WithShared's keys.
-type sharedKey struct{}
-
-// WithShared returns a copy of ctx whose Acquire or Reserve takes keys
-// shared: the call holds such a lock together with every other call that
-// shares it, and excludes only the calls that take it alone. It is for a
-// resource whose users disturb each other only in some uses, such as Audit:
-// Lighthouse audits that do not measure performance run side by side, one
-// that does runs alone. Arrival order still holds on the lock: a sharer
-// that comes after a call waiting to take the lock alone waits behind it,
-// so that call is not starved. It applies in PerPage mode only: in Global
-// mode every call takes the one lock alone.
-func WithShared(ctx context.Context, keys ...Key) context.Context {
-	return context.WithValue(ctx, sharedKey{}, keys)
-}
-
-// sharedOf returns the keys WithShared put in ctx.
-func sharedOf(ctx context.Context) []Key {
-	keys, _ := ctx.Value(sharedKey{}).([]Key)
-	return keys
-}
-
-// noWaitOf returns the keys FailIfHeldByOther put in ctx.
-func noWaitOf(ctx context.Context) []Key {
-	keys, _ := ctx.Value(noWaitKey{}).([]Key)
-	return keys
 }

@@ -35,10 +35,10 @@ type result struct {
 
 // acquireAsync runs Acquire in a new goroutine and returns where its result
 // will arrive.
-func acquireAsync(ctx context.Context, l *Locker, keys ...Key) <-chan result {
+func acquireAsync(ctx context.Context, l *Locker, r Request) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
-		g, err := l.Acquire(ctx, keys...)
+		g, err := l.Acquire(ctx, r)
 		ch <- result{g, err}
 	}()
 	return ch
@@ -56,13 +56,13 @@ func receive(t *testing.T, ch <-chan result) result {
 	}
 }
 
-// mustAcquire returns a Guard for keys, failing the test on error, and
+// mustAcquire returns a Guard for r, failing the test on error, and
 // releases it when the test ends.
-func mustAcquire(t *testing.T, ctx context.Context, l *Locker, keys ...Key) *Guard {
+func mustAcquire(t *testing.T, ctx context.Context, l *Locker, r Request) *Guard {
 	t.Helper()
-	g, err := l.Acquire(ctx, keys...)
+	g, err := l.Acquire(ctx, r)
 	if err != nil {
-		t.Fatalf("Acquire(%v): %v", keys, err)
+		t.Fatalf("Acquire(%v): %v", r.Keys, err)
 	}
 	t.Cleanup(g.Release)
 	return g
@@ -266,7 +266,7 @@ func TestFIFO(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			l := New(Options{Mode: tt.mode})
-			holder := mustAcquire(t, t.Context(), l, PageKey(1))
+			holder := mustAcquire(t, t.Context(), l, For(PageKey(1)))
 			var (
 				mu    sync.Mutex
 				order []int
@@ -274,7 +274,7 @@ func TestFIFO(t *testing.T) {
 			var g errgroup.Group
 			for i := range n {
 				g.Go(func() error {
-					guard, err := l.Acquire(t.Context(), tt.keyOf(i))
+					guard, err := l.Acquire(t.Context(), For(tt.keyOf(i)))
 					if err != nil {
 						return err
 					}
@@ -310,8 +310,8 @@ func TestModesKeysBlocking(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			l := New(Options{Mode: tt.mode})
-			holder := mustAcquire(t, t.Context(), l, PageKey(1))
-			ch := acquireAsync(t.Context(), l, PageKey(2), Tracing)
+			holder := mustAcquire(t, t.Context(), l, For(PageKey(1)))
+			ch := acquireAsync(t.Context(), l, For(PageKey(2), Tracing))
 			if tt.wantQueue {
 				waitQueued(t, l, PageKey(2), 1)
 				holder.Release()
@@ -332,7 +332,7 @@ func TestKeysCanonical(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
-			g := mustAcquire(t, t.Context(), l, PageKey(3), Tracing, PageKey(1), PageKey(3), Tracing)
+			g := mustAcquire(t, t.Context(), l, For(PageKey(3), Tracing, PageKey(1), PageKey(3), Tracing))
 			want := []Key{PageKey(1), PageKey(3), Tracing}
 			keys := g.Keys()
 			if !slices.Equal(keys, want) {
@@ -357,8 +357,8 @@ func TestZeroKeys(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
-			holder := mustAcquire(t, t.Context(), l, PageKey(1))
-			g, err := l.Acquire(t.Context())
+			holder := mustAcquire(t, t.Context(), l, For(PageKey(1)))
+			g, err := l.Acquire(t.Context(), For())
 			if err != nil || g == nil {
 				t.Fatalf("Acquire() = %v, %v; want a Guard", g, err)
 			}
@@ -438,7 +438,7 @@ func stressOnce(ctx context.Context, l *Locker, keys []Key, rng *rand.Rand, hold
 		short, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(200))*time.Microsecond)
 		defer cancel()
 	}
-	g, err := l.Acquire(short, keys...)
+	g, err := l.Acquire(short, For(keys...))
 	if err != nil && short != ctx && short.Err() != nil && ctx.Err() == nil {
 		return nil // the short ctx gave up, as it may
 	}
@@ -461,12 +461,12 @@ func TestCancelLeavesQueue(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
-			holder := mustAcquire(t, t.Context(), l, PageKey(1))
+			holder := mustAcquire(t, t.Context(), l, For(PageKey(1)))
 			ctx, cancel := context.WithCancelCause(t.Context())
 			defer cancel(nil)
-			cancelled := acquireAsync(ctx, l, PageKey(1))
+			cancelled := acquireAsync(ctx, l, For(PageKey(1)))
 			waitQueued(t, l, PageKey(1), 1)
-			next := acquireAsync(t.Context(), l, PageKey(1))
+			next := acquireAsync(t.Context(), l, For(PageKey(1)))
 			waitQueued(t, l, PageKey(1), 2)
 
 			cancel(gone)
@@ -496,7 +496,7 @@ func TestDoneContextFailsAtOnce(t *testing.T) {
 			l := New(Options{Mode: m})
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			if _, err := l.Acquire(ctx, PageKey(1)); !errors.Is(err, context.Canceled) {
+			if _, err := l.Acquire(ctx, For(PageKey(1))); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Acquire with a done ctx: %v; want context.Canceled", err)
 			}
 			if s := statsOf(t, l, PageKey(1)); s.Holder != "" || s.Acquired != 0 {
@@ -513,8 +513,8 @@ func TestTimeout(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m, Timeout: timeout})
-			holder := mustAcquire(t, WithOwner(t.Context(), "take_snapshot"), l, PageKey(2))
-			_, err := l.Acquire(WithOwner(t.Context(), "click"), PageKey(2))
+			holder := mustAcquire(t, t.Context(), l, Request{Keys: []Key{PageKey(2)}, Owner: "take_snapshot"})
+			_, err := l.Acquire(t.Context(), Request{Keys: []Key{PageKey(2)}, Owner: "click"})
 			var te *TimeoutError
 			if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) {
 				t.Fatalf("Acquire: %v; want a *TimeoutError", err)
@@ -543,13 +543,13 @@ func TestTimeout(t *testing.T) {
 // part-way gives back the locks it took on the way.
 func TestFailedAcquireReleasesTaken(t *testing.T) {
 	l := New(Options{Mode: PerPage, Timeout: 50 * time.Millisecond})
-	mustAcquire(t, WithOwner(t.Context(), "start_trace"), l, Tracing)
-	_, err := l.Acquire(t.Context(), Tracing, PageKey(1))
+	mustAcquire(t, t.Context(), l, Request{Keys: []Key{Tracing}, Owner: "start_trace"})
+	_, err := l.Acquire(t.Context(), For(Tracing, PageKey(1)))
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Key != Tracing {
 		t.Fatalf("Acquire: %v; want a timeout on tracing", err)
 	}
-	g, err := l.Acquire(t.Context(), PageKey(1))
+	g, err := l.Acquire(t.Context(), For(PageKey(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,13 +563,13 @@ func TestReleaseIdempotent(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
-			first := mustAcquire(t, t.Context(), l, PageKey(1), Tracing)
+			first := mustAcquire(t, t.Context(), l, For(PageKey(1), Tracing))
 			var wg sync.WaitGroup
 			for range 16 {
 				wg.Go(first.Release)
 			}
 			wg.Wait()
-			second := mustAcquire(t, WithOwner(t.Context(), "second"), l, PageKey(1), Tracing)
+			second := mustAcquire(t, t.Context(), l, Request{Keys: []Key{PageKey(1), Tracing}, Owner: "second"})
 			if second.Waited() != 0 {
 				t.Errorf("concurrent releases left the lock held: waited %v", second.Waited())
 			}
@@ -592,13 +592,13 @@ func TestMaxQueue(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m, MaxQueue: 2})
-			holder := mustAcquire(t, t.Context(), l, PageKey(2))
+			holder := mustAcquire(t, t.Context(), l, For(PageKey(2)))
 			var queued []<-chan result
 			for i := range 2 {
-				queued = append(queued, acquireAsync(t.Context(), l, PageKey(2)))
+				queued = append(queued, acquireAsync(t.Context(), l, For(PageKey(2))))
 				waitQueued(t, l, PageKey(2), i+1)
 			}
-			_, err := l.Acquire(t.Context(), PageKey(2))
+			_, err := l.Acquire(t.Context(), For(PageKey(2)))
 			var be *BusyError
 			if !errors.As(err, &be) || !errors.Is(err, ErrBusy) {
 				t.Fatalf("Acquire past the bound: %v; want a *BusyError", err)
@@ -631,18 +631,18 @@ func TestClose(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			l := New(Options{Mode: m})
-			page3 := mustAcquire(t, WithOwner(t.Context(), "navigate"), l, PageKey(3))
+			page3 := mustAcquire(t, t.Context(), l, Request{Keys: []Key{PageKey(3)}, Owner: "navigate"})
 			var page1 *Guard
 			if m == PerPage {
-				page1 = mustAcquire(t, t.Context(), l, PageKey(1))
+				page1 = mustAcquire(t, t.Context(), l, For(PageKey(1)))
 			}
-			waiter := acquireAsync(t.Context(), l, PageKey(3))
+			waiter := acquireAsync(t.Context(), l, For(PageKey(3)))
 			waitQueued(t, l, PageKey(3), 1)
-			multi := acquireAsync(t.Context(), l, PageKey(3), PageKey(1)) // queues on page/1 in PerPage mode
+			multi := acquireAsync(t.Context(), l, For(PageKey(3), PageKey(1))) // queues on page/1 in PerPage mode
 			waitQueued(t, l, PageKey(1), map[Mode]int{Global: 2, PerPage: 1}[m])
 			var other <-chan result
 			if m == Global {
-				other = acquireAsync(t.Context(), l, PageKey(4))
+				other = acquireAsync(t.Context(), l, For(PageKey(4)))
 				waitQueued(t, l, PageKey(4), 3)
 			}
 
@@ -655,7 +655,7 @@ func TestClose(t *testing.T) {
 				}
 			}
 			for _, keys := range [][]Key{{PageKey(3)}, {PageKey(5), PageKey(3)}} {
-				if _, err := l.Acquire(t.Context(), keys...); !errors.Is(err, ErrClosed) {
+				if _, err := l.Acquire(t.Context(), For(keys...)); !errors.Is(err, ErrClosed) {
 					t.Errorf("Acquire(%v) after Close: %v; want ErrClosed", keys, err)
 				}
 			}
@@ -679,7 +679,7 @@ func TestClose(t *testing.T) {
 func TestCloseDropsLock(t *testing.T) {
 	l := New(Options{Mode: PerPage})
 	for _, k := range []Key{PageKey(1), PageKey(2)} {
-		g, err := l.Acquire(t.Context(), k)
+		g, err := l.Acquire(t.Context(), For(k))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -705,11 +705,11 @@ func TestCloseRacesHandoff(t *testing.T) {
 			l := New(Options{Mode: m})
 			for i := range 100 {
 				key := PageKey(i)
-				holder, err := l.Acquire(t.Context(), key)
+				holder, err := l.Acquire(t.Context(), For(key))
 				if err != nil {
 					t.Fatal(err)
 				}
-				waiter := acquireAsync(t.Context(), l, key)
+				waiter := acquireAsync(t.Context(), l, For(key))
 				waitQueued(t, l, key, 1)
 				var wg sync.WaitGroup
 				wg.Go(holder.Release)
@@ -732,11 +732,11 @@ func TestStats(t *testing.T) {
 	l := New(Options{Mode: PerPage})
 	ctx := t.Context()
 	for _, k := range []Key{Tracing, PageKey(1), Audit} {
-		g := mustAcquire(t, ctx, l, k)
+		g := mustAcquire(t, ctx, l, For(k))
 		g.Release()
 	}
-	first := mustAcquire(t, WithOwner(ctx, "take_snapshot"), l, PageKey(2))
-	ch := acquireAsync(WithOwner(ctx, "click"), l, PageKey(2))
+	first := mustAcquire(t, ctx, l, Request{Keys: []Key{PageKey(2)}, Owner: "take_snapshot"})
+	ch := acquireAsync(ctx, l, Request{Keys: []Key{PageKey(2)}, Owner: "click"})
 	waitQueued(t, l, PageKey(2), 1)
 
 	s := statsOf(t, l, PageKey(2))
@@ -768,7 +768,7 @@ func TestStats(t *testing.T) {
 
 func TestStatsGlobal(t *testing.T) {
 	l := New(Options{Mode: Global})
-	g := mustAcquire(t, t.Context(), l, PageKey(1), Tracing)
+	g := mustAcquire(t, t.Context(), l, For(PageKey(1), Tracing))
 	stats := l.Stats()
 	if len(stats) != 1 || stats[0].Key != "global" || stats[0].Holder != unnamed || stats[0].Acquired != 1 {
 		t.Errorf("Stats() = %+v; want one held entry named global", stats)
@@ -845,7 +845,7 @@ func TestCloseBeforeAcquireReturns(t *testing.T) {
 			if held, _, _ := state(g.fifos[0]); held {
 				t.Error("the lock of a call that failed stays held")
 			}
-			if _, err := l.register(t.Context(), g, "late", ""); !errors.Is(err, ErrClosed) {
+			if _, err := l.register(t.Context(), g, Request{Owner: "late"}); !errors.Is(err, ErrClosed) {
 				t.Errorf("register after Close: %v; want ErrClosed", err)
 			}
 			if len(l.waiting) != 0 {

@@ -12,10 +12,16 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// shared is ctx asking for Audit shared, as a Lighthouse audit without
-// performance does.
-func shared(ctx context.Context, owner string) context.Context {
-	return WithShared(WithOwner(ctx, owner), Audit)
+// withAgent is r for agent.
+func withAgent(r Request, agent string) Request {
+	r.Agent = agent
+	return r
+}
+
+// shared is the request of owner for keys, Audit shared, as a Lighthouse
+// audit without performance asks.
+func shared(owner string, keys ...Key) Request {
+	return Request{Keys: keys, Owner: owner, Shared: []Key{Audit}}
 }
 
 // expectNoResult fails the test if ch already has a result: the call should
@@ -34,13 +40,13 @@ func expectNoResult(t *testing.T, ch <-chan result, what string) {
 func TestSharedHoldTogether(t *testing.T) {
 	l := New(Options{Mode: PerPage})
 	ctx := t.Context()
-	a := mustAcquire(t, shared(ctx, "audit a"), l, PageKey(1), Audit)
-	b := mustAcquire(t, shared(ctx, "audit b"), l, PageKey(2), Audit)
+	a := mustAcquire(t, ctx, l, shared("audit a", PageKey(1), Audit))
+	b := mustAcquire(t, ctx, l, shared("audit b", PageKey(2), Audit))
 	s := statsOf(t, l, Audit)
 	if s.Holders != 2 || s.MaxHolders != 2 || s.Holder != "audit a, audit b" {
 		t.Fatalf("stats of two sharers: holders %d, max %d, holder %q; want 2, 2, \"audit a, audit b\"", s.Holders, s.MaxHolders, s.Holder)
 	}
-	alone := acquireAsync(WithOwner(ctx, "perf"), l, PageKey(3), Audit)
+	alone := acquireAsync(ctx, l, Request{Keys: []Key{PageKey(3), Audit}, Owner: "perf"})
 	waitQueued(t, l, Audit, 1)
 	a.Release()
 	if s := statsOf(t, l, Audit); s.Holders != 1 || s.Holder != "audit b" || s.Queued != 1 {
@@ -68,12 +74,12 @@ func TestSharedHoldTogether(t *testing.T) {
 func TestSharedKeepsArrivalOrder(t *testing.T) {
 	l := New(Options{Mode: PerPage})
 	ctx := t.Context()
-	first := mustAcquire(t, shared(ctx, "first"), l, Audit)
-	alone := acquireAsync(WithOwner(ctx, "alone"), l, Audit)
+	first := mustAcquire(t, ctx, l, shared("first", Audit))
+	alone := acquireAsync(ctx, l, Request{Keys: []Key{Audit}, Owner: "alone"})
 	waitQueued(t, l, Audit, 1)
-	late1 := acquireAsync(shared(ctx, "late 1"), l, Audit)
+	late1 := acquireAsync(ctx, l, shared("late 1", Audit))
 	waitQueued(t, l, Audit, 2)
-	late2 := acquireAsync(shared(ctx, "late 2"), l, Audit)
+	late2 := acquireAsync(ctx, l, shared("late 2", Audit))
 	waitQueued(t, l, Audit, 3)
 	expectNoResult(t, late1, "a sharer behind a lone waiter")
 	first.Release()
@@ -100,11 +106,11 @@ func TestSharedKeepsArrivalOrder(t *testing.T) {
 func TestSharedAfterLoneWaiterGivesUp(t *testing.T) {
 	l := New(Options{Mode: PerPage})
 	ctx := t.Context()
-	holder := mustAcquire(t, shared(ctx, "holder"), l, Audit)
+	holder := mustAcquire(t, ctx, l, shared("holder", Audit))
 	lctx, cancel := context.WithCancel(ctx)
-	alone := acquireAsync(WithOwner(lctx, "alone"), l, Audit)
+	alone := acquireAsync(lctx, l, Request{Keys: []Key{Audit}, Owner: "alone"})
 	waitQueued(t, l, Audit, 1)
-	late := acquireAsync(shared(ctx, "late"), l, Audit)
+	late := acquireAsync(ctx, l, shared("late", Audit))
 	waitQueued(t, l, Audit, 2)
 	cancel()
 	if r := receive(t, alone); !errors.Is(r.err, context.Canceled) {
@@ -121,13 +127,13 @@ func TestSharedAfterLoneWaiterGivesUp(t *testing.T) {
 	holder.Release()
 }
 
-// TestSharedGlobalMode checks that Global mode ignores WithShared: its one
+// TestSharedGlobalMode checks that Global mode ignores Request.Shared: its one
 // lock is always taken alone.
 func TestSharedGlobalMode(t *testing.T) {
 	l := New(Options{Mode: Global})
 	ctx := t.Context()
-	g := mustAcquire(t, shared(ctx, "a"), l, Audit)
-	second := acquireAsync(shared(ctx, "b"), l, Audit)
+	g := mustAcquire(t, ctx, l, shared("a", Audit))
+	second := acquireAsync(ctx, l, shared("b", Audit))
 	waitQueued(t, l, Audit, 1)
 	g.Release()
 	r := receive(t, second)
@@ -177,17 +183,17 @@ func TestSharedStress(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(worker), 2))
 			for range 500 {
 				isShared := rng.IntN(5) != 0
-				cctx := WithOwner(ctx, "stress")
+				r := Request{Keys: []Key{PageKey(rng.IntN(4)), Audit}, Owner: "stress"}
 				if isShared {
-					cctx = WithShared(cctx, Audit)
+					r.Shared = []Key{Audit}
 				}
-				short := cctx
+				short := ctx
 				if rng.IntN(4) == 0 {
 					var cancel context.CancelFunc
-					short, cancel = context.WithCancel(cctx)
+					short, cancel = context.WithCancel(ctx)
 					go cancel()
 				}
-				gd, err := l.Acquire(short, PageKey(rng.IntN(4)), Audit)
+				gd, err := l.Acquire(short, r)
 				if err != nil && short.Err() != nil && ctx.Err() == nil {
 					continue
 				}
@@ -218,25 +224,25 @@ func TestSharedStress(t *testing.T) {
 	}
 }
 
-// TestSharedHeldByOther checks that FailIfHeldByOther sees every sharer:
+// TestSharedHeldByOther checks that Request.FailIfHeld sees every sharer:
 // after alice's sharer left the lock to bob's, her call that may not wait
 // behind another agent fails at once, though she was the first sharer.
 func TestSharedHeldByOther(t *testing.T) {
 	l := New(Options{Mode: PerPage})
 	ctx := t.Context()
-	a := mustAcquire(t, shared(WithAgent(ctx, "alice"), "audit a"), l, PageKey(1), Audit)
-	b := mustAcquire(t, shared(WithAgent(ctx, "bob"), "audit b"), l, PageKey(2), Audit)
+	a := mustAcquire(t, ctx, l, withAgent(shared("audit a", PageKey(1), Audit), "alice"))
+	b := mustAcquire(t, ctx, l, withAgent(shared("audit b", PageKey(2), Audit), "bob"))
 	a.Release()
 	bounded, cancel := context.WithTimeout(ctx, time.Minute) // a call that waits fails, not hangs
 	defer cancel()
-	alone := FailIfHeldByOther(WithOwner(WithAgent(bounded, "alice"), "perf"), Audit)
-	_, err := l.Acquire(alone, PageKey(1), Audit)
+	alone := Request{Keys: []Key{PageKey(1), Audit}, Owner: "perf", Agent: "alice", FailIfHeld: []Key{Audit}}
+	_, err := l.Acquire(bounded, alone)
 	var held *HeldError
 	if !errors.As(err, &held) || held.Holder != "audit b" {
 		t.Fatalf("alice's call while bob shares the lock: %v, want a HeldError naming audit b", err)
 	}
 	b.Release()
-	g, err := l.Acquire(alone, PageKey(1), Audit)
+	g, err := l.Acquire(bounded, alone)
 	if err != nil {
 		t.Fatal(err)
 	}

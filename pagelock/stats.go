@@ -11,12 +11,12 @@ import (
 type KeyStats struct {
 	// Key names the lock: the key in PerPage mode, "global" in Global mode.
 	Key Key
-	// Holder is the owner name (see WithOwner) of the current holder, or ""
+	// Holder is the owner name (see Request.Owner) of the current holder, or ""
 	// if the lock is free; of a lock held shared, its holders' names
 	// joined with ", ".
 	Holder string
 	// Holders counts the calls holding the lock now: 0 or 1, or more when
-	// they share it (WithShared).
+	// they share it (Request.Shared).
 	Holders int
 	// HeldFor is how long the current holder has held the lock.
 	HeldFor time.Duration

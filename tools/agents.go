@@ -346,7 +346,7 @@ func (s *Server) agentGone(session string) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), leaveWait)
-		g, err := s.locks.Acquire(pagelock.WithOwner(ctx, "agent left"), pagelock.PageKey(id))
+		g, err := s.locks.Acquire(ctx, pagelock.Request{Keys: []pagelock.Key{pagelock.PageKey(id)}, Owner: "agent left"})
 		if err != nil {
 			s.log.Warn("closing a departed agent's page without its lock", "page", id, "error", err)
 		}

@@ -280,7 +280,7 @@ func TestAttackAuditHeldByOther(t *testing.T) {
 	bob := e.as(t, "bob-secret-1")
 	bobPage := newPageAs(t, bob, "/form.html")
 	// Alice's audit, as the Guard holds it for her call.
-	hold, err := e.srv.locks.Acquire(pagelock.WithOwner(pagelock.WithAgent(t.Context(), "token:alice"), "lighthouse_audit on page 1 for agent token:alice"), pagelock.PageKey(1), pagelock.Audit)
+	hold, err := e.srv.locks.Acquire(t.Context(), pagelock.Request{Keys: []pagelock.Key{pagelock.PageKey(1), pagelock.Audit}, Owner: "lighthouse_audit on page 1 for agent token:alice", Agent: "token:alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

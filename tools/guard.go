@@ -79,7 +79,6 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), nil
 	}
 	defer unbind()
-	ctx = pagelock.WithAgent(ctx, lockAgent(ctx))
 	defer func() {
 		if err := s.fenced(ctx); err != nil {
 			res = toolError(err) // its session was taken over or ended: the result is void
@@ -139,7 +138,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	return s.runBounded(ctx, t, c, g, w), page
 }
 
-// lockAgent is who a call waits as in the lock queues (pagelock.WithAgent):
+// lockAgent is who a call waits as in the lock queues (pagelock.Request.Agent):
 // its bearer token when it has one, so that the agent names one token may
 // give share one bound and one turn, else its agent's identity; "" on stdio,
 // whose one client is the only agent.
@@ -179,7 +178,7 @@ func (s *Server) recoverCall(name string, res **mcp.CallToolResult) {
 // resolves its page and reserves its locks. release ends the call's hold on
 // the selection, for tools that change it. Unless wait, a call fails at once
 // for a browser-wide resource of the tool's that another agent holds
-// (pagelock.FailIfHeldByOther, performance.go's heldByOther). The action
+// (pagelock.Request.FailIfHeld, performance.go's heldByOther). The action
 // rules decide the call once its page is known (rules.go): a refused call
 // takes no lock; one given exclusive resources reserves them with its
 // page; the second call of a once-only action fails with a *replay.
@@ -216,14 +215,14 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, arg
 		}
 	}
 	if err == nil {
-		lctx := pagelock.WithOwner(ctx, s.holderName(ctx, t.def.Name, p))
+		lr := pagelock.Request{Keys: keys, Owner: s.holderName(ctx, t.def.Name, p), Agent: lockAgent(ctx)}
 		if !req.GetBool("wait", false) && len(t.resources) > 0 {
-			lctx = pagelock.FailIfHeldByOther(lctx, ofChrome(p, t.resources)...)
+			lr.FailIfHeld = ofChrome(p, t.resources)
 		}
 		if t.shares != nil {
-			lctx = pagelock.WithShared(lctx, ofChrome(p, t.shares(req))...)
+			lr.Shared = ofChrome(p, t.shares(req))
 		}
-		r, err = s.locks.Reserve(lctx, keys...)
+		r, err = s.locks.Reserve(ctx, lr)
 		err = s.heldError(err)
 	}
 	if err != nil {

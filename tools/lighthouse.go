@@ -154,11 +154,11 @@ func (s *Server) holdTracing(ctx context.Context, p *browser.Page, wait bool) (r
 		return func() {}, nil
 	}
 	key := pagelock.Tracing.Of(p.Chrome())
-	lctx := pagelock.WithOwner(ctx, "lighthouse_audit")
+	req := pagelock.Request{Keys: []pagelock.Key{key}, Owner: "lighthouse_audit", Agent: lockAgent(ctx)}
 	if !wait {
-		lctx = pagelock.FailIfHeldByOther(lctx, key)
+		req.FailIfHeld = req.Keys
 	}
-	g, err := s.locks.Acquire(lctx, key)
+	g, err := s.locks.Acquire(ctx, req)
 	if err != nil {
 		return nil, s.heldError(err)
 	}

@@ -84,7 +84,7 @@ func (s *Server) lockPage(ctx context.Context, owner string, p *browser.Page) (f
 	if s.locks.Mode() == pagelock.Global {
 		return func() {}, nil
 	}
-	g, err := s.locks.Acquire(pagelock.WithOwner(ctx, owner), pagelock.PageKey(p.ID))
+	g, err := s.locks.Acquire(ctx, pagelock.Request{Keys: []pagelock.Key{pagelock.PageKey(p.ID)}, Owner: owner, Agent: lockAgent(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -272,12 +272,11 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path, keep str
 	var hold *pagelock.Guard
 	if s.locks.Mode() == pagelock.PerPage {
 		owner := fmt.Sprintf("performance_start_trace on page %d", p.ID)
-		lctx := pagelock.WithOwner(ctx, owner)
-		key := pagelock.Tracing.Of(p.Chrome())
+		req := pagelock.Request{Keys: []pagelock.Key{pagelock.Tracing.Of(p.Chrome())}, Owner: owner, Agent: lockAgent(ctx)}
 		if !wait {
-			lctx = pagelock.FailIfHeldByOther(lctx, key)
+			req.FailIfHeld = req.Keys
 		}
-		g, err := s.locks.Acquire(lctx, key)
+		g, err := s.locks.Acquire(ctx, req)
 		if err != nil {
 			if errors.Is(err, pagelock.ErrTimeout) {
 				return nil, fmt.Errorf("%w (Chrome records one trace at a time: wait for that trace to be stopped, then start yours)", err)

@@ -113,7 +113,7 @@ func getTask(t *testing.T, c *client.Client, id string) mcp.Task {
 // holdPage takes a page's lock as a call would, for the test to release.
 func (e *testEnv) holdPage(t *testing.T, id int) *pagelock.Guard {
 	t.Helper()
-	g, err := e.srv.locks.Acquire(pagelock.WithOwner(t.Context(), "the test"), pagelock.PageKey(id))
+	g, err := e.srv.locks.Acquire(t.Context(), pagelock.Request{Keys: []pagelock.Key{pagelock.PageKey(id)}, Owner: "the test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -236,7 +236,7 @@ type tool struct {
 	// as pagelock.Tracing: taken in page mode too, in canonical order.
 	resources []pagelock.Key
 	// shares, if set, names those of resources the call holds shared with
-	// the other calls that share them (pagelock.WithShared), from its
+	// the other calls that share them (pagelock.Request.Shared), from its
 	// arguments: lighthouse_audit shares pagelock.Audit unless it scores
 	// performance.
 	shares func(req mcp.CallToolRequest) []pagelock.Key
