@@ -65,12 +65,25 @@
 // the window between a passing Check and the command that follows it
 // reaching Chrome, which cannot check a token itself.
 //
+// # What else it keeps in etcd
+//
+//   - Page ids (pages.go): the small id every process shows a tab under,
+//     from one counter per browser (or per pool), keyed by the browser's
+//     identity and the tab's target id, and the browser contexts every
+//     process agrees on.
+//   - Mirror (mirror.go): a watched set of small records each process
+//     keeps a copy of, such as the agents' selected and owned pages.
+//   - The action rules' once-only records (once.go) and leases
+//     (rulelease.go): a retry through another replica answers the first
+//     call's result; a resource an agent keeps between its calls is one
+//     agent's across every replica.
+//
 // # What it does not do
 //
-// It knows nothing of Chrome, MCP, pages or agents: lock names and holder
-// metadata are strings from the caller. It does not keep any process's
-// own arrival order (pagelock does), nor fall back to in-process locks
-// when etcd is unavailable (the caller chooses that), nor hold the page
-// registry or the browser pool (later stages of issue 17). It writes no
-// consensus of its own: etcd's leases and revisions do the work.
+// It knows nothing of Chrome, MCP or what a page is: lock names, page and
+// browser identities and holder metadata are strings from the caller. It
+// does not keep any process's own arrival order (pagelock does), nor fall
+// back to in-process locks when etcd is unavailable (the caller chooses
+// that). It writes no consensus of its own: etcd's leases and revisions do
+// the work.
 package cluster
