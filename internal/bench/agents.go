@@ -21,6 +21,8 @@ import (
 	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/proc"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // The many-agents benchmark (issue 9): N agents share one pagemux served
@@ -167,7 +169,7 @@ func (r *agentsResult) run(ctx context.Context, cfg *config, bin, siteURL string
 			r.anomaly("closing the servers: %v", err)
 		}
 		for _, h := range f.servers {
-			for _, line := range h.stderr.lines("level=WARN", "level=ERROR", "panic") {
+			for _, line := range matchingLines(h.stderr, "level=WARN", "level=ERROR", "panic") {
 				r.anomaly("server stderr: %s", line)
 			}
 		}
@@ -430,7 +432,7 @@ func closeAgents(ags []*agent) {
 type httpServer struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *tail
+	stderr *tail.Buffer
 	exited chan error
 }
 
@@ -443,7 +445,7 @@ func startHTTP(ctx context.Context, bin string, args []string, timeout time.Dura
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	h := &httpServer{base: "http://" + addr, stderr: &tail{max: 256 << 10}, exited: make(chan error, 1)}
+	h := &httpServer{base: "http://" + addr, stderr: &tail.Buffer{Size: 256 << 10}, exited: make(chan error, 1)}
 	h.cmd = exec.Command(bin, append([]string{"--http", addr, "--log-level=warn"}, args...)...)
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {
@@ -459,7 +461,7 @@ func startHTTP(ctx context.Context, bin string, args []string, timeout time.Dura
 		}
 		select {
 		case err := <-h.exited:
-			return nil, fmt.Errorf("pagemux --http exited: %v\n%s", err, strings.Join(h.stderr.lines(""), "\n"))
+			return nil, fmt.Errorf("pagemux --http exited: %v\n%s", err, strings.Join(matchingLines(h.stderr, ""), "\n"))
 		case <-ctx.Done():
 			h.close()
 			return nil, ctx.Err()

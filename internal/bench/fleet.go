@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // fleet is what the many-agents benchmark's agents talk to: one pagemux
@@ -107,7 +109,7 @@ func (f *fleet) startEtcd(ctx context.Context, cfg *config, log *slog.Logger) (s
 	if !cfg.etcdFsync {
 		f.etcd.Args = append(f.etcd.Args, "--unsafe-no-fsync")
 	}
-	etcdLog := &tail{max: 64 << 10}
+	etcdLog := &tail.Buffer{Size: 64 << 10}
 	f.etcd.Stderr = etcdLog
 	if err := f.etcd.Start(); err != nil {
 		return "", fmt.Errorf("etcd %s: %w", cfg.etcdBin, err)
@@ -127,7 +129,7 @@ func (f *fleet) startEtcd(ctx context.Context, cfg *config, log *slog.Logger) (s
 		select {
 		case err := <-f.etcdEnd:
 			f.etcdEnd <- err
-			return "", fmt.Errorf("etcd exited while starting: %v\n%s", err, strings.Join(etcdLog.lines(""), "\n"))
+			return "", fmt.Errorf("etcd exited while starting: %v\n%s", err, strings.Join(matchingLines(etcdLog, ""), "\n"))
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-time.After(50 * time.Millisecond):

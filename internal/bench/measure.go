@@ -131,7 +131,7 @@ func (r *modeResult) run(ctx context.Context, cfg *config, bin, siteURL string, 
 				r.anomaly("temporary Chrome profile left behind: %s", d)
 			}
 		}
-		for _, line := range s.stderr.lines("level=WARN", "level=ERROR", "panic") {
+		for _, line := range matchingLines(s.stderr, "level=WARN", "level=ERROR", "panic") {
 			r.anomaly("server stderr: %s", line)
 		}
 	}()

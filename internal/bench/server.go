@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,13 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/internal/proc"
+
+	"github.com/pagemux/pagemux/internal/tail"
 )
 
 // server is one pagemux process, started from its binary, and the MCP
@@ -26,14 +26,14 @@ import (
 type server struct {
 	c      *client.Client
 	cmd    *exec.Cmd
-	stderr *tail
+	stderr *tail.Buffer
 	log    *slog.Logger
 }
 
 // startServer starts bin with args and initialises MCP. It does not open a
 // page; pagemux starts Chrome when a tool first needs it.
 func startServer(ctx context.Context, bin string, args []string, timeout time.Duration, log *slog.Logger) (*server, error) {
-	s := &server{stderr: &tail{max: 256 << 10}, log: log}
+	s := &server{stderr: &tail.Buffer{Size: 256 << 10}, log: log}
 	// The same command the plain NewStdioMCPClient builds, kept so that the
 	// benchmark knows the server's pid (for its RSS) and can kill it.
 	// Chrome's processes are its children and are not measured.
@@ -197,30 +197,11 @@ func profileDirs(ps []proc.Proc) []string {
 	return out
 }
 
-// tail keeps the last max bytes written to it: the server's stderr.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = t.buf[over:]
-	}
-	return len(p), nil
-}
-
-// lines returns the complete lines that contain any of the needles.
-func (t *tail) lines(needles ...string) []string {
-	t.mu.Lock()
-	b := bytes.Clone(t.buf)
-	t.mu.Unlock()
+// matchingLines returns the lines t kept that contain any of the needles
+// ("" matches every line).
+func matchingLines(t *tail.Buffer, needles ...string) []string {
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc := bufio.NewScanner(strings.NewReader(t.String()))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		for _, n := range needles {
