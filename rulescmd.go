@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pagemux/pagemux/internal/cli"
 	"github.com/pagemux/pagemux/rules"
 )
 
@@ -96,7 +97,7 @@ func rulesExplain(args []string, stdout, stderr io.Writer) int {
 	var c rules.Call
 	var element string
 	var stale bool
-	var callArgs repeated
+	var callArgs cli.Repeated
 	fs.StringVar(&c.Agent, "agent", "", "the calling agent's `NAME`, as rules match it (required)")
 	fs.StringVar(&c.Tool, "tool", "", "the `TOOL` called, such as click (required)")
 	fs.StringVar(&c.URL, "url", "", "where the call acts: the `URL` a navigation goes to, else its page's")
@@ -105,11 +106,11 @@ func rulesExplain(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&callArgs, "arg", "an argument of the call as `KEY=VALUE`, a string; repeatable. uid names the element, pageId the page, idempotencyKey makes the call once-only")
 	fs.Usage = func() {
 		fmt.Fprint(stdout, rulesUsageText+"\nFlags of explain:\n")
-		printFlags(fs, stdout)
+		cli.PrintFlags(fs, stdout)
 	}
 	var files []string
 	for {
-		if err := parseArgs(fs, args, stdout); errors.Is(err, flag.ErrHelp) {
+		if err := cli.ParseArgs(fs, args, stdout); errors.Is(err, flag.ErrHelp) {
 			return rulesOK
 		} else if err != nil {
 			fmt.Fprintf(stderr, "pagemux rules explain: %v\n", err)

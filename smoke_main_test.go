@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pagemux/pagemux/internal/tmpcheck"
+	"github.com/pagemux/pagemux/smoke"
 )
 
 // smokeBinary runs `pagemux smoke ARGS` with a TMPDIR of its own, and
@@ -55,7 +56,7 @@ func smokeBinary(t *testing.T, args ...string) (int, string, string) {
 func smokeArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runSmoke(t.Context(), args, &stdout, &stderr)
+	code := smoke.Main(t.Context(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 

@@ -1,4 +1,8 @@
-package main
+// Package cli is what pagemux's commands share on their command lines
+// (pagemux, pagemux smoke, pagemux rules): errors of a flag set in the
+// user's own spelling, one line long, with the flag they most likely meant;
+// the flags listed GNU style; a repeatable string flag.
+package cli
 
 import (
 	"errors"
@@ -10,11 +14,11 @@ import (
 	"github.com/pagemux/pagemux/internal/typo"
 )
 
-// parseArgs is fs.Parse with its errors in the user's own spelling and one
+// ParseArgs is fs.Parse with its errors in the user's own spelling and one
 // line long: "unknown flag --paralel: did you mean --parallel?", where the
 // flag package would print "flag provided but not defined: -paralel" and
 // the whole usage after it. --help still prints the usage (flag.ErrHelp).
-func parseArgs(fs *flag.FlagSet, args []string, usageOut io.Writer) error {
+func ParseArgs(fs *flag.FlagSet, args []string, usageOut io.Writer) error {
 	// The flag package prints the usage on any error, through fs.Usage.
 	usage := fs.Usage
 	fs.Usage = func() {}
@@ -76,3 +80,26 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	return typo.Nearest(strings.ToLower(name), names, 0)
 }
+
+// PrintFlags lists the flags GNU style, with two dashes, as the README does.
+func PrintFlags(fs *flag.FlagSet, w io.Writer) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n      %s%s\n", line, usage, def)
+	})
+}
+
+// Repeated is a string flag that may be given more than once; each value
+// is kept, in order.
+type Repeated []string
+
+func (r *Repeated) String() string     { return strings.Join(*r, " ") }
+func (r *Repeated) Set(v string) error { *r = append(*r, v); return nil }
