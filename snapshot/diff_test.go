@@ -406,7 +406,7 @@ func mustRun(t *testing.T, tree *Tree, first, last string) string {
 }
 
 // BenchmarkDiffBig is the incremental mode's own cost on a page the size of
-// internal/bench's 200,000-node one (about 80,000 lines, 4 MB of text):
+// cmd/bench's 200,000-node one (about 80,000 lines, 4 MB of text):
 // both texts parsed and diffed, unchanged and with one line changed.
 func BenchmarkDiffBig(b *testing.B) {
 	prev := bigPage(100, 40, 10) // 84,102 lines

@@ -775,7 +775,7 @@ func TestAXStreamDecode(t *testing.T) {
 // BenchmarkAXSnapshotStream decodes and formats a big tree as a snapshot
 // does, from JSON and from Chrome's CBOR (a CBOR pipe's answer, made by
 // cdpcbor.FromJSON as Chrome makes it): a recorded getFullAXTree result
-// from $PAGEMUX_AX_TREE (such as the 200,000-node page of internal/bench,
+// from $PAGEMUX_AX_TREE (such as the 200,000-node page of cmd/bench,
 // 100 MB), else a generated one of 100,000 nodes. Profile it with
 // -memprofile.
 func BenchmarkAXSnapshotStream(b *testing.B) {

@@ -103,7 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.bursts, "bursts", 100, "pipelined bursts of 10 evaluate_script calls written in one write each, checked for order (0: none)")
 	fs.IntVar(&c.bigNodes, "big-nodes", 200000, "DOM nodes of the page take_snapshot is measured on, on a server of its own (0: skip)")
 	fs.StringVar(&c.realDir, "real-dir", "testdata/real", "`DIR` of the real pages whose snapshots are measured, sizes and times against the peers (empty: skip)")
-	fs.StringVar(&c.peerDir, "peers", "internal/bench/peers", "`DIR` where ./scripts/bench installed chrome-devtools-mcp, Playwright MCP and js-tiktoken (npm ci)")
+	fs.StringVar(&c.peerDir, "peers", "cmd/bench/peers", "`DIR` where ./scripts/bench installed chrome-devtools-mcp, Playwright MCP and js-tiktoken (npm ci)")
 	fs.IntVar(&c.realReps, "real-reps", 5, "timed take_snapshot calls per page and server (the median is reported)")
 	fs.Func("real-pages", "comma-separated `PAGES` of -real-dir to measure (default: the ten of realsnap.go)", func(v string) error {
 		c.realPages = strings.Split(v, ",")

@@ -71,7 +71,7 @@ func main() {
 	overPages := flag.String("overhead-pages", "1,8", "the overhead runs: this many pages at --parallel as many, comma-separated")
 	overRepeat := flag.Int("overhead-runs", 3, "how many times each overhead run is repeated (interleaved), for medians")
 	overOnly := flag.Bool("overhead-only", false, "run only the overhead runs")
-	peers := flag.String("peers", "", "compare with the CI tools npm ci'd in `DIR` (internal/smokebench/peers) on 16 pages, and do only that")
+	peers := flag.String("peers", "", "compare with the CI tools npm ci'd in `DIR` (cmd/smokebench/peers) on 16 pages, and do only that")
 	peerTools := flag.String("peer-tools", "pagemux,pa11y-ci,lhci,unlighthouse-ci,linkinator", "the tools -peers runs, comma-separated (pagemux-axe or pagemux-lighthouse: one of pagemux's two)")
 	flag.Parse()
 	if *bin == "" {
