@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/policy"
 )
 
@@ -80,7 +81,7 @@ func TestOwnContext(t *testing.T) {
 
 	// A tab a's page opens is a's, in a's context.
 	evalString(t, pa, `() => { window.open("/popup"); return 1 }`)
-	waitFor(t, "a lists the tab its page opened", func() bool { return len(a.Pages()) == 3 })
+	mcptest.WaitFor(t, "a lists the tab its page opened", func() bool { return len(a.Pages()) == 3 })
 	if n := len(b.Pages()); n != 2 {
 		t.Errorf("b lists %d pages after a's page opened one, want its 2", n)
 	}
@@ -88,7 +89,7 @@ func TestOwnContext(t *testing.T) {
 	aTabs := targetIDs(a.Pages())
 	a.Close()
 	hostRoot := host.Pages()[0].launch.rootCtx
-	waitFor(t, "a's tabs gone from Chrome once a closed", func() bool {
+	mcptest.WaitFor(t, "a's tabs gone from Chrome once a closed", func() bool {
 		infos, err := chromedp.Targets(hostRoot)
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +101,7 @@ func TestOwnContext(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, "a's context disposed of", func() bool { return len(browserContexts(t, host)) == 1 })
+	mcptest.WaitFor(t, "a's context disposed of", func() bool { return len(browserContexts(t, host)) == 1 })
 	newPageAnswers(t.Context(), t, b, "after a closed")
 }
 
@@ -162,7 +163,7 @@ func TestOwnContextHeaders(t *testing.T) {
 	}
 	other := tenant(t, url)
 	openAt(t, withHeaders, site.URL+"/framed")
-	waitFor(t, "the frame's request", func() bool { _, ok := site.sent("/inner"); return ok })
+	mcptest.WaitFor(t, "the frame's request", func() bool { _, ok := site.sent("/inner"); return ok })
 	openAt(t, other, site.URL+"/other")
 	framed, _ := site.sent("/framed")
 	inner, _ := site.sent("/inner")

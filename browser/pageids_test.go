@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -110,7 +111,7 @@ func TestSharedPageIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to see a's tab", func() bool { return inB(p) != nil })
+	mcptest.WaitFor(t, "b to see a's tab", func() bool { return inB(p) != nil })
 	if q := inB(p); q.ID != p.ID {
 		t.Errorf("a's tab is page %d in a and %d in b", p.ID, q.ID)
 	}
@@ -129,14 +130,14 @@ func TestSharedPageIDs(t *testing.T) {
 	if err := p2.Navigate(t.Context(), site.URL, 0); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to note the new address while the id is held", func() bool {
+	mcptest.WaitFor(t, "b to note the new address while the id is held", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		pend := b.pending[p2.TargetID]
 		return pend != nil && pend.url == site.URL+"/"
 	})
 	gated.open()
-	waitFor(t, "b to show the tab", func() bool { return inB(p2) != nil })
+	mcptest.WaitFor(t, "b to show the tab", func() bool { return inB(p2) != nil })
 	if q := inB(p2); q.ID != p2.ID || q.URL() != site.URL+"/" {
 		t.Errorf("b shows a's navigated tab as page %d on %s, want %d on %s/", q.ID, q.URL(), p2.ID, site.URL)
 	}
@@ -150,14 +151,14 @@ func TestSharedPageIDs(t *testing.T) {
 	if err := a.ClosePage(t.Context(), p3); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to see the tab close while its id is held", func() bool {
+	mcptest.WaitFor(t, "b to see the tab close while its id is held", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		pend := b.pending[p3.TargetID]
 		return pend != nil && pend.gone
 	})
 	gated.open()
-	waitFor(t, "b to drop the closed tab", func() bool {
+	mcptest.WaitFor(t, "b to drop the closed tab", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		_, pending := b.pending[p3.TargetID]
@@ -166,7 +167,7 @@ func TestSharedPageIDs(t *testing.T) {
 	if inB(p3) != nil {
 		t.Error("b shows a tab that closed before it had its id")
 	}
-	waitFor(t, "the closed tab's id to be forgotten", func() bool { return !store.known(identity, string(p3.TargetID)) })
+	mcptest.WaitFor(t, "the closed tab's id to be forgotten", func() bool { return !store.known(identity, string(p3.TargetID)) })
 	for _, q := range b.Pages() {
 		if q.ID == p3.ID {
 			t.Errorf("b lists page %d, the closed tab's id", q.ID)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/testchrome"
 )
 
@@ -217,18 +218,6 @@ func startTime(t *testing.T, pid int) uint64 {
 	return st.start
 }
 
-// waitFor polls cond for up to 15 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 15 s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // The sweep removes exactly the profiles whose owner is gone, and never one
 // whose owner runs or may run.
 func TestSweepProfiles(t *testing.T) {
@@ -253,7 +242,7 @@ func TestSweepProfiles(t *testing.T) {
 	}
 	// -o: the lock stays with flock, not with the sleep it runs.
 	holder := startProcess(t, "flock", "-o", lockFile, "sleep", "60")
-	waitFor(t, "flock holds the lock", func() bool { return lockHeld(t, lockFile) })
+	mcptest.WaitFor(t, "flock holds the lock", func() bool { return lockHeld(t, lockFile) })
 
 	// A zombie: exited, not reaped yet.
 	zombie := exec.Command("true")
@@ -261,7 +250,7 @@ func TestSweepProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	zombieStart := startTime(t, zombie.Process.Pid)
-	waitFor(t, "the child is a zombie", func() bool {
+	mcptest.WaitFor(t, "the child is a zombie", func() bool {
 		st, err := readStat(zombie.Process.Pid)
 		return err == nil && st.state == 'Z'
 	})
@@ -326,7 +315,7 @@ func TestSweepProfiles(t *testing.T) {
 			t.Errorf("%s removed: %v", p, err)
 		}
 	}
-	waitFor(t, "the orphan helper is killed", func() bool {
+	mcptest.WaitFor(t, "the orphan helper is killed", func() bool {
 		st, err := readStat(orphan.Process.Pid)
 		return err != nil || st.state == 'Z'
 	})
@@ -444,7 +433,7 @@ func TestCloseKillsFrozenChrome(t *testing.T) {
 	if took > 10*time.Second {
 		t.Fatalf("Close of a stopped Chrome took %s", took)
 	}
-	waitFor(t, "Chrome's processes are gone", func() bool { return len(groupMembers(pgid)) == 0 })
+	mcptest.WaitFor(t, "Chrome's processes are gone", func() bool { return len(groupMembers(pgid)) == 0 })
 	if _, err := os.Lstat(b.members[0].launch.profileDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("profile left: %v", err)
 	}

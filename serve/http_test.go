@@ -15,7 +15,6 @@ import (
 	"github.com/pagemux/pagemux/internal/mcptest"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func startHTTP(t *testing.T, opts HTTPOptions) *httptest.Server {
@@ -31,13 +30,15 @@ func mcpClient(t *testing.T, url string, headers map[string]string) *client.Clie
 	return mcptest.HTTPClient(t, url+"/mcp", headers, "")
 }
 
+// callText calls a tool and returns its text, error result or not; a
+// protocol error fails the test.
 func callText(t *testing.T, c *client.Client, tool string, args map[string]any) string {
 	t.Helper()
-	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-	if err != nil {
-		t.Fatal(err)
+	r := mcptest.Call(t.Context(), c, tool, args)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	return res.Content[0].(mcp.TextContent).Text
+	return r.Text
 }
 
 // TestHTTPServesMCP: mcp-go's client calls tools over Streamable HTTP, and

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/mcptest"
 )
 
 // serveReal runs ServeHTTP on a loopback port of its own, as ListenHTTP
@@ -100,12 +100,12 @@ func TestAttackSlowBody(t *testing.T) {
 	alice := mcpClient(t, base, map[string]string{"Authorization": "Bearer alice-secret"})
 	long := make(chan string, 1)
 	go func() {
-		res, err := alice.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "block", Arguments: map[string]any{"name": "long"}}})
-		if err != nil {
-			long <- err.Error()
+		r := mcptest.Call(t.Context(), alice, "block", map[string]any{"name": "long"})
+		if r.Err != nil {
+			long <- r.Err.Error()
 			return
 		}
-		long <- res.Content[0].(mcp.TextContent).Text
+		long <- r.Text
 	}()
 	<-ts.started
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/joshdk/go-junit"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
@@ -1014,7 +1015,7 @@ func TestSmokeParseAnswers(t *testing.T) {
 // state leaves only the finished lines.
 func TestSmokeLiveProgress(t *testing.T) {
 	t.Parallel()
-	var b lockedBuffer
+	var b mcptest.LockedBuffer
 	p := newProgress(&b, true, []string{"/a", "/b"})
 	p.set(0, "loading")
 	p.set(1, "checking")
@@ -1031,23 +1032,6 @@ func TestSmokeLiveProgress(t *testing.T) {
 	if !strings.HasSuffix(out, "\r\x1b[J") {
 		t.Errorf("the live block is not cleared at the end: %q", out[max(0, len(out)-40):])
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // A dialog on load is accepted and noted, and the checks go on.

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/soak"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
@@ -91,16 +92,16 @@ func TestAgentsLoadOwnDocuments(t *testing.T) {
 					Name: "navigate_page", Arguments: map[string]any{"url": markedPage(i, step)}}})
 				if err != nil || res.IsError {
 					tl.failed++
-					note("navigate_page step %d: %v %s", step, err, resultText(res))
+					note("navigate_page step %d: %v %s", step, err, mcptest.Text(res))
 					continue
 				}
 				res, err = c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "take_snapshot"}})
 				if err != nil || res.IsError {
 					tl.failed++
-					note("take_snapshot step %d: %v %s", step, err, resultText(res))
+					note("take_snapshot step %d: %v %s", step, err, mcptest.Text(res))
 					continue
 				}
-				snap := resultText(res)
+				snap := mcptest.Text(res)
 				for _, m := range agentMark.FindAllStringSubmatch(snap, -1) {
 					if m[1] != fmt.Sprint(i) {
 						tl.foreign++
@@ -135,19 +136,6 @@ func ranAt(t *testing.T, text string) int64 {
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	return n
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if c, ok := c.(mcp.TextContent); ok {
-			b.WriteString(c.Text)
-		}
-	}
-	return b.String()
 }
 
 // TestAgentsLoadLongCall: one agent's long call on its page, and another

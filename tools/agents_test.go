@@ -74,11 +74,11 @@ func (e *agentEnv) agentAs(t *testing.T, secret, protocol string) *client.Client
 // use calls a tool as an agent and returns its text and whether it failed.
 func use(t *testing.T, c *client.Client, tool string, args map[string]any) (string, bool) {
 	t.Helper()
-	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
+	r := mcptest.Call(t.Context(), c, tool, args)
+	if r.Err != nil {
+		t.Fatalf("%s: %v", tool, r.Err)
 	}
-	return res.Content[0].(mcp.TextContent).Text, res.IsError
+	return r.Text, r.IsError
 }
 
 // newPageAs opens path as an agent and returns the new page's id.

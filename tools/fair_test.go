@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 )
@@ -91,11 +91,11 @@ func fetchJS(url string) string {
 // callAs calls a tool as c and returns its text and whether it failed; a
 // protocol error is returned as text too, for calls made in goroutines.
 func callAs(ctx context.Context, c *client.Client, tool string, args map[string]any) (string, bool) {
-	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-	if err != nil {
-		return err.Error(), true
+	r := mcptest.Call(ctx, c, tool, args)
+	if r.Err != nil {
+		return r.Err.Error(), true
 	}
-	return res.Content[0].(mcp.TextContent).Text, res.IsError
+	return r.Text, r.IsError
 }
 
 // TestAttackQueueFloodGlobal: in global mode alice holds the lock and queues
@@ -137,7 +137,7 @@ func TestAttackQueueFloodGlobal(t *testing.T) {
 		}
 		busy = append(busy, a.text)
 	}
-	waitFor(t, "A's calls to queue", func() bool { return e.srv.locks.Stats()[0].Queued == maxQueue })
+	mcptest.WaitFor(t, "A's calls to queue", func() bool { return e.srv.locks.Stats()[0].Queued == maxQueue })
 	for _, text := range busy {
 		mustContain(t, text, "of this agent already queued (--max-queue 64 per agent)")
 	}
@@ -147,7 +147,7 @@ func TestAttackQueueFloodGlobal(t *testing.T) {
 		text, failed := callAs(ctx, bob, "evaluate_script", map[string]any{"pageId": bobPage, "function": fetchJS(m.URL + "/mark?who=bob")})
 		bobDone <- answer{text, failed}
 	}()
-	waitFor(t, "B's call to queue", func() bool { return e.srv.locks.Stats()[0].Queued == maxQueue+1 })
+	mcptest.WaitFor(t, "B's call to queue", func() bool { return e.srv.locks.Stats()[0].Queued == maxQueue+1 })
 	m.release()
 	if text := <-holder; !strings.Contains(text, "done") {
 		t.Fatalf("alice's first call: %s", text)
@@ -228,7 +228,7 @@ func TestAttackTraceHeldByOther(t *testing.T) {
 		}
 		waited <- text
 	}()
-	waitFor(t, "the waiting trace to queue", func() bool { return e.statsFor(pagelock.Tracing).Queued == 1 })
+	mcptest.WaitFor(t, "the waiting trace to queue", func() bool { return e.statsFor(pagelock.Tracing).Queued == 1 })
 	select {
 	case text := <-waited:
 		t.Fatalf("bob's start with wait: true answered while alice's trace records: %s", text)
@@ -304,10 +304,10 @@ func TestAttackAuditHeldByOther(t *testing.T) {
 		text, _ := callAs(ctx, bob, "lighthouse_audit", map[string]any{"pageId": bobPage, "mode": "snapshot", "wait": true})
 		waited <- text
 	}()
-	waitFor(t, "the waiting audit to queue", func() bool { return e.statsFor(pagelock.Audit).Queued == 1 })
+	mcptest.WaitFor(t, "the waiting audit to queue", func() bool { return e.statsFor(pagelock.Audit).Queued == 1 })
 	cancel()
 	<-waited
-	waitFor(t, "the audit queue to empty", func() bool { return e.statsFor(pagelock.Audit).Queued == 0 })
+	mcptest.WaitFor(t, "the audit queue to empty", func() bool { return e.statsFor(pagelock.Audit).Queued == 0 })
 }
 
 // TestAttackHugeEvaluate: alice's script returns a 48 MiB string, over the
@@ -388,7 +388,7 @@ func TestAttackHugeEvaluate(t *testing.T) {
 		t.Errorf("pagemux allocated %d MiB for 43 MiB of console messages", alloc>>20)
 	}
 	var list string
-	waitFor(t, "the console messages", func() bool {
+	mcptest.WaitFor(t, "the console messages", func() bool {
 		list, _ = use(t, alice, "list_console_messages", map[string]any{"pageId": alicePage})
 		return strings.Count(list, "bytes in all; pagemux keeps the first") == 3
 	})

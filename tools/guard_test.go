@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -40,18 +41,8 @@ func (e *testEnv) asyncRequest(ctx context.Context, req mcp.CallToolRequest) <-c
 func asyncCall(ctx context.Context, c *client.Client, req mcp.CallToolRequest) <-chan outcome {
 	ch := make(chan outcome, 1)
 	go func() {
-		res, err := c.CallTool(ctx, req)
-		var o outcome
-		o.err, o.at = err, time.Now()
-		if err == nil {
-			o.r.isError = res.IsError
-			for _, c := range res.Content {
-				if c, ok := c.(mcp.TextContent); ok {
-					o.r.text += c.Text
-				}
-			}
-		}
-		ch <- o
+		a := mcptest.Answer(c.CallTool(ctx, req))
+		ch <- outcome{r: result{text: a.Text, isError: a.IsError, images: a.Images}, err: a.Err, at: time.Now()}
 	}()
 	return ch
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
 )
 
 // holdLimitEnv is a server over Streamable HTTP whose holds across calls
@@ -174,7 +175,7 @@ func TestHoldScreencastLimit(t *testing.T) {
 		t.Fatalf("the screencast did not end within a minute of its %v limit", limit)
 	}
 	// The note follows the finished video.
-	waitFor(t, "the note of the screencast's end", func() bool { return e.srv.holdNotes.count() > 0 })
+	mcptest.WaitFor(t, "the note of the screencast's end", func() bool { return e.srv.holdNotes.count() > 0 })
 
 	text = useOK(t, lead, "list_pages", nil)
 	mustContain(t, text, fmt.Sprintf("Your screencast on page %d reached its %v limit and was stopped; the video is saved at %s (screencast_stop also hands it out).", id, limit, path))

@@ -168,18 +168,6 @@ func evalAs(t *testing.T, c *client.Client, page int, fn string) string {
 	return text
 }
 
-// waitFor polls cond until it holds, failing the test after a while.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // listed reports whether a page list shows page id.
 func listed(list string, id int) bool {
 	return regexp.MustCompile(fmt.Sprintf(`(?m)^%d: `, id)).MatchString(list)
@@ -276,7 +264,7 @@ func TestIsolationAttacks(t *testing.T) {
 		if status, body := e.raw(t, http.MethodDelete, aliceSecret, sid, ""); status != http.StatusOK {
 			t.Errorf("alice's DELETE: %d %s", status, body)
 		}
-		waitFor(t, "alice's page to close with her session", func() bool { _, err := e.b.Page(a); return err != nil })
+		mcptest.WaitFor(t, "alice's page to close with her session", func() bool { _, err := e.b.Page(a); return err != nil })
 	})
 
 	t.Run("LatePopup", func(t *testing.T) {
@@ -284,7 +272,7 @@ func TestIsolationAttacks(t *testing.T) {
 		a := newPageWith(t, alice, testSite.URL+"/form.html", nil)
 		evalAs(t, alice, a, "() => { setTimeout(() => window.open('/page2.html?late'), 1000); return 'later' }")
 		var pop *browser.Page
-		waitFor(t, "the popup alice's page opens after her call returned", func() bool {
+		mcptest.WaitFor(t, "the popup alice's page opens after her call returned", func() bool {
 			if opened := e.b.OpenedBy(a, 0); len(opened) > 0 {
 				pop = opened[0]
 			}
@@ -322,7 +310,7 @@ func TestIsolationAttacks(t *testing.T) {
 		}
 		tid := chromedp.FromContext(cctx).Target.TargetID
 		var outside *browser.Page
-		waitFor(t, "pagemux to see the outside tab", func() bool {
+		mcptest.WaitFor(t, "pagemux to see the outside tab", func() bool {
 			for _, p := range e.b.Pages() {
 				if p.TargetID == tid {
 					outside = p
@@ -373,13 +361,13 @@ func TestIsolationAttacks(t *testing.T) {
 		}
 		opener := ids[0]
 		me := agents.Agent{ID: "token:alice/agent:capped"}
-		waitFor(t, "the closed pages to be no one's", func() bool { return len(e.reg.Pages(me)) == 1 })
+		mcptest.WaitFor(t, "the closed pages to be no one's", func() bool { return len(e.reg.Pages(me)) == 1 })
 		before := len(e.b.Pages())
 		out := evalAs(t, capped, opener, "() => { for (let i = 0; i < 12; i++) window.open('about:blank', '_blank'); return 'flooded' }")
 		// 2 fit (3 with the opener); the 10 others are closed at once, and
 		// the agent's answers say so.
 		closed := countClosed(out)
-		waitFor(t, "the answers to tell of 10 popups closed", func() bool {
+		mcptest.WaitFor(t, "the answers to tell of 10 popups closed", func() bool {
 			list, _ := use(t, capped, "list_pages", nil)
 			closed += countClosed(list)
 			return closed >= 10
@@ -387,7 +375,7 @@ func TestIsolationAttacks(t *testing.T) {
 		if closed != 10 {
 			t.Errorf("the answers told of %d popups closed, want 10", closed)
 		}
-		waitFor(t, "the popups over the bound to close", func() bool { return len(e.b.OpenedBy(opener, 0)) == 2 })
+		mcptest.WaitFor(t, "the popups over the bound to close", func() bool { return len(e.b.OpenedBy(opener, 0)) == 2 })
 		if n := len(e.b.Pages()); n > before+2 {
 			t.Errorf("%d tabs after the flood, %d before: more than the 2 that fit", n, before)
 		}
@@ -494,25 +482,17 @@ func TestIsolationLocks(t *testing.T) {
 	newPageWith(t, bob, testSite.URL+"/page2.html", nil)
 	aliceDone := make(chan string, 1)
 	go func() {
-		res, err := alice.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script",
-			Arguments: map[string]any{"pageId": a, "function": "async () => (await fetch('" + blocker.URL + "')).status"}}})
-		if err != nil {
-			aliceDone <- err.Error()
-			return
-		}
-		aliceDone <- res.Content[0].(mcp.TextContent).Text
+		text, _ := callAs(context.Background(), alice, "evaluate_script",
+			map[string]any{"pageId": a, "function": "async () => (await fetch('" + blocker.URL + "')).status"})
+		aliceDone <- text
 	}()
-	waitFor(t, "alice's call to hold the lock", func() bool { return strings.Contains(e.locks(t, bossSecret), "evaluate_script on page") })
+	mcptest.WaitFor(t, "alice's call to hold the lock", func() bool { return strings.Contains(e.locks(t, bossSecret), "evaluate_script on page") })
 	bobDone := make(chan string, 1)
 	go func() {
-		res, err := bob.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "list_pages"}})
-		if err != nil {
-			bobDone <- err.Error()
-			return
-		}
-		bobDone <- res.Content[0].(mcp.TextContent).Text
+		text, _ := callAs(context.Background(), bob, "list_pages", nil)
+		bobDone <- text
 	}()
-	waitFor(t, "bob's call to wait", func() bool { return strings.Contains(e.locks(t, bossSecret), "list_pages for agent token:bob") })
+	mcptest.WaitFor(t, "bob's call to wait", func() bool { return strings.Contains(e.locks(t, bossSecret), "list_pages for agent token:bob") })
 	queued := time.Now()
 
 	alicePage := fmt.Sprintf("page %d", a)
@@ -540,7 +520,7 @@ func TestIsolationLocks(t *testing.T) {
 		t.Errorf("the admin's /locks:\n%s", admin)
 	}
 	// The answer tells of waits past waitNoticeAfter only: bob's must be one.
-	waitFor(t, "bob to wait past the notice", func() bool { return time.Since(queued) > 2*waitNoticeAfter })
+	mcptest.WaitFor(t, "bob to wait past the notice", func() bool { return time.Since(queued) > 2*waitNoticeAfter })
 	unblock()
 	<-aliceDone
 	text := <-bobDone

@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
@@ -230,24 +231,13 @@ type result struct {
 // callCtx calls a tool and returns its result; a protocol error fails the test.
 func (e *testEnv) callCtx(ctx context.Context, t *testing.T, name string, args map[string]any) result {
 	t.Helper()
-	res, err := e.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
-	if err != nil {
-		t.Fatalf("%s %v: %v", name, args, err)
-	}
-	var r result
-	r.isError = res.IsError
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case mcp.TextContent:
-			r.text += c.Text
-		case mcp.ImageContent:
-			r.images = append(r.images, c)
-		}
+	a := mcptest.Call(ctx, e.client, name, args)
+	if a.Err != nil {
+		t.Fatalf("%s %v: %v", name, args, a.Err)
 	}
 	// Tests share servers, so any call may have waited for another test's:
 	// the wait notice is not part of what they check (guard_test.go does).
-	r.text = waitNotice.ReplaceAllString(r.text, "")
-	return r
+	return result{text: waitNotice.ReplaceAllString(a.Text, ""), isError: a.IsError, images: a.Images}
 }
 
 // waitNotice is the line a result gets when its call waited for a lock.

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/rules"
 )
@@ -113,9 +114,9 @@ func TestRulesOnceOnly(t *testing.T) {
 	busy := callAsync(t, a, "evaluate_script", map[string]any{"pageId": page, "function": `async () => (await fetch('/hold')).text()`})
 	<-shop.held
 	first := callAsync(t, a, "click", map[string]any{"pageId": page, "uid": order})
-	waitFor(t, "the click to queue for its page", func() bool { return queued(env.srv.locks, pagelock.PageKey(page)) > 0 })
+	mcptest.WaitFor(t, "the click to queue for its page", func() bool { return queued(env.srv.locks, pagelock.PageKey(page)) > 0 })
 	retry := callAsync(t, a, "click", map[string]any{"pageId": page, "uid": order})
-	waitFor(t, "the retry to wait for the first click", func() bool { return env.srv.once.Waiting() > 0 })
+	mcptest.WaitFor(t, "the retry to wait for the first click", func() bool { return env.srv.once.Waiting() > 0 })
 	close(shop.release)
 	if o := <-busy; o.err != nil || o.r.isError {
 		t.Fatal(o.err, o.r.text)
@@ -275,14 +276,14 @@ func TestRulesExclusive(t *testing.T) {
     resource: "site:{site}"
     lease: 1h
 `)
-	waitFor(t, "the new rules", func() bool {
+	mcptest.WaitFor(t, "the new rules", func() bool {
 		return strings.Contains(env.srv.rules.Set().Explain(&rules.Call{Tool: "click", URL: shop.URL + "/x"}), "lease")
 	})
 	if text, failed := use(t, a, "click", map[string]any{"pageId": pa, "uid": ua}); failed {
 		t.Fatal(text)
 	}
 	cb := callAsync(t, b, "click", map[string]any{"pageId": pb, "uid": ub})
-	waitFor(t, "B to wait for A's lease", func() bool { return env.srv.leases.waiting() > 0 })
+	mcptest.WaitFor(t, "B to wait for A's lease", func() bool { return env.srv.leases.waiting() > 0 })
 	select {
 	case o := <-cb:
 		t.Fatalf("B got in while A held the lease: %s", o.r.text)
@@ -308,7 +309,7 @@ func TestRulesReload(t *testing.T) {
 		t.Fatal("the first rules let a script run")
 	}
 	write(t, path, "agents: [{agent: team, deny: [read-only]}]\n")
-	waitFor(t, "the edit to apply", func() bool {
+	mcptest.WaitFor(t, "the edit to apply", func() bool {
 		_, failed := use(t, a, "evaluate_script", map[string]any{"pageId": page, "function": "() => 1"})
 		return !failed
 	})
@@ -317,7 +318,7 @@ func TestRulesReload(t *testing.T) {
 	}
 	write(t, path, "agents: [{agent: team, deny: [read-onyl]}]\n")
 	before := env.srv.rules.Set()
-	waitFor(t, "the broken edit to be read", func() bool {
+	mcptest.WaitFor(t, "the broken edit to be read", func() bool {
 		b, _ := os.ReadFile(path)
 		return strings.Contains(string(b), "onyl")
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/serve"
 )
@@ -90,15 +91,8 @@ func taskResult(t *testing.T, c *client.Client, id string) result {
 	if rel, _ := res.Meta.AdditionalFields[mcp.RelatedTaskMetaKey].(map[string]any); rel["taskId"] != id {
 		t.Errorf("tasks/result %s: related task %v", id, res.Meta.AdditionalFields)
 	}
-	var r result
-	r.isError = res.IsError
-	for _, c := range res.Content {
-		if c, ok := c.(mcp.TextContent); ok {
-			r.text += c.Text
-		}
-	}
-	r.text = waitNotice.ReplaceAllString(r.text, "")
-	return r
+	text := mcptest.Text(&mcp.CallToolResult{Content: res.Content})
+	return result{text: waitNotice.ReplaceAllString(text, ""), isError: res.IsError}
 }
 
 func getTask(t *testing.T, c *client.Client, id string) mcp.Task {
@@ -202,12 +196,12 @@ func TestTasks(t *testing.T) {
 		slow := e.openPage(t, "/form.html")
 		e.call(t, "navigate_page", map[string]any{"pageId": slow, "url": testSite.URL + "/neverloads.html", "timeout": 300}) // fails: it never loads
 		task := mustCreate(t, tc, "performance_start_trace", map[string]any{"pageId": slow}, 0)
-		waitFor(t, "the trace to record", func() bool { return e.srv.perf.recording() })
+		mcptest.WaitFor(t, "the trace to record", func() bool { return e.srv.perf.recording() })
 		if _, err := tc.CancelTask(t.Context(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: task.TaskId}}); err != nil {
 			t.Fatal(err)
 		}
 		e.waitTasksEnded(t)
-		waitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
+		mcptest.WaitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
 		// Its locks are free: the page, and tracing for a trace of another page.
 		e.ok(t, "list_console_messages", map[string]any{"pageId": slow})
 		e.ok(t, "performance_start_trace", map[string]any{"pageId": id, "reload": false, "autoStop": false})
@@ -219,7 +213,7 @@ func TestTasks(t *testing.T) {
 		// The TTL passing while it runs stops it as tasks/cancel does.
 		task = mustCreate(t, tc, "performance_start_trace", map[string]any{"pageId": slow}, 3000)
 		recorded := false
-		waitFor(t, "the trace to record", func() bool {
+		mcptest.WaitFor(t, "the trace to record", func() bool {
 			recorded = recorded || e.srv.perf.recording()
 			return recorded || !e.tasksRun()
 		})
@@ -227,7 +221,7 @@ func TestTasks(t *testing.T) {
 			t.Log("the TTL passed before the trace began, on a machine this slow: the end is checked all the same")
 		}
 		e.waitTasksEnded(t)
-		waitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
+		mcptest.WaitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
 		e.ok(t, "list_console_messages", map[string]any{"pageId": slow})
 		if _, err := tc.GetTask(t.Context(), mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: task.TaskId}}); err == nil || !strings.Contains(err.Error(), "expired") {
 			t.Errorf("tasks/get past the TTL: %v", err)
@@ -397,7 +391,7 @@ func TestTaskLighthouse(t *testing.T) {
 // waitTasksEnded waits until no task of the server runs, nor waits.
 func (e *testEnv) waitTasksEnded(t *testing.T) {
 	t.Helper()
-	waitFor(t, "the tasks to end", func() bool { return !e.tasksRun() })
+	mcptest.WaitFor(t, "the tasks to end", func() bool { return !e.tasksRun() })
 }
 
 // tasksRun reports whether a task of the server runs or waits.
@@ -623,7 +617,7 @@ func TestTaskToolTimeout(t *testing.T) {
 		t.Fatalf("a trace whose reload never ends, past --tool-timeout: %s", r.text)
 	}
 	mustContain(t, r.text, tool+" ran past its 2s limit (--tool-timeout)", "released")
-	waitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
+	mcptest.WaitFor(t, "the trace to end", func() bool { return !e.srv.perf.recording() })
 	e.ok(t, "list_console_messages", map[string]any{"pageId": page})
 	e.waitTasksEnded(t)
 }
