@@ -2,14 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,112 +19,6 @@ import (
 	"github.com/pagemux/pagemux/internal/etcdtest"
 	"github.com/pagemux/pagemux/internal/mcptest"
 )
-
-// debuggableChrome starts a headless Chrome with a DevTools port on
-// loopback, as a user starts the one several pagemux processes share, and
-// returns its --browser-url. It is killed when the test ends.
-func debuggableChrome(t testing.TB) string {
-	t.Helper()
-	url, stop, err := startDebuggableChrome()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return url
-}
-
-var shared struct {
-	once sync.Once
-	url  string
-	stop func()
-	err  error
-}
-
-// sharedChrome is one debuggableChrome for the tests of this binary whose
-// pagemux processes act only on pages of their own: HTTP agents, each in a
-// browser context of its own that sees only its own pages (--pages owned),
-// and stdio processes that act on the tab they open to attach with or on the
-// pages they open, and read no list of all tabs. A Chrome's start costs a
-// CPU-s, and what these tests prove (transports, bridges, SDKs, their order
-// and cancellation, flags) is not how pagemux launches Chrome, which the
-// exit tests and TestHTTPBinary prove. Tests that need a Chrome to
-// themselves (etcd's shared page ids, counts of all tabs) start their own.
-// TestMain kills it.
-func sharedChrome(t testing.TB) string {
-	t.Helper()
-	shared.once.Do(func() { shared.url, shared.stop, shared.err = startDebuggableChrome() })
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.url
-}
-
-func startDebuggableChrome() (string, func(), error) {
-	path, err := exec.LookPath("chromium")
-	if p := os.Getenv("CHROME_PATH"); p != "" {
-		path, err = p, nil
-	}
-	if err != nil {
-		return "", nil, fmt.Errorf("these tests need Chrome: %v", err)
-	}
-	// Not t.TempDir: Chrome's helpers may still write there as it goes.
-	dir, err := os.MkdirTemp("", "pagemux-shared-chrome")
-	if err != nil {
-		return "", nil, err
-	}
-	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--remote-debugging-address=127.0.0.1",
-		"--remote-debugging-port=0", "--user-data-dir="+dir,
-		// As in a Chrome pagemux launches headless: no address bar popup
-		// for Chrome's WebUI renderer to draw in every window.
-		"--disable-features=Translate,WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup", "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers go with it
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	stop := func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-		// A helper may still be on its way out: try a few times.
-		for i := 0; i < 50 && os.RemoveAll(dir) != nil; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	// Chrome writes the port it took into the profile once it listens;
-	// nothing tells of it, so look until it is there.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if port, _, ok := strings.Cut(string(b), "\n"); err == nil && ok && port != "" {
-			return "http://127.0.0.1:" + port, stop, nil
-		}
-		select {
-		case <-exited:
-			stop()
-			return "", nil, errors.New("chrome exited before it opened its DevTools port")
-		default:
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", nil, errors.New("chrome wrote no DevToolsActivePort in 30 s")
-		}
-	}
-}
-
-// logSite serves a page whose calls log their enter and leave in it.
-func logSite(t testing.TB) *httptest.Server {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/favicon.ico" {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		fmt.Fprint(w, `<!doctype html><title>shared</title><script>window.calls = []</script><p>shared tab`)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
-}
 
 // answers reads the answers to ids, in whatever order they come.
 func (s *server) answers(ids map[int]bool) map[int]string {

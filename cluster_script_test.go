@@ -39,7 +39,7 @@ func TestClusterScript(t *testing.T) {
 	start := time.Now()
 	cmd := exec.Command("./scripts/cluster", "--port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "PAGEMUX_BIN="+bin, "PAGEMUX_ETCD="+etcdtest.Binary(t))
-	stderr := new(lockedBuffer)
+	stderr := new(mcptest.LockedBuffer)
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/soak"
 )
 
@@ -354,7 +355,7 @@ func TestGoSDKJoinStateless(t *testing.T) {
 	base, stderr := startHTTPServer(t, bin, "--auth-token", "joiner=joiner-secret-1", "--lock-mode=page", "--browser-url="+sharedChrome(t), "--log-level=warn")
 	c := sdk.NewClient(&sdk.Implementation{Name: t.Name(), Version: "1"}, nil)
 	bridge := exec.Command(bin, "--join", base+"/mcp", "--auth-token", "joiner-secret-1", "--log-level=warn")
-	bridgeLog := new(lockedBuffer)
+	bridgeLog := new(mcptest.LockedBuffer)
 	bridge.Stderr = bridgeLog
 	cs, err := c.Connect(t.Context(), &sdk.CommandTransport{Command: bridge}, nil)
 	if err != nil {

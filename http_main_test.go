@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,61 +21,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
-
-// freeAddr returns a loopback address nothing listens on now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startHTTPServer starts the binary with --http and the given flags, waits
-// for /healthz, and stops it with SIGTERM when the test ends. It returns the
-// base URL and the server's stderr.
-func startHTTPServer(t testing.TB, bin string, flags ...string) (string, *lockedBuffer) {
-	t.Helper()
-	addr := freeAddr(t)
-	return startHTTPCommand(t, exec.Command(bin, append([]string{"--http", addr}, flags...)...), addr)
-}
-
-// startHTTPCommand is startHTTPServer for a command made ready to start
-// (flags, environment, user), which serves on addr.
-func startHTTPCommand(t testing.TB, cmd *exec.Cmd, addr string) (string, *lockedBuffer) {
-	t.Helper()
-	stderr := new(lockedBuffer)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Error("pagemux --http did not exit on SIGTERM")
-		}
-	})
-	base := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return base, stderr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pagemux --http never answered /healthz: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // TestHTTPBinary serves the real binary over Streamable HTTP with a token:
 // two clients share its browser, /healthz reports Chrome, a request without
@@ -383,18 +326,4 @@ func waitHolder(t *testing.T, base, secret, holder string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no lock held by %s; /locks: %s", holder, last)
-}
-
-// mustCall calls a tool and returns its text, failing the test on an error.
-func mustCall(t *testing.T, c *client.Client, tool string, args map[string]any) string {
-	t.Helper()
-	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	text := res.Content[0].(mcp.TextContent).Text
-	if res.IsError {
-		t.Fatalf("%s: %s", tool, text)
-	}
-	return text
 }

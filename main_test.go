@@ -15,13 +15,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/proc"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
@@ -239,49 +239,6 @@ func TestExitOnStdinClose(t *testing.T) {
 	}
 }
 
-var (
-	pagemuxOnce sync.Once
-	pagemuxBin  string
-	pagemuxErr  error
-)
-
-// binName is the name the test binary answers to as pagemux (TestMain).
-const binName = "pagemux"
-
-// pagemuxBinary returns the pagemux the tests run: this test binary,
-// linked as binName, whose TestMain then runs pagemux's main, the code go
-// build would link into bin/pagemux. It was built with the tests' flags
-// (-race when they run with it: a data race in pagemux fails its test
-// too), and linking pagemux once more cost every run of these tests 3.5
-// CPU-s (the link of a -race binary), seconds before the first test could
-// start. A hard link, where the filesystem allows one, so that pagemux
-// sees itself as binName (os.Executable); else a symlink.
-func pagemuxBinary(t testing.TB) string {
-	t.Helper()
-	pagemuxOnce.Do(func() {
-		self, err := os.Executable()
-		if err != nil {
-			pagemuxErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "pagemux-bin")
-		if err != nil {
-			pagemuxErr = err
-			return
-		}
-		pagemuxBin = filepath.Join(dir, binName)
-		if os.Link(self, pagemuxBin) != nil {
-			if err := os.Symlink(self, pagemuxBin); err != nil {
-				pagemuxErr = fmt.Errorf("link the test binary as %s: %v", pagemuxBin, err)
-			}
-		}
-	})
-	if pagemuxErr != nil {
-		t.Fatal(pagemuxErr)
-	}
-	return pagemuxBin
-}
-
 // Started on a terminal, pagemux says what it is instead of sitting silent.
 func TestTerminalHint(t *testing.T) {
 	bin := pagemuxBinary(t)
@@ -367,19 +324,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// shortTmp returns a temp dir short enough for Chrome's singleton socket to
-// fit in the profile; t.TempDir is too long for it, which tests the other
-// way, where the singleton directory lies beside the profile.
-func shortTmp(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/tmp", "pm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // server is the real pagemux binary, driven over raw stdio as an MCP client
 // drives it.
 type server struct {
@@ -389,7 +333,7 @@ type server struct {
 	stdin  io.WriteCloser
 	stdout *os.File // the read end of its stdout
 	lines  chan string
-	stderr *lockedBuffer
+	stderr *mcptest.LockedBuffer
 	exited chan struct{}
 }
 
@@ -397,7 +341,7 @@ type server struct {
 func startServer(t *testing.T, tmp string, flags ...string) *server {
 	t.Helper()
 	bin := pagemuxBinary(t)
-	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &mcptest.LockedBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--log-level=debug"}, flags...)...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	s.cmd.Stderr = s.stderr
@@ -683,22 +627,4 @@ func TestKilledServerLeavesNoChrome(t *testing.T) {
 	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
 		t.Fatalf("left behind in TMPDIR: %v", left)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the writer and the test to share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

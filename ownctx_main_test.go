@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestOwnContextKilledServer(t *testing.T) {
 		t.Fatalf("Chrome's tabs before the kill: %+v", chromeTabs(t, chrome))
 	}
 	a.cmd.Process.Kill()
-	waitFor(t, "a's tab gone once a was killed", func() bool { return !has("/tenant-a") })
+	mcptest.WaitFor(t, "a's tab gone once a was killed", func() bool { return !has("/tenant-a") })
 	if !has("/tenant-b") {
 		t.Fatal("b's tab went with a's")
 	}

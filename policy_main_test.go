@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,30 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/internal/mcptest"
 )
-
-// callTool calls a tool and returns its text and whether it is an error.
-func callTool(t *testing.T, c *client.Client, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
-	return text.String(), res.IsError
-}
 
 // ATTACK: an agent over HTTP tries to read the host's files, Chrome's own
 // pages and pagemux's own endpoints, by the tools and by pages it makes

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
@@ -94,16 +93,6 @@ func stdioPagemux(t *testing.T, flags ...string) *client.Client {
 	return c
 }
 
-// pathSite serves pages titled with their path.
-func pathSite(t *testing.T) *httptest.Server {
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, "<title>%s</title><p>%s", r.URL.Path, r.URL.Path)
-	}))
-	t.Cleanup(site.Close)
-	return site
-}
-
 // TestBrowserPool: one pagemux attached to two Chromes (--browser-url
 // twice) lists the pages of both under ids unique across the pool, places
 // each new page on the Chrome with the fewest pages, and acts on a page
@@ -181,7 +170,7 @@ func TestBrowserPool(t *testing.T) {
 		}
 		inFlight <- res
 	}()
-	waitFor(t, "the script to run on Chrome B", func() bool {
+	mcptest.WaitFor(t, "the script to run on Chrome B", func() bool {
 		return slices.ContainsFunc(chromeTabs(t, urlB), func(tab devToolsTab) bool { return tab.Title == "running" })
 	})
 	killed := time.Now()
@@ -262,7 +251,7 @@ func TestBrowserPoolReplicas(t *testing.T) {
 	// own first tab and one of each replica, three, and the counts tie.
 	mustCall(t, bob1, "list_pages", nil)
 	mustCall(t, bob2, "list_pages", nil)
-	waitFor(t, "three tabs on each Chrome", func() bool { return len(chromeTabs(t, urlA)) == 3 && len(chromeTabs(t, urlB)) == 3 })
+	mcptest.WaitFor(t, "three tabs on each Chrome", func() bool { return len(chromeTabs(t, urlA)) == 3 && len(chromeTabs(t, urlB)) == 3 })
 
 	steps := []struct {
 		c      *client.Client
@@ -333,7 +322,7 @@ func TestBrowserPoolReplicas(t *testing.T) {
 
 	stopB()
 	for name, c := range map[string]*client.Client{"1": bob1, "2": bob2} {
-		waitFor(t, "bob's pages to leave replica "+name+"'s list", func() bool {
+		mcptest.WaitFor(t, "bob's pages to leave replica "+name+"'s list", func() bool {
 			list := mustCall(t, c, "list_pages", nil)
 			return !strings.Contains(list, "/b1") && !strings.Contains(list, "/b2")
 		})
@@ -342,7 +331,7 @@ func TestBrowserPoolReplicas(t *testing.T) {
 			t.Errorf("a call through replica %s on a page of the killed Chrome: %s", name, got)
 		}
 	}
-	waitFor(t, "the killed Chrome's tabs to leave the registry", func() bool {
+	mcptest.WaitFor(t, "the killed Chrome's tabs to leave the registry", func() bool {
 		pages, _ := registry()
 		return pages == len(chromeTabs(t, urlA))
 	})

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -86,7 +85,7 @@ func TestReplicasShareAgents(t *testing.T) {
 	}
 	mustCall(t, alice1, "navigate_page", map[string]any{"url": site.URL + "/a?again"})
 	mustCall(t, alice1, "wait_for", map[string]any{"text": []string{"/a"}})
-	waitFor(t, "replica 2 to list the page's fetch", func() bool {
+	mcptest.WaitFor(t, "replica 2 to list the page's fetch", func() bool {
 		got, _ := callTool(t, alice2, "list_network_requests", nil)
 		return strings.Contains(got, "/x?from=/a") && strings.Contains(got, "GET "+site.URL+"/a?again [200]") && !strings.Contains(got, "attached to this page after")
 	})
@@ -149,17 +148,6 @@ func TestReplicasShareAgents(t *testing.T) {
 	}
 	if got := mustCall(t, newer, "evaluate_script", map[string]any{"function": "() => location.pathname"}); !strings.Contains(got, `"/a"`) {
 		t.Errorf("alice's newer session acts on %s, want her selected /a", got)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 30 s: for
-// what a test can only see by asking (another process's state).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: %s", what)
-		}
 	}
 }
 

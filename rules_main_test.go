@@ -170,7 +170,7 @@ exclusive:
 		}
 		bobDone <- time.Now()
 	}()
-	waitFor(t, "bob's click to wait for alice's lease", func() bool { return metricValue(t, base2, "bob-secret-1", "pagemux_rule_leases_waiting") >= 1 })
+	mcptest.WaitFor(t, "bob's click to wait for alice's lease", func() bool { return metricValue(t, base2, "bob-secret-1", "pagemux_rule_leases_waiting") >= 1 })
 	select {
 	case <-bobDone:
 		t.Fatal("bob got into the account while alice kept it")
