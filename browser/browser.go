@@ -1,6 +1,33 @@
-// Package browser owns one Chrome: it launches it or attaches to a running
-// one, tracks its tabs as Pages with small ids, and fences stale events with
-// generations. It knows nothing of MCP or of locks.
+// Package browser owns one Chrome (or, with Config.Pool, a few) and what is
+// done in it:
+//
+//   - Launch: it launches Chrome with a profile of its own, or attaches to a
+//     running one, on the first call that needs it, and relaunches or
+//     reattaches after a crash (browser.go, config.go, profile*.go); the
+//     DevTools address other clients such as Lighthouse connect to
+//     (devtools.go).
+//   - Pages: it tracks Chrome's tabs as Pages with small ids, alike in every
+//     process that shares a browser (page.go, pageids.go), in named or own
+//     browser contexts (contexts.go, owncontext.go), and fences the commands
+//     and events of a stale generation (fence.go).
+//   - Actions: navigation, input, forms, selectors, emulation, cookies,
+//     headers, downloads, scripts and the waits after them (actions.go,
+//     navigate.go, keys.go, forms.go, selector.go, emulate.go, wait.go …),
+//     kept to a URL policy (urlguard.go).
+//   - Collectors: a page's console messages, network requests and DevTools
+//     issues, kept per document (collect*.go).
+//   - Captures: snapshots of the accessibility tree (snapshot*.go),
+//     screenshots, screencasts, traces and heap snapshots (capture_*.go).
+//   - Watchdog: whether Chrome still answers, and what a tool call waits on
+//     when it does not (watchdog*.go, status.go).
+//
+// A launched Chrome opens no DevTools port: it speaks over a pipe, which
+// package cdppipe shares between chromedp and pagemux's other connections
+// (the streamed snapshot, the watchdog's check, the bridge that serves
+// Lighthouse) and converts from Chrome's CBOR. This package puts the pipe
+// in place at launch and calls through it.
+//
+// It knows nothing of MCP or of locks.
 package browser
 
 import (
@@ -19,6 +46,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/cdppipe"
 	"github.com/pagemux/pagemux/internal/tail"
 	"golang.org/x/sync/semaphore"
 )
@@ -117,11 +145,11 @@ type launch struct {
 
 	profileDir string      // the profile of a Chrome pagemux launched; set before done closes
 	chrome     *chromeProc // a Chrome pagemux launched (profile.go); set by allocator, before Chrome starts
-	// mux sits between chromedp and a launched Chrome's pipe (cdpmux.go);
-	// set before done closes, nil when it could not be put there.
-	mux      *cdpMux
+	// mux sits between chromedp and a launched Chrome's pipe (package
+	// cdppipe); set before done closes, nil when it could not be put there.
+	mux      *cdppipe.Mux
 	bridgeMu sync.Mutex
-	bridge   *devToolsBridge // its DevTools bridge, once started (devtools_bridge.go)
+	bridge   *cdppipe.Bridge // its DevTools bridge, once started (devtools.go)
 	wd       watchdog        // whether Chrome still answers (watchdog.go)
 	// identity names the browser alike in every process that drives it
 	// (Identity); set before done closes.
@@ -311,8 +339,8 @@ func (b *Browser) start(l *launch) {
 	case err = <-started:
 		if l.mux != nil {
 			// chromedp is done starting Chrome, whether or not it did
-			// (cdpMux.closeChromeEnds says why this waits until now).
-			l.mux.closeChromeEnds()
+			// (cdppipe.Mux.CloseChromeEnds says why this waits until now).
+			l.mux.CloseChromeEnds()
 		}
 	case <-timer.C:
 		err = fmt.Errorf("no answer after %s", limit)
@@ -366,7 +394,7 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 	if err != nil {
 		return nil, nil, err
 	}
-	opts, err := b.cfg.allocatorOptions(l.out, c.tempDir(), b.log, func(dir string, mux *cdpMux) { l.profileDir, l.mux = dir, mux })
+	opts, err := b.cfg.allocatorOptions(l.out, c.tempDir(), b.log, func(dir string, mux *cdppipe.Mux) { l.profileDir, l.mux = dir, mux })
 	if err != nil {
 		c.stop()
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/cdppipe"
 	"github.com/pagemux/pagemux/internal/tail"
 )
 
@@ -53,7 +54,8 @@ type Config struct {
 	OwnContext bool
 
 	// MaxMessage bounds one message from a launched Chrome (0:
-	// DefaultMaxMessage); see DefaultMaxMessage for what happens past it.
+	// cdppipe.DefaultMaxMessage); see cdppipe.DefaultMaxMessage for what
+	// happens past it.
 	// An attached Chrome's websocket is not bounded here.
 	MaxMessage int
 	// PipeJSON has a launched Chrome speak JSON on its DevTools pipe, as
@@ -253,11 +255,11 @@ func parseChromeArg(a string) (chromeFlag, error) {
 // allocatorOptions builds the chromedp options that launch Chrome with the
 // profile in tempProfile (a temporary profile pagemux made, see profile.go),
 // or in UserDataDir when tempProfile is "". Chrome speaks DevTools over
-// chromedp's pipe only, with a cdpMux in the middle (see devtools.go);
+// chromedp's pipe only, with a cdppipe.Mux in the middle (see devtools.go);
 // started is told the profile directory and the mux just before Chrome
 // starts. Chrome runs in a process group of its own and dies with pagemux
 // (Linux).
-func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, log *slog.Logger, started func(profileDir string, mux *cdpMux)) ([]chromedp.ExecAllocatorOption, error) {
+func (c Config) allocatorOptions(out *tail.Buffer, tempProfile string, log *slog.Logger, started func(profileDir string, mux *cdppipe.Mux)) ([]chromedp.ExecAllocatorOption, error) {
 	path, err := c.ResolveExecPath()
 	if err != nil {
 		return nil, err

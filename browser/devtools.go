@@ -10,32 +10,30 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/pagemux/pagemux/cdppipe"
 )
 
 // pagemux talks to the Chrome it launches over a pipe, and Chrome opens no
 // DevTools port: a port on loopback can be reached by every page the browser
 // loads (a tab on http://127.0.0.1:PORT/json/list, then the websocket), and
 // whoever reaches it owns the browser. A second DevTools client, such as
-// Lighthouse, connects to pagemux's own bridge instead (devtools_bridge.go),
-// which cdpMux (cdpmux.go) joins to the pipe.
+// Lighthouse, connects to pagemux's own bridge instead (cdppipe.Bridge),
+// which a cdppipe.Mux joins to the pipe.
 
 // devToolsPortFile is the file in which a Chrome with a debugging port
 // writes it. pagemux's Chrome has none; a kept profile can hold one from an
 // older run.
 const devToolsPortFile = "DevToolsActivePort"
 
-// pipeFlag is the flag that has Chrome speak DevTools on fds 3 and 4
-// (chromedp adds it; pagemux asks for CBOR on it, package cdpcbor).
-const pipeFlag = "remote-debugging-pipe"
-
 // prepareCommand removes a port file that an earlier Chrome left in the
-// profile, puts a cdpMux between chromedp and Chrome (nil, with an error
+// profile, puts a cdppipe.Mux between chromedp and Chrome (nil, with an error
 // logged, where it cannot), sets Chrome's process options
 // (setProcessOptions), and returns the profile directory. chromedp calls it
 // just before it starts Chrome. It adds no debugging port. maxMessage is
 // the mux's bound on one message (Config.MaxMessage); cbor has Chrome speak
 // CBOR on its pipe (not Config.PipeJSON).
-func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (profileDir string, mux *cdpMux) {
+func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (profileDir string, mux *cdppipe.Mux) {
 	for _, a := range cmd.Args {
 		if v, ok := strings.CutPrefix(a, "--user-data-dir="); ok {
 			profileDir = v
@@ -44,7 +42,7 @@ func prepareCommand(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) 
 	if profileDir != "" {
 		_ = os.Remove(filepath.Join(profileDir, devToolsPortFile))
 	}
-	mux, err := interposeMux(cmd, log, maxMessage, cbor)
+	mux, err := cdppipe.Interpose(cmd, cdppipe.Options{Logger: log, MaxMessage: maxMessage, CBOR: cbor})
 	if err != nil {
 		log.Error("devtools pipe: no second connection to chrome (lighthouse and the streamed snapshot need one)", "error", err)
 	}
@@ -76,11 +74,30 @@ func (b *Browser) endpoint(l *launch) (string, error) {
 	if b.cfg.Attaches() {
 		return checkAttachURL(l.url)
 	}
-	br, err := l.devToolsBridge(b.log)
+	br, err := l.devToolsBridge()
 	if err != nil {
 		return "", err
 	}
-	return br.url, nil
+	return br.URL(), nil
+}
+
+// devToolsBridge returns l's bridge, starting it on the first call; it
+// stops when Chrome's pipe closes.
+func (l *launch) devToolsBridge() (*cdppipe.Bridge, error) {
+	l.bridgeMu.Lock()
+	defer l.bridgeMu.Unlock()
+	if l.bridge != nil {
+		return l.bridge, nil
+	}
+	if l.mux == nil {
+		return nil, errNoMux
+	}
+	br, err := cdppipe.StartBridge(l.mux)
+	if err != nil {
+		return nil, err
+	}
+	l.bridge = br
+	return br, nil
 }
 
 // OwnEndpoints returns the host:port addresses that pagemux's browser side
@@ -110,7 +127,7 @@ func (b *Browser) OwnEndpoints() []string {
 	if l.bridge == nil {
 		return nil
 	}
-	return []string{l.bridge.addr}
+	return []string{l.bridge.Addr()}
 }
 
 // HostPort is the host:port of the address raw (http://HOST:PORT, ws://…),

@@ -372,7 +372,7 @@ func TestBridgeClientLeavesNoAutoAttach(t *testing.T) {
 	// The client's close reaches the bridge in its own time: the bridge
 	// must have detached its session once a new tab opens after it.
 	deadline := time.Now().Add(10 * time.Second)
-	for b.members[0].launch.mux.clientCount() > 0 && time.Now().Before(deadline) {
+	for b.members[0].launch.mux.ClientCount() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	p, err := b.NewPage(ctx, true)

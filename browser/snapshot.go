@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pagemux/pagemux/cdppipe"
 	"github.com/pagemux/pagemux/snapshot"
 )
 
@@ -21,7 +22,7 @@ import (
 // The tree is read as a stream (a big page's answer is 100 MB, see
 // snapshot/decode.go), past chromedp, which would read it whole. For a
 // Chrome pagemux launched the answer is read in process from its pipe,
-// through cdpMux, in the tab's own session, before chromedp could see it;
+// through cdppipe.Mux, in the tab's own session, before chromedp could see it;
 // for an attached one over a DevTools connection of its own to the page.
 // Where neither can be had, the answer comes through chromedp, still
 // decoded as a stream from its copy.
@@ -120,7 +121,7 @@ func (p *Page) fullAXTree(ctx context.Context) (*snapshot.Doc, error) {
 }
 
 // streamedAXTree asks for the tree past chromedp and decodes the answer as
-// it arrives: for a launched Chrome through its cdpMux, in the tab's own
+// it arrives: for a launched Chrome through its cdppipe.Mux, in the tab's own
 // session, in process; for an attached one over a websocket of its own to
 // the page's endpoint. Errors of getting there wrap errNoConn.
 func (p *Page) streamedAXTree(ctx context.Context) (*snapshot.Doc, error) {
@@ -139,13 +140,17 @@ func (p *Page) streamedAXTree(ctx context.Context) (*snapshot.Doc, error) {
 	return streamAXTree(ctx, u)
 }
 
+// errNoConn marks a failure to reach an endpoint, as opposed to a failure
+// of the call made over it.
+var errNoConn = errors.New("no devtools connection")
+
 // muxAXTree asks Chrome for the tree in session sid through mux; chromedp
 // never sees the answer. On a CBOR pipe the answer is decoded from Chrome's
 // CBOR, never made JSON.
-func muxAXTree(ctx context.Context, mux *cdpMux, sid string) (*snapshot.Doc, error) {
+func muxAXTree(ctx context.Context, mux *cdppipe.Mux, sid string) (*snapshot.Doc, error) {
 	var doc *snapshot.Doc
-	cbor := mux.speaksCBOR()
-	err := mux.streamCall(ctx, sid, accessibility.CommandGetFullAXTree, nil, cbor, func(r io.Reader) error {
+	cbor := mux.SpeaksCBOR()
+	err := mux.StreamCall(ctx, sid, accessibility.CommandGetFullAXTree, nil, cbor, func(r io.Reader) error {
 		var done bool
 		var err error
 		if cbor {
@@ -158,7 +163,7 @@ func muxAXTree(ctx context.Context, mux *cdpMux, sid string) (*snapshot.Doc, err
 		}
 		return err
 	})
-	if errors.Is(err, errMuxClosed) {
+	if errors.Is(err, cdppipe.ErrClosed) {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	return doc, err
@@ -189,7 +194,7 @@ func (p *Page) pageEndpoint(ctx context.Context) (string, error) {
 // decodes the answer as it arrives. Errors of the connection itself wrap
 // errNoConn.
 func streamAXTree(ctx context.Context, u string) (*snapshot.Doc, error) {
-	c, err := dialWS(ctx, u)
+	c, err := cdppipe.DialWS(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoConn, err)
 	}

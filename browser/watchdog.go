@@ -323,7 +323,7 @@ func (l *launch) drained() time.Time {
 	if l.mux == nil {
 		return time.Time{}
 	}
-	return l.mux.drained()
+	return l.mux.Drained()
 }
 
 // awaitCheck waits for the outcome of a check of l that is still open,
@@ -348,7 +348,7 @@ func (l *launch) awaitCheck(ctx context.Context) error {
 
 // silence says how Chrome left pagemux's check unanswered, for the error of
 // a probe. A launched Chrome has no second connection: the check past
-// chromedp's is cdpMux's own, on the pipe.
+// chromedp's is the mux's own, on the pipe.
 func silence(why error, attached bool) string {
 	switch {
 	case errors.Is(why, errBacklog) && attached:
@@ -366,14 +366,14 @@ func silence(why error, attached bool) string {
 }
 
 // errBacklog marks a connection that stayed silent past backlogGrace while
-// the browser answered past it (a new connection, or cdpMux's check).
+// the browser answered past it (a new connection, or the mux's check).
 var errBacklog = errors.New("the connection stayed silent, though the browser answered past it")
 
 // errStopped marks a launched Chrome whose browser process is stopped.
 var errStopped = errors.New("chrome's browser process is stopped")
 
 // probe asks the browser process for its version on chromedp's connection
-// and, at the same time, past it (anew: cdpMux's own command for a launched
+// and, at the same time, past it (anew: the mux's own command for a launched
 // Chrome, a new connection for an attached one), which it gives window to
 // answer. Chrome answers when either does. It is frozen when neither does
 // within window, or, for a launched Chrome, as soon as its browser process
@@ -505,7 +505,7 @@ func (l *launch) browserPID() int {
 // process is stopped and that has sent nothing for stoppedSilence, not even
 // bytes that wait in its pipe.
 func (l *launch) stoppedAndQuiet() bool {
-	if l.mux == nil || l.mux.quietFor() < stoppedSilence || pipePending(l.mux.fromChrome) > 0 {
+	if l.mux == nil || l.mux.QuietFor() < stoppedSilence || l.mux.Pending() > 0 {
 		return false
 	}
 	pid := l.browserPID()
@@ -517,7 +517,7 @@ func (l *launch) stoppedAndQuiet() bool {
 var freshClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // answersAnew checks the browser process past the connection chromedp
-// waits on. A launched Chrome has no port to connect to anew: its cdpMux
+// waits on. A launched Chrome has no port to connect to anew: its cdppipe.Mux
 // sends a Browser.getVersion of its own and reads the answer itself, and
 // takes a reader waiting on pagemux's side (chromedp not reading what
 // Chrome sent) for a backlog, not a freeze. An attached Chrome is asked for
@@ -528,7 +528,7 @@ func (b *Browser) answersAnew(ctx context.Context, l *launch) error {
 		if l.mux == nil {
 			return errNoMux
 		}
-		return l.mux.answers(ctx)
+		return l.mux.Answers(ctx)
 	}
 	raw, err := b.endpoint(l)
 	if err != nil {
@@ -575,7 +575,7 @@ func (b *Browser) unresponsive(l *launch, why error, checked time.Duration) {
 	l.wd.mu.Unlock()
 	attrs := []any{"attached", attached, "why", why, "checked", checked.Round(time.Millisecond)}
 	if l.mux != nil {
-		attrs = append(attrs, "quiet", l.mux.quietFor().Round(time.Millisecond))
+		attrs = append(attrs, "quiet", l.mux.QuietFor().Round(time.Millisecond))
 	}
 	b.log.Error("chrome stopped responding", append(attrs, "output", l.out.String())...)
 	if l.chrome != nil {

@@ -2,18 +2,12 @@
 
 package browser
 
-import (
-	"os"
-	"time"
-)
+import "time"
 
-// Off Linux pagemux does not ask the kernel what waits in a pipe or whether
-// a process is stopped: a reader not scheduled for all of a check's time is
-// taken for a silent Chrome, and a stopped Chrome is found after
-// hangSilence, as a hung one is.
-
-// pipePending is 0 off Linux.
-func pipePending(*os.File) int { return 0 }
+// Off Linux pagemux does not ask the kernel what waits in a pipe (see
+// cdppipe.Mux.Pending) or whether a process is stopped: a reader not
+// scheduled for all of a check's time is taken for a silent Chrome, and a
+// stopped Chrome is found after hangSilence, as a hung one is.
 
 // processStopped is false off Linux.
 func processStopped(int) bool { return false }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package browser
+package cdppipe
 
 import (
 	"errors"
@@ -12,13 +12,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// interposeMux puts a cdpMux between chromedp and the Chrome that cmd
-// starts. chromedp has given cmd its pipe ends (ExtraFiles, Chrome's fds 3
-// and 4) by the time its ModifyCmdFunc runs; pagemux keeps copies of them,
-// as the other end of chromedp's pipe, and gives Chrome a pipe of its own.
-// chromedp closes its copies of the ends once Chrome started, as before.
-// With cbor, Chrome is told to speak CBOR on its pipe (package cdpcbor).
-func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (*cdpMux, error) {
+// pipeFlag is the flag that has Chrome speak DevTools on fds 3 and 4
+// (chromedp adds it; pagemux asks for CBOR on it, package cdpcbor).
+const pipeFlag = "remote-debugging-pipe"
+
+// Interpose puts a Mux between chromedp and the Chrome that cmd
+// starts; call it from chromedp's ModifyCmdFunc. chromedp has given cmd its
+// pipe ends (ExtraFiles, Chrome's fds 3 and 4) by then; pagemux keeps
+// copies of them, as the other end of chromedp's pipe, and gives Chrome a
+// pipe of its own. chromedp closes its copies of the ends once Chrome
+// started, as before. With opts.CBOR, Chrome is told to speak CBOR on its
+// pipe (package cdpcbor). It starts the mux's goroutines, not Chrome; it
+// fails, changing nothing, on a command that chromedp gave no pipe.
+func Interpose(cmd *exec.Cmd, opts Options) (*Mux, error) {
 	if len(cmd.ExtraFiles) != 2 || cmd.ExtraFiles[0] == nil || cmd.ExtraFiles[1] == nil {
 		return nil, errors.New("chromedp gave chrome no pipe to take over")
 	}
@@ -50,10 +56,14 @@ func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (*
 		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{chromeIn, chromeOut}
-	if cbor {
+	if opts.CBOR {
 		cmd.Args[pipeArg] = "--" + pipeFlag + "=cbor"
 	}
-	m := newCDPMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut}, maxMessage, cbor)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := newMux(log, fromCDP, toCDP, toChrome, fromChrome, []*os.File{chromeIn, chromeOut}, opts.MaxMessage, opts.CBOR)
 	cmd.Stdin = startSignal{m}
 	return m, nil
 }

@@ -1,16 +1,15 @@
 //go:build !unix
 
-package browser
+package cdppipe
 
 import (
 	"errors"
-	"log/slog"
 	"os/exec"
 )
 
-// interposeMux is not done here: chromedp hands Chrome its pipe as handles
+// Interpose is not done here: chromedp hands Chrome its pipe as handles
 // on Windows, which pagemux does not take over. Chrome then talks to
 // chromedp alone, and there is no second DevTools connection.
-func interposeMux(cmd *exec.Cmd, log *slog.Logger, maxMessage int, cbor bool) (*cdpMux, error) {
+func Interpose(cmd *exec.Cmd, opts Options) (*Mux, error) {
 	return nil, errors.New("the devtools bridge needs a unix system")
 }

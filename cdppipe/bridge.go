@@ -1,4 +1,4 @@
-package browser
+package cdppipe
 
 import (
 	"context"
@@ -13,16 +13,16 @@ import (
 	"github.com/coder/websocket"
 )
 
-// devToolsBridge serves a launched Chrome's DevTools protocol to clients
+// Bridge serves a launched Chrome's DevTools protocol to clients
 // such as Lighthouse's puppeteer, on 127.0.0.1 and at one path:
 // /devtools/browser/ID, ID 128 random bits, new for each launch. It serves
 // nothing else (no /json endpoints: 404), and it refuses (403) every
 // upgrade that carries an Origin header: browsers always send one, so no
 // page can connect, even one told the whole URL; DevTools clients outside a
-// browser (Node's ws, chromedp) send none. Each connection is a cdpMux
-// client with a browser session of its own.
-type devToolsBridge struct {
-	mux  *cdpMux
+// browser (Node's ws, chromedp) send none. Each connection is a Mux
+// client with a browser session of its own. StartBridge starts one.
+type Bridge struct {
+	mux  *Mux
 	log  *slog.Logger
 	ln   net.Listener
 	srv  *http.Server
@@ -31,50 +31,43 @@ type devToolsBridge struct {
 	url  string
 }
 
-// devToolsBridge returns l's bridge, starting it on the first call; it
-// stops when Chrome's pipe closes.
-func (l *launch) devToolsBridge(log *slog.Logger) (*devToolsBridge, error) {
-	l.bridgeMu.Lock()
-	defer l.bridgeMu.Unlock()
-	if l.bridge != nil {
-		return l.bridge, nil
-	}
-	if l.mux == nil {
-		return nil, errNoMux
-	}
+// StartBridge serves m to DevTools clients on a new port of 127.0.0.1, at
+// a new unguessable path, and logs through m's logger. The bridge stops
+// when Chrome's pipe closes; StartBridge fails when it is closed already.
+// It does not stop a bridge started before on the same mux: call it once.
+func StartBridge(m *Mux) (*Bridge, error) {
 	select {
-	case <-l.mux.done:
+	case <-m.done:
 		return nil, errors.New("devtools endpoint: chrome went away; try again")
 	default:
 	}
-	br, err := startBridge(l.mux, log)
-	if err != nil {
-		return nil, err
-	}
-	l.bridge = br
-	return br, nil
-}
-
-func startBridge(mux *cdpMux, log *slog.Logger) (*devToolsBridge, error) {
+	log := m.log
 	var id [16]byte
 	rand.Read(id[:])
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	br := &devToolsBridge{mux: mux, log: log, ln: ln, addr: ln.Addr().String(), path: "/devtools/browser/" + hex.EncodeToString(id[:])}
+	br := &Bridge{mux: m, log: log, ln: ln, addr: ln.Addr().String(), path: "/devtools/browser/" + hex.EncodeToString(id[:])}
 	br.url = "ws://" + br.addr + br.path
 	br.srv = &http.Server{Handler: br, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go br.srv.Serve(ln)
 	go func() {
-		<-mux.done
+		<-m.done
 		br.srv.Close()
 	}()
 	return br, nil
 }
 
+// URL is the address a DevTools client connects to:
+// ws://127.0.0.1:PORT/devtools/browser/ID.
+func (br *Bridge) URL() string { return br.url }
+
+// Addr is the host:port the bridge listens on, 127.0.0.1:PORT.
+func (br *Bridge) Addr() string { return br.addr }
+
 // ServeHTTP accepts the websocket of a DevTools client.
-func (br *devToolsBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (br *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != br.path {
 		http.NotFound(w, r)
 		return

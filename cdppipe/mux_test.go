@@ -1,4 +1,4 @@
-package browser
+package cdppipe
 
 import (
 	"bufio"
@@ -59,7 +59,7 @@ func TestMessageSession(t *testing.T) {
 // fakeChrome is the Chrome end of a mux in a unit test: it reads what the
 // mux writes and writes what the test gives it.
 type fakeChrome struct {
-	mux       *cdpMux
+	mux       *Mux
 	cdpR      *bufio.Reader // what chromedp reads
 	cdpW      *os.File      // what chromedp writes
 	chromeR   *bufio.Reader // what Chrome reads
@@ -87,7 +87,7 @@ func newFakeChromeMax(t *testing.T, limit int) *fakeChrome {
 	cdpR, toCDP := pipe()
 	chromeIn, toChrome := pipe()
 	fromChrome, chromeOut := pipe()
-	m := newCDPMux(slog.New(slog.DiscardHandler), fromCDP, toCDP, toChrome, fromChrome, nil, limit, false)
+	m := newMux(slog.New(slog.DiscardHandler), fromCDP, toCDP, toChrome, fromChrome, nil, limit, false)
 	t.Cleanup(m.close)
 	return &fakeChrome{mux: m, cdpR: bufio.NewReader(cdpR), cdpW: cdpW, chromeR: bufio.NewReader(chromeIn), chromeOut: chromeOut}
 }
@@ -187,7 +187,7 @@ func TestMuxStream(t *testing.T) {
 	big := strings.Repeat("x", 4<<20)
 	got := make(chan string, 1)
 	go func() {
-		err := f.mux.streamCall(t.Context(), "S", "Accessibility.getFullAXTree", nil, false, func(r io.Reader) error {
+		err := f.mux.StreamCall(t.Context(), "S", "Accessibility.getFullAXTree", nil, false, func(r io.Reader) error {
 			head := make([]byte, 20)
 			_, err := io.ReadFull(r, head)
 			got <- string(head)

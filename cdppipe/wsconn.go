@@ -1,4 +1,4 @@
-package browser
+package cdppipe
 
 import (
 	"bufio"
@@ -17,13 +17,13 @@ import (
 	"time"
 )
 
-// wsConn is a minimal websocket client (RFC 6455) for a DevTools endpoint on
+// WSConn is a minimal websocket client (RFC 6455) for a DevTools endpoint on
 // loopback: text messages out in one frame, messages in as a stream of their
 // frames, so that a 100 MB answer is never held whole. It is not safe for
 // concurrent use, and it speaks no extensions and no TLS. Only an attached
 // Chrome's endpoint is dialled with it: a launched one has no port, and its
-// streamed snapshot goes through cdpMux.
-type wsConn struct {
+// streamed snapshot goes through Mux.
+type WSConn struct {
 	c  net.Conn
 	br *bufio.Reader
 
@@ -37,17 +37,15 @@ type wsConn struct {
 	reading bool
 }
 
-// errNoConn marks a failure to reach an endpoint, as opposed to a failure
-// of the call made over it.
-var errNoConn = errors.New("no devtools connection")
-
 // wsHandshakeTimeout bounds the handshake: the endpoint is local.
 const wsHandshakeTimeout = 5 * time.Second
 
 const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
-// dialWS connects to a ws:// address.
-func dialWS(ctx context.Context, addr string) (*wsConn, error) {
+// DialWS connects to a ws:// address, within ctx for its handshake (and at
+// most wsHandshakeTimeout); ctx does not bound the connection after that.
+// It speaks no wss://.
+func DialWS(ctx context.Context, addr string) (*WSConn, error) {
 	u, err := url.Parse(addr)
 	if err != nil {
 		return nil, err
@@ -87,18 +85,18 @@ func dialWS(ctx context.Context, addr string) (*wsConn, error) {
 		return nil, fmt.Errorf("%s: the endpoint refused the websocket (%s)", addr, resp.Status)
 	}
 	c.SetDeadline(time.Time{})
-	return &wsConn{c: c, br: br}, nil
+	return &WSConn{c: c, br: br}, nil
 }
 
 // Close closes the connection; a read in progress fails.
-func (w *wsConn) Close() error { return w.c.Close() }
+func (w *WSConn) Close() error { return w.c.Close() }
 
 // WriteText sends one text message in one masked frame.
-func (w *wsConn) WriteText(p []byte) error {
+func (w *WSConn) WriteText(p []byte) error {
 	return w.writeFrame(0x1, p)
 }
 
-func (w *wsConn) writeFrame(op byte, p []byte) error {
+func (w *WSConn) writeFrame(op byte, p []byte) error {
 	hdr := make([]byte, 0, 14+len(p))
 	hdr = append(hdr, 0x80|op)
 	switch n := len(p); {
@@ -123,7 +121,7 @@ func (w *wsConn) writeFrame(op byte, p []byte) error {
 
 // NextMessage returns a reader of the next data message, first reading away
 // what is left of the one before. It answers pings and fails on a close.
-func (w *wsConn) NextMessage() (io.Reader, error) {
+func (w *WSConn) NextMessage() (io.Reader, error) {
 	if w.reading {
 		if _, err := io.Copy(io.Discard, (*wsMessage)(w)); err != nil {
 			return nil, err
@@ -147,7 +145,7 @@ func (w *wsConn) NextMessage() (io.Reader, error) {
 
 // frame reads frame headers up to the next data frame, handling control
 // frames on the way, and returns its opcode.
-func (w *wsConn) frame() (byte, error) {
+func (w *WSConn) frame() (byte, error) {
 	for {
 		var h [2]byte
 		if _, err := io.ReadFull(w.br, h[:]); err != nil {
@@ -197,7 +195,7 @@ func (w *wsConn) frame() (byte, error) {
 	}
 }
 
-func (w *wsConn) unmask(p []byte) {
+func (w *WSConn) unmask(p []byte) {
 	if !w.masked {
 		return
 	}
@@ -208,10 +206,10 @@ func (w *wsConn) unmask(p []byte) {
 }
 
 // wsMessage reads the payload of the current message across its frames.
-type wsMessage wsConn
+type wsMessage WSConn
 
 func (m *wsMessage) Read(p []byte) (int, error) {
-	w := (*wsConn)(m)
+	w := (*WSConn)(m)
 	for w.left == 0 {
 		if w.fin {
 			w.reading = false

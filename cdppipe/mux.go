@@ -1,4 +1,4 @@
-package browser
+package cdppipe
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,33 +19,19 @@ import (
 	"github.com/pagemux/pagemux/cdpcbor"
 )
 
-// A Chrome that pagemux launches speaks DevTools over its pipe only, and
-// opens no port: any page could reach a port on loopback and take the whole
-// browser with it (issue 15). Whatever else needs the protocol (Lighthouse,
-// the streamed snapshot, the watchdog's own check) goes through cdpMux,
-// which sits between chromedp and Chrome's pipe:
-//
-//	chromedp ⇄ cdpMux ⇄ Chrome
-//	              ⇅
-//	   extra clients (the bridge, in-process calls)
-//
-// chromedp's messages go to Chrome unchanged, and Chrome's messages come
-// back to chromedp unchanged unless they belong to an extra client. An extra
-// client's command ids are moved into a range chromedp never reaches
-// (muxIDBase and up; Chrome reads ids as 32-bit ints) and mapped back on the
-// answer. Each bridge client gets a browser session of its own
-// (Target.attachToBrowserTarget), so that what it sets on the browser
-// (discovery, auto-attach with waitForDebuggerOnStart) never touches
-// chromedp's root session, and ends when the client goes: pagemux detaches
-// that session, and Chrome drops its state and its child sessions with it.
-//
-// Chrome speaks CBOR on the pipe unless Config.PipeJSON: everything on
-// pagemux's side of the mux is JSON all the same, converted at the edge
-// (package cdpcbor); only a streamed answer asked for in CBOR (the
-// snapshot's tree) reaches its reader as Chrome sent it (divert).
-//
-// cdpMux does not authenticate anyone: whoever holds an extra client holds
-// the browser. The bridge (devtools_bridge.go) decides who gets one.
+// Options say how a Mux treats the pipe it sits in. The zero value is a
+// silent mux on a JSON pipe that takes messages of up to DefaultMaxMessage.
+type Options struct {
+	// Logger gets what the mux and its bridge have to say; nil: nothing is
+	// logged.
+	Logger *slog.Logger
+	// MaxMessage bounds one message from Chrome (0: DefaultMaxMessage); see
+	// DefaultMaxMessage for what happens past it.
+	MaxMessage int
+	// CBOR has Chrome speak CBOR on its pipe (--remote-debugging-pipe=cbor),
+	// converted to JSON at the mux's edge; false keeps Chrome on JSON.
+	CBOR bool
+}
 
 // muxIDBase is the first command id of an extra client. chromedp counts its
 // ids from 1 and would need a billion commands to get here.
@@ -59,7 +46,7 @@ const muxIDMax = 1<<31 - 1
 const muxClientQueueCap = 256 << 20
 
 // DefaultMaxMessage is the most bytes of one message from a launched Chrome
-// that pagemux takes (Config.MaxMessage). A page decides how big some of
+// that pagemux takes (Options.MaxMessage). A page decides how big some of
 // them are (a script's string, a console message), and one message of
 // 128 MiB cost pagemux 900 MB in copies along the way, so a message over
 // it is read away as it comes: an answer is replaced by an error answer
@@ -72,11 +59,13 @@ const DefaultMaxMessage = 32 << 20
 // of Chrome's over its limit; JSON-RPC leaves -32000 to -32099 to servers.
 const tooBigCode = -32090
 
-// errMuxClosed is the error of a call on a mux whose Chrome went away.
-var errMuxClosed = errors.New("the connection to chrome is closed")
+// ErrClosed is the error of a call on a mux whose Chrome went away (its
+// pipe closed).
+var ErrClosed = errors.New("the connection to chrome is closed")
 
-// cdpMux is the middle of the pipe between chromedp and one Chrome.
-type cdpMux struct {
+// Mux is the middle of the pipe between chromedp and one Chrome (see the
+// package doc). Interpose makes one; it has no useful zero value.
+type Mux struct {
 	log *slog.Logger
 
 	fromCDP, toCDP       *os.File // chromedp's side: what it writes, what it reads
@@ -123,7 +112,7 @@ type muxCall struct {
 	client *muxClient      // a bridge client's command, or nil
 	origID json.RawMessage // the client's own id
 	reply  chan []byte     // the mux's own call: the whole answer
-	// stream receives the answer as a reader instead (streamCall).
+	// stream receives the answer as a reader instead (StreamCall).
 	stream    chan *muxStream
 	abandoned chan struct{}
 	// cbor: the stream is Chrome's own CBOR message (its map), taken off
@@ -135,10 +124,10 @@ type muxCall struct {
 // that copies it to Chrome only after the process started, so its first
 // Read is the moment pagemux may let go of Chrome's pipe ends. Chrome reads
 // nothing from stdin; it gets an end of file at once.
-type startSignal struct{ m *cdpMux }
+type startSignal struct{ m *Mux }
 
 func (s startSignal) Read([]byte) (int, error) {
-	s.m.closeChromeEnds()
+	s.m.CloseChromeEnds()
 	return 0, io.EOF
 }
 
@@ -149,16 +138,16 @@ type muxStream struct {
 	done chan struct{}
 }
 
-// newCDPMux puts a mux between chromedp's pipe ends (fromCDP, toCDP) and
+// newMux puts a mux between chromedp's pipe ends (fromCDP, toCDP) and
 // Chrome's (toChrome, fromChrome); chromeEnds are the ends Chrome gets,
 // closed here once Chrome has them; maxMessage bounds a message from Chrome
 // (0: DefaultMaxMessage); cbor says Chrome speaks CBOR on its pipe. It
 // starts the mux's goroutines.
-func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File, maxMessage int, cbor bool) *cdpMux {
+func newMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, chromeEnds []*os.File, maxMessage int, cbor bool) *Mux {
 	if maxMessage <= 0 {
 		maxMessage = DefaultMaxMessage
 	}
-	m := &cdpMux{
+	m := &Mux{
 		log: log, fromCDP: fromCDP, toCDP: toCDP, toChrome: toChrome, fromChrome: fromChrome, chromeEnds: chromeEnds, maxMessage: maxMessage,
 		done: make(chan struct{}), calls: map[int64]*muxCall{}, nextID: muxIDBase,
 		sessions: map[string]*muxClient{}, departed: map[string]bool{}, clients: map[*muxClient]bool{},
@@ -171,14 +160,16 @@ func newCDPMux(log *slog.Logger, fromCDP, toCDP, toChrome, fromChrome *os.File, 
 	return m
 }
 
-// closeChromeEnds closes pagemux's copies of Chrome's pipe ends, so that
+// CloseChromeEnds closes pagemux's copies of Chrome's pipe ends, so that
 // Chrome's exit is seen as the end of its pipe. It must not run before
 // os/exec has read them to start Chrome: it runs at Chrome's first read of
-// its stdin (startSignal), or once chromedp gave up starting it
-// (Browser.start), both ordered after the start. (Closing them when
+// its stdin (startSignal), or, as package browser does, once chromedp is
+// done starting it, whether or not it did: both are ordered after the
+// start. (Closing them when
 // chromedp's first message arrived was ordered only through the kernel's
-// pipe, a data race to the race detector.)
-func (m *cdpMux) closeChromeEnds() {
+// pipe, a data race to the race detector.) Calls after the first do
+// nothing.
+func (m *Mux) CloseChromeEnds() {
 	m.closeEndsOnce.Do(func() {
 		for _, f := range m.chromeEnds {
 			f.Close()
@@ -188,7 +179,7 @@ func (m *cdpMux) closeChromeEnds() {
 
 // readCDP forwards chromedp's messages to Chrome; when chromedp closes its
 // end, Chrome's closes too, which makes Chrome exit.
-func (m *cdpMux) readCDP() {
+func (m *Mux) readCDP() {
 	defer m.toChrome.Close()
 	br := bufio.NewReaderSize(m.fromCDP, 64<<10)
 	for {
@@ -204,13 +195,13 @@ func (m *cdpMux) readCDP() {
 	}
 }
 
-// speaksCBOR reports whether Chrome speaks CBOR on the pipe.
-func (m *cdpMux) speaksCBOR() bool { return m.fromChromeJSON != nil }
+// SpeaksCBOR reports whether Chrome speaks CBOR on the pipe.
+func (m *Mux) SpeaksCBOR() bool { return m.fromChromeJSON != nil }
 
 // writeChrome writes one message, its NUL included, in one piece: in CBOR,
 // without the NUL, where Chrome speaks that.
-func (m *cdpMux) writeChrome(msg []byte) error {
-	if m.speaksCBOR() {
+func (m *Mux) writeChrome(msg []byte) error {
+	if m.SpeaksCBOR() {
 		var err error
 		if msg, err = cdpcbor.FromJSON(nil, bytes.TrimSuffix(msg, []byte{0})); err != nil {
 			return err
@@ -225,7 +216,7 @@ func (m *cdpMux) writeChrome(msg []byte) error {
 // readChrome routes Chrome's messages until its end closes, then closes
 // chromedp's, which chromedp takes for a lost connection as it would
 // Chrome's own pipe.
-func (m *cdpMux) readChrome() {
+func (m *Mux) readChrome() {
 	defer m.close()
 	var src io.Reader = chromeReader{m}
 	if m.fromChromeJSON != nil {
@@ -270,7 +261,7 @@ func (m *cdpMux) readChrome() {
 
 // chromeReader reads Chrome's pipe and notes when bytes came, and when a
 // read waits on Chrome, for answers.
-type chromeReader struct{ m *cdpMux }
+type chromeReader struct{ m *Mux }
 
 func (r chromeReader) Read(p []byte) (int, error) {
 	r.m.readingChrome.Store(true)
@@ -284,10 +275,10 @@ func (r chromeReader) Read(p []byte) (int, error) {
 
 // close ends the mux: chromedp's end closes, and every extra client and
 // call fails.
-func (m *cdpMux) close() {
+func (m *Mux) close() {
 	m.closeOnce.Do(func() {
 		close(m.done)
-		m.closeChromeEnds()
+		m.CloseChromeEnds()
 		m.toCDP.Close()
 		m.fromCDP.Close()
 		m.toChrome.Close()
@@ -363,7 +354,7 @@ func parseAnswerPrefix(b []byte) (int64, int) {
 // what is returned in its place is an error answer for the same command
 // and session, a console warning that says what was dropped, or, for
 // another event, nil.
-func (m *cdpMux) readMessage(br *bufio.Reader) ([]byte, error) {
+func (m *Mux) readMessage(br *bufio.Reader) ([]byte, error) {
 	chunks, big, err := m.readChunks(br)
 	switch {
 	case err != nil:
@@ -381,7 +372,7 @@ func (m *cdpMux) readMessage(br *bufio.Reader) ([]byte, error) {
 // read to its end keeping only its first and last bigKeep bytes, in big.
 // Chunks, not one growing slice: growing to 32 MiB by append allocates
 // five times that.
-func (m *cdpMux) readChunks(br *bufio.Reader) (chunks [][]byte, big *bigMessage, err error) {
+func (m *Mux) readChunks(br *bufio.Reader) (chunks [][]byte, big *bigMessage, err error) {
 	size := 0
 	for {
 		chunk, err := br.ReadSlice(0)
@@ -483,6 +474,16 @@ func sizeText(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
+// quote is JSON string quoting without HTML escapes (as package browser's
+// console text quotes).
+func quote(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // skipMessage reads one message away without keeping it.
 func skipMessage(br *bufio.Reader) error {
 	for {
@@ -495,14 +496,14 @@ func skipMessage(br *bufio.Reader) error {
 
 // markBusy notes in since that a reader of Chrome's pipe waits on a
 // consumer from now on; the func it returns ends that.
-func (m *cdpMux) markBusy(since *atomic.Int64) func() {
+func (m *Mux) markBusy(since *atomic.Int64) func() {
 	since.Store(time.Now().UnixNano())
 	return func() { since.Store(0) }
 }
 
 // passToCDP gives chromedp its answer, chunk by chunk as it was read, or
 // the error answer in its place when it is over the limit.
-func (m *cdpMux) passToCDP(br *bufio.Reader) error {
+func (m *Mux) passToCDP(br *bufio.Reader) error {
 	chunks, big, err := m.readChunks(br)
 	if err != nil {
 		return err
@@ -517,7 +518,7 @@ func (m *cdpMux) passToCDP(br *bufio.Reader) error {
 
 // writeCDP writes to chromedp's end; once chromedp is gone, what Chrome
 // still says is dropped.
-func (m *cdpMux) writeCDP(b []byte) {
+func (m *Mux) writeCDP(b []byte) {
 	if len(b) == 0 || m.cdpGone.Load() {
 		return
 	}
@@ -529,7 +530,7 @@ func (m *cdpMux) writeCDP(b []byte) {
 }
 
 // sendCDP gives chromedp one whole message, written in the parts given.
-func (m *cdpMux) sendCDP(parts ...[]byte) {
+func (m *Mux) sendCDP(parts ...[]byte) {
 	defer m.markBusy(&m.busySince)()
 	for _, p := range parts {
 		m.writeCDP(p)
@@ -538,7 +539,7 @@ func (m *cdpMux) sendCDP(parts ...[]byte) {
 }
 
 // takeCall removes and returns the call of an id, nil when none waits.
-func (m *cdpMux) takeCall(id int64) *muxCall {
+func (m *Mux) takeCall(id int64) *muxCall {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.calls[id]
@@ -547,7 +548,7 @@ func (m *cdpMux) takeCall(id int64) *muxCall {
 }
 
 // register gives call the next free id of the mux's range.
-func (m *cdpMux) register(call *muxCall) int64 {
+func (m *Mux) register(call *muxCall) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for {
@@ -565,7 +566,7 @@ func (m *cdpMux) register(call *muxCall) int64 {
 
 // handStream gives the answer to the call that streams it, and waits until
 // the caller has read what it wants; the rest is read away.
-func (m *cdpMux) handStream(br *bufio.Reader, call *muxCall) error {
+func (m *Mux) handStream(br *bufio.Reader, call *muxCall) error {
 	defer m.markBusy(&m.busySince)()
 	r := &untilNUL{br: br}
 	m.hand(r, call)
@@ -575,7 +576,7 @@ func (m *cdpMux) handStream(br *bufio.Reader, call *muxCall) error {
 // hand gives r to the caller of call and waits until it stopped reading,
 // or gave up before it began, or the mux closed (the caller may then have
 // left without taking it).
-func (m *cdpMux) hand(r io.Reader, call *muxCall) {
+func (m *Mux) hand(r io.Reader, call *muxCall) {
 	h := &muxStream{r: r, done: make(chan struct{})}
 	select {
 	case call.stream <- h:
@@ -585,11 +586,11 @@ func (m *cdpMux) hand(r io.Reader, call *muxCall) {
 	}
 }
 
-// divert takes the answer to a call that reads Chrome's CBOR (streamCall
+// divert takes the answer to a call that reads Chrome's CBOR (StreamCall
 // with cbor) off the conversion to JSON, and hands it over as it is; every
 // other message is converted. It runs on the conversion's goroutine, which
 // waits for the reader as readChrome waits for a stream's.
-func (m *cdpMux) divert(id int64) func(io.Reader) {
+func (m *Mux) divert(id int64) func(io.Reader) {
 	if id < muxIDBase {
 		return nil
 	}
@@ -656,7 +657,7 @@ func (u *untilNUL) drain() error {
 }
 
 // answered delivers an answer to the call that waits for it.
-func (m *cdpMux) answered(call *muxCall, msg []byte) {
+func (m *Mux) answered(call *muxCall, msg []byte) {
 	if call.client != nil {
 		call.client.answer(call.origID, msg)
 		return
@@ -694,7 +695,7 @@ func messageSession(msg []byte) string {
 
 // routeEvent gives an event to the client whose session sent it, else to
 // chromedp.
-func (m *cdpMux) routeEvent(msg []byte) error {
+func (m *Mux) routeEvent(msg []byte) error {
 	sid := messageSession(msg)
 	if sid == "" {
 		if !m.aboutMuxSession(msg) {
@@ -718,7 +719,7 @@ func (m *cdpMux) routeEvent(msg []byte) error {
 
 // aboutMuxSession reports whether a root session's event tells of an extra
 // client's session coming or going: that is none of chromedp's business.
-func (m *cdpMux) aboutMuxSession(msg []byte) bool {
+func (m *Mux) aboutMuxSession(msg []byte) bool {
 	if !bytes.HasPrefix(msg, []byte(`{"method":"Target.detachedFromTarget"`)) && !bytes.HasPrefix(msg, []byte(`{"method":"Target.attachedToTarget"`)) {
 		return false
 	}
@@ -750,7 +751,7 @@ func (m *cdpMux) aboutMuxSession(msg []byte) bool {
 
 // noteDetached forgets a departed client's session when Chrome says it is
 // detached.
-func (m *cdpMux) noteDetached(msg []byte) {
+func (m *Mux) noteDetached(msg []byte) {
 	if !bytes.HasPrefix(msg, []byte(`{"method":"Target.detachedFromTarget"`)) {
 		return
 	}
@@ -776,7 +777,7 @@ type command struct {
 
 // send writes a command of the mux's own in the background: a Chrome that
 // stopped reading must not hold the caller.
-func (m *cdpMux) send(cmd command) {
+func (m *Mux) send(cmd command) {
 	b, err := json.Marshal(cmd)
 	if err != nil {
 		m.log.Error("devtools pipe: encoding a command", "method", cmd.Method, "error", err)
@@ -791,7 +792,7 @@ func (m *cdpMux) send(cmd command) {
 
 // call sends a command of the mux's own, in session sid ("" for the
 // browser's root session), and returns the whole answer's result.
-func (m *cdpMux) call(ctx context.Context, sid, method string, params any) (json.RawMessage, error) {
+func (m *Mux) call(ctx context.Context, sid, method string, params any) (json.RawMessage, error) {
 	if params == nil {
 		params = struct{}{}
 	}
@@ -818,22 +819,23 @@ func (m *cdpMux) call(ctx context.Context, sid, method string, params any) (json
 		m.takeCall(id)
 		return nil, ctx.Err()
 	case <-m.done:
-		return nil, errMuxClosed
+		return nil, ErrClosed
 	}
 }
 
-// streamCall sends a command of the mux's own in session sid and gives the
+// StreamCall sends a command of the mux's own in session sid and gives the
 // answer, as Chrome sends it ({"id":…,"result":…}), to read as it arrives:
 // Chrome's other messages wait meanwhile, so read fast. An answer the
 // caller does not read whole is read away after read returns. With cbor,
-// where Chrome speaks CBOR (speaksCBOR), the answer is Chrome's own CBOR
-// map instead, never converted to JSON.
-func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any, cbor bool, read func(io.Reader) error) error {
+// where Chrome speaks CBOR (SpeaksCBOR), the answer is Chrome's own CBOR
+// map instead, never converted to JSON. A call on a closed mux fails with
+// ErrClosed.
+func (m *Mux) StreamCall(ctx context.Context, sid, method string, params any, cbor bool, read func(io.Reader) error) error {
 	if params == nil {
 		params = struct{}{}
 	}
-	if cbor && !m.speaksCBOR() {
-		return errors.New("streamCall: chrome speaks JSON on this pipe")
+	if cbor && !m.SpeaksCBOR() {
+		return errors.New("a stream call in cbor: chrome speaks JSON on this pipe")
 	}
 	call := &muxCall{stream: make(chan *muxStream), abandoned: make(chan struct{}), cbor: cbor}
 	id := m.register(call)
@@ -847,20 +849,21 @@ func (m *cdpMux) streamCall(ctx context.Context, sid, method string, params any,
 		close(call.abandoned)
 		return ctx.Err()
 	case <-m.done:
-		return errMuxClosed
+		return ErrClosed
 	}
 }
 
-// answers checks that Chrome's browser process is alive, past whatever
+// Answers checks that Chrome's browser process is alive, past whatever
 // chromedp has still to read: the mux sends a Browser.getVersion of its own
 // and reads the answer itself. The answer comes after every message Chrome
 // queued before it, so during a flood of events it can take longer than ctx
 // allows; but Chrome that sends anything meanwhile is alive (a frozen one
 // sends nothing), and so is one whose messages wait for pagemux to read
 // them (chromedp not reading its end, or pagemux's reader not yet run).
-// answers returns nil as soon as it knows Chrome is alive, and an error
-// only when nothing came from Chrome for as long as ctx lasted.
-func (m *cdpMux) answers(ctx context.Context) error {
+// Answers returns nil as soon as it knows Chrome is alive, and an error
+// only when nothing came from Chrome for as long as ctx lasted (ErrClosed
+// when its pipe closed). It does not tell a hung page from a live one.
+func (m *Mux) Answers(ctx context.Context) error {
 	start := time.Now()
 	call := &muxCall{reply: make(chan []byte, 1)}
 	id := m.register(call)
@@ -875,13 +878,13 @@ func (m *cdpMux) answers(ctx context.Context) error {
 		case <-call.reply:
 			return nil // an error answer comes from a live browser too
 		case <-m.done:
-			return errMuxClosed
+			return ErrClosed
 		case <-tick.C:
 			if m.alive(start) {
 				return nil
 			}
 		case <-ctx.Done():
-			if m.alive(start) || pipePending(m.fromChrome) > 0 {
+			if m.alive(start) || m.Pending() > 0 {
 				return nil
 			}
 			return fmt.Errorf("chrome sent nothing on its pipe for %s, not even the answer to a Browser.getVersion of pagemux's own", time.Since(start).Round(time.Millisecond))
@@ -892,7 +895,7 @@ func (m *cdpMux) answers(ctx context.Context) error {
 // alive reports whether Chrome sent bytes since start, or pagemux's reader
 // waits on a consumer of what Chrome sent (so Chrome's next bytes wait for
 // pagemux, not for Chrome).
-func (m *cdpMux) alive(start time.Time) bool {
+func (m *Mux) alive(start time.Time) bool {
 	if time.Unix(0, m.lastFromChrome.Load()).After(start) {
 		m.log.Debug("devtools pipe: chrome sends, though its answer has not come yet")
 		return true
@@ -906,20 +909,25 @@ func (m *cdpMux) alive(start time.Time) bool {
 	return false
 }
 
-// drained is when chromedp last took bytes from its end of the pipe: a
+// Drained is when chromedp last took bytes from its end of the pipe: a
 // backlog that drains moves it on, one stuck in chromedp does not.
-func (m *cdpMux) drained() time.Time {
+func (m *Mux) Drained() time.Time {
 	return time.Unix(0, m.lastToCDP.Load())
 }
 
-// quietFor is how long Chrome has sent nothing on its pipe.
-func (m *cdpMux) quietFor() time.Duration {
+// QuietFor is how long Chrome has sent nothing on its pipe.
+func (m *Mux) QuietFor() time.Duration {
 	return time.Since(time.Unix(0, m.lastFromChrome.Load()))
 }
 
+// Pending returns how many bytes Chrome sent that wait in its pipe for the
+// mux to read them (its reader was not scheduled, on a starved machine);
+// 0 when it cannot tell, as off Linux.
+func (m *Mux) Pending() int { return pipePending(m.fromChrome) }
+
 // muxClient is an extra client with a browser session of its own.
 type muxClient struct {
-	m       *cdpMux
+	m       *Mux
 	session string // its browser session
 
 	mu       sync.Mutex
@@ -932,7 +940,7 @@ type muxClient struct {
 }
 
 // newClient attaches a browser session for a new extra client.
-func (m *cdpMux) newClient(ctx context.Context) (*muxClient, error) {
+func (m *Mux) newClient(ctx context.Context) (*muxClient, error) {
 	res, err := m.call(ctx, "", "Target.attachToBrowserTarget", nil)
 	if err != nil {
 		return nil, err
@@ -948,7 +956,7 @@ func (m *cdpMux) newClient(ctx context.Context) (*muxClient, error) {
 	defer m.mu.Unlock()
 	select {
 	case <-m.done:
-		return nil, errMuxClosed
+		return nil, ErrClosed
 	default:
 	}
 	m.sessions[c.session] = c
@@ -1180,8 +1188,9 @@ func (c *muxClient) Close() {
 	m.send(command{ID: m.register(&muxCall{reply: make(chan []byte, 1)}), Method: "Target.detachFromTarget", Params: map[string]string{"sessionId": c.session}})
 }
 
-// clientCount is the number of extra clients connected now.
-func (m *cdpMux) clientCount() int {
+// ClientCount is the number of extra clients (bridge connections)
+// connected now.
+func (m *Mux) ClientCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.clients)
