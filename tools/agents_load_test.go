@@ -28,8 +28,7 @@ import (
 // one token per name (secret "NAME-secret-1"), pages owned by their agents.
 func newTokenEnv(t *testing.T, mode pagelock.Mode, names ...string) *agentEnv {
 	t.Helper()
-	e := startEnvWith(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{Agents: agents.New(agents.Owned)}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: mode, Timeout: time.Minute}, Server: Options{Agents: agents.New(agents.Owned)}})
 	tokens := map[string]string{}
 	for _, n := range names {
 		tokens[n] = n + "-secret-1"

@@ -35,8 +35,7 @@ func newAgentEnv(t *testing.T, mode agents.Mode) *agentEnv {
 
 func newAgentEnvWith(t *testing.T, opts Options) *agentEnv {
 	t.Helper()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, opts, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Server: opts})
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{
 		"team": "team-secret-1", "lead": "lead-secret-1", "sub": "sub-secret-1"}}))
 	t.Cleanup(ts.Close)
@@ -206,8 +205,7 @@ func TestAgentsByToken(t *testing.T) {
 // cannot have a selected page: without pageId it is told to pass one.
 func TestAnonymousNeedsPageID(t *testing.T) {
 	t.Parallel()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{Agents: agents.New(agents.Owned)}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Server: Options{Agents: agents.New(agents.Owned)}})
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{}))
 	t.Cleanup(ts.Close)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"anon","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`

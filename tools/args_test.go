@@ -17,7 +17,7 @@ import (
 // the call acts on nothing.
 func TestArgumentValidation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}) // its own: it relies on the selection
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}}) // its own: it relies on the selection
 	page := e.openPage(t, "/form.html")
 	other := e.openPage(t, "/page2.html")
 	e.ok(t, "select_page", map[string]any{"pageId": other})

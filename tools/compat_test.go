@@ -160,8 +160,7 @@ func derefInt(i *int) any {
 // pagemux's users run: the headless shell takes no --screen-info.
 func TestWindowLikeNode(t *testing.T) {
 	t.Parallel()
-	e := startEnvOn(t, browser.Config{ExecPath: testchrome.Full()}, pagelock.Options{Mode: pagelock.PerPage}, Options{}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage}, Browser: browser.Config{ExecPath: testchrome.Full()}})
 	id := e.openPage(t, "/form.html")
 	if got := e.eval(t, id, "() => [innerWidth, screen.width, screen.height].join('x')"); got != `"1905x3840x2160"` {
 		t.Errorf("window and screen: %s, want 1905 wide on a 3840x2160 screen", got)

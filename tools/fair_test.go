@@ -27,8 +27,7 @@ type fairEnv struct {
 
 func newFairEnv(t *testing.T, opts pagelock.Options) *fairEnv {
 	t.Helper()
-	e := startEnvWith(t, opts, Options{Agents: agents.New(agents.Owned)}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: opts, Server: Options{Agents: agents.New(agents.Owned)}})
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{
 		"alice": "alice-secret-1", "bob": "bob-secret-1"}}))
 	t.Cleanup(ts.Close)

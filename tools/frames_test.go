@@ -80,8 +80,7 @@ func TestSnapshotFrames(t *testing.T) {
 func TestSnapshotFramesOutlined(t *testing.T) {
 	t.Parallel()
 	const limit = 3000
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{MaxOutput: limit}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Server: Options{MaxOutput: limit}})
 	id := e.openPage(t, framesSite(t, 200))
 	out := snapshotWith(t, e, id, `RootWebArea "Form"`)
 	mustContain(t, out, "Outlined: the snapshot is ", `Iframe "Pay"`)

@@ -201,7 +201,7 @@ func (e *testEnv) waitQueued0(t *testing.T, key pagelock.Key) {
 // queue fails at once as busy.
 func TestLockTimeoutAndBusy(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 300 * time.Millisecond, MaxQueue: 1})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: 300 * time.Millisecond, MaxQueue: 1}})
 	id := e.openPage(t, "/form.html")
 	key := pagelock.PageKey(id)
 	hold := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": id, "function": sleepJS(2500)})
@@ -257,7 +257,7 @@ func TestClosePageWithQueuedCalls(t *testing.T) {
 // A handler that panics gives an isError result and releases its lock.
 func TestPanicReleasesLock(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Second})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Second}})
 	boom := newTool("test_panic", "panics", pageScope, func(ctx context.Context, c *call, _ *pageArg) error {
 		panic("boom")
 	})

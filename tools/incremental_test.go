@@ -82,9 +82,10 @@ var unchangedFold = regexp.MustCompile(`(?m)^ +… (\d+) lines unchanged \(uid=(
 func TestIncrementalBigPage(t *testing.T) {
 	t.Parallel()
 	const limit = 20_000
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
-		Options{MaxOutput: limit, SnapshotMode: SnapshotIncremental}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{
+		Locks:  pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
+		Server: Options{MaxOutput: limit, SnapshotMode: SnapshotIncremental},
+	})
 	url := sectionsPage(t, 20, 60) // 1,200 rows: a tree of about 90,000 characters
 	e.ok(t, "new_page", map[string]any{"url": url})
 	id := e.b.SelectedID()
@@ -185,9 +186,10 @@ func TestIncrementalBigRealPage(t *testing.T) {
 		t.Skip("a page of 380,000 characters: PAGEMUX_SOAK=1 or PAGEMUX_BIG_PAGES=file.html,… runs it")
 	}
 	t.Parallel()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Minute, MaxQueue: 64},
-		Options{MaxOutput: DefaultMaxOutput, SnapshotMode: SnapshotIncremental, ToolTimeout: 5 * time.Minute}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{
+		Locks:  pagelock.Options{Mode: pagelock.PerPage, Timeout: 5 * time.Minute, MaxQueue: 64},
+		Server: Options{MaxOutput: DefaultMaxOutput, SnapshotMode: SnapshotIncremental, ToolTimeout: 5 * time.Minute},
+	})
 	urls := []string{testSite.URL + "/real/go_spec.html"}
 	for _, file := range strings.Split(extra, ",") {
 		if file == "" {

@@ -50,8 +50,7 @@ func newIsoEnv(t *testing.T, mode pagelock.Mode, shared bool, maxPages int) *iso
 	t.Helper()
 	reg := agents.New(agents.Owned)
 	reg.LimitPages(maxPages)
-	e := startEnvWith(t, pagelock.Options{Mode: mode, Timeout: time.Minute}, Options{Agents: reg, IsolateAgents: !shared}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: mode, Timeout: time.Minute}, Server: Options{Agents: reg, IsolateAgents: !shared}})
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{
 		Tokens:      map[string]string{"alice": aliceSecret, "bob": bobSecret, "boss": bossSecret},
 		AdminTokens: []string{"boss"},

@@ -46,7 +46,7 @@ func leaseEnv(t *testing.T, opts pagelock.Options, sopts Options) *testEnv {
 	t.Helper()
 	key := leaseKey{opts, sopts.ToolTimeout, sopts.SnapshotMode}
 	if !reflect.DeepEqual(sopts, Options{ToolTimeout: key.toolTimeout, SnapshotMode: key.snapshotMode}) {
-		t.Fatalf("leaseEnv: server options beyond ToolTimeout and SnapshotMode (%+v): start a server of the test's own (startEnvWith)", sopts)
+		t.Fatalf("leaseEnv: server options beyond ToolTimeout and SnapshotMode (%+v): start a server of the test's own (newEnv)", sopts)
 	}
 	leaseMu.Lock()
 	l, ok := leases[key]
@@ -61,7 +61,7 @@ func leaseEnv(t *testing.T, opts pagelock.Options, sopts Options) *testEnv {
 		t.Fatalf("the leased server of %+v was never free", key)
 	}
 	if l.env == nil {
-		l.env = startEnvWith(t, opts, sopts, false)
+		l.env = newEnv(t, envOptions{Locks: opts, Server: sopts, Kept: true})
 		// Chrome's first tab is there from now on, and stays: its tab is
 		// the browser's root, which must not be closed.
 		l.env.ok(t, "list_pages", nil)

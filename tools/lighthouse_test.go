@@ -196,7 +196,7 @@ func cachedNow(w http.ResponseWriter, r *http.Request) {
 func TestLighthousePageMode(t *testing.T) {
 	t.Parallel()
 	needLighthouse(t)
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}})
 	a := e.openPage(t, "/lighthouse.html")
 	b := e.openPage(t, "/form.html")
 	c := e.openPage(t, "/page2.html")
@@ -270,7 +270,7 @@ func (e *testEnv) waitLock(t *testing.T, key pagelock.Key, what string, ok func(
 func TestLighthouseGlobalMode(t *testing.T) {
 	t.Parallel()
 	needLighthouse(t)
-	e := newEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: 2 * time.Minute})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.Global, Timeout: 2 * time.Minute}})
 	a := e.openPage(t, "/lighthouse.html")
 	b := e.openPage(t, "/form.html")
 	audited := e.async(t.Context(), "lighthouse_audit", audit(a, "mode", "snapshot"))

@@ -126,50 +126,47 @@ func sharedEnv(t *testing.T, mode pagelock.Mode) *testEnv {
 	if e, ok := shared[mode]; ok {
 		return e
 	}
-	e := startEnv(t, pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Kept: true})
 	shared[mode] = e
 	return e
 }
 
-// newEnv starts a server and browser of the test's own, closed when it ends.
-func newEnv(t *testing.T, opts pagelock.Options) *testEnv {
-	t.Helper()
-	e := startEnv(t, opts)
-	t.Cleanup(e.close)
-	return e
+// envOptions is what a test's server is made of. The zero value is a
+// server of pagelock's and New's zero options on a headless Chrome of the
+// zero browser.Config, reached in process and closed when the test ends.
+type envOptions struct {
+	Locks pagelock.Options
+	// Server is the server's options; their Log is the suite's unless
+	// set (testLogger).
+	Server Options
+	// Browser is the browser's config; its Logger (the server's Log) and
+	// Headful (PAGEMUX_TEST_HEADFUL) are set here.
+	Browser browser.Config
+	// Kept leaves the server open when the test ends, for a caller that
+	// closes it itself: the shared and leased servers, a test of closing.
+	Kept bool
 }
 
-func startEnv(t *testing.T, opts pagelock.Options) *testEnv {
+// newEnv starts a server and browser of o, with an MCP client on the
+// server over the in-process transport. It is the one way these tests make
+// a server; sharedEnv and leaseEnv hand out the ones tests share.
+func newEnv(t *testing.T, o envOptions) *testEnv {
 	t.Helper()
-	return startEnvOver(t, opts, false)
-}
-
-func startEnvOver(t *testing.T, opts pagelock.Options, stdio bool) *testEnv {
-	t.Helper()
-	return startEnvWith(t, opts, Options{}, stdio)
-}
-
-// startEnvWith is startEnvOver with server options of the test's own; their
-// Log is set here.
-func startEnvWith(t *testing.T, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
-	t.Helper()
-	return startEnvOn(t, browser.Config{}, opts, sopts, stdio)
-}
-
-// startEnvOn is startEnvWith on a browser of bc, whose Logger and Headful
-// are set here.
-func startEnvOn(t *testing.T, bc browser.Config, opts pagelock.Options, sopts Options, stdio bool) *testEnv {
-	t.Helper()
-	log := sopts.Log // a test's own, else the suite's
+	log := o.Server.Log
 	if log == nil {
 		log = testLogger()
 	}
+	bc, sopts := o.Browser, o.Server
 	bc.Logger, bc.Headful = log, os.Getenv("PAGEMUX_TEST_HEADFUL") != ""
-	b := browser.New(bc)
 	sopts.Log = log
-	srv := New(b, pagelock.New(opts), sopts)
-	c, cancel, done := connect(t, srv, log, stdio)
-	return &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+	b := browser.New(bc)
+	srv := New(b, pagelock.New(o.Locks), sopts)
+	c, cancel, done := connect(t, srv, log, false)
+	e := &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
+	if !o.Kept {
+		t.Cleanup(e.close)
+	}
+	return e
 }
 
 // connect starts an initialized MCP client of srv, over the stdio

@@ -207,7 +207,7 @@ func TestNavigateTimeout(t *testing.T) {
 // contexts, and of none, do not; a context whose pages all closed is gone.
 func TestIsolatedContexts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}})
 	open := func(context string) int {
 		t.Helper()
 		url := fmt.Sprintf("%s/page2.html?ctx=%s&n=%d", testSite.URL, context, openCount.Add(1))

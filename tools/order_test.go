@@ -335,14 +335,6 @@ func (e *testEnv) openPageUnbounded(t *testing.T, path string) int {
 	return p.ID
 }
 
-// newEnvWith is newEnv with server options of the test's own.
-func newEnvWith(t *testing.T, opts pagelock.Options, sopts Options) *testEnv {
-	t.Helper()
-	e := startEnvWith(t, opts, sopts, false)
-	t.Cleanup(e.close)
-	return e
-}
-
 // TestHugeBadInput: a 1 MiB URL (500 times the longest error) is refused
 // with an error that quotes only a short prefix of it.
 func TestHugeBadInput(t *testing.T) {

@@ -80,8 +80,7 @@ func bigPage(t *testing.T, n int) string {
 func TestMaxOutput(t *testing.T) {
 	t.Parallel()
 	const limit = 3000
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{MaxOutput: limit}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Server: Options{MaxOutput: limit}})
 	url := bigPage(t, 600) // a snapshot of about 33,000 characters
 	e.ok(t, "new_page", map[string]any{"url": url})
 	id := e.b.SelectedID()

@@ -24,7 +24,7 @@ func TestAttackOtherContext(t *testing.T) {
 	}
 	opts := pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}
 	tenant := browser.Config{WSEndpoint: url, OwnContext: true}
-	mine, theirs := newEnvConfig(t, tenant, opts), newEnvConfig(t, tenant, opts)
+	mine, theirs := newEnv(t, envOptions{Locks: opts, Browser: tenant}), newEnv(t, envOptions{Locks: opts, Browser: tenant})
 	secret := theirs.openPage(t, "/form.html?their-secret-page")
 	theirs.eval(t, secret, `() => { localStorage.setItem("who", "theirs"); document.cookie = "who=theirs"; return 1 }`)
 

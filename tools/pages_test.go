@@ -11,7 +11,7 @@ import (
 func TestPagesLifecycle(t *testing.T) {
 	t.Parallel()
 	// An env of its own: selection and the last-page rule are global state.
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage}})
 	text := e.ok(t, "list_pages", nil)
 	mustContain(t, text, "## Pages\n1: about:blank [selected]")
 

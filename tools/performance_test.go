@@ -204,7 +204,7 @@ func TestTraceManual(t *testing.T) {
 func TestTraceLocking(t *testing.T) {
 	t.Parallel()
 	t.Run("page", func(t *testing.T) {
-		e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: 3 * time.Second})
+		e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: 3 * time.Second}})
 		a := e.openPage(t, "/page2.html")
 		b := e.openPage(t, "/page2.html")
 		c := e.openPage(t, "/form.html")
@@ -237,7 +237,7 @@ func TestTraceLocking(t *testing.T) {
 		e.ok(t, "performance_stop_trace", map[string]any{"pageId": b})
 	})
 	t.Run("global", func(t *testing.T) {
-		e := newEnv(t, pagelock.Options{Mode: pagelock.Global, Timeout: 3 * time.Second})
+		e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.Global, Timeout: 3 * time.Second}})
 		a := e.openPage(t, "/page2.html")
 		b := e.openPage(t, "/page2.html")
 		e.ok(t, "performance_start_trace", map[string]any{"pageId": a, "reload": false, "autoStop": false})

@@ -19,9 +19,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/internal/soak"
 	"github.com/pagemux/pagemux/pagelock"
@@ -29,33 +26,6 @@ import (
 
 // A browser that stops answering, one that talks too much, tabs closed
 // behind pagemux's back, cancellations on a shared renderer (issue 7).
-
-// newEnvConfig is newEnv with a browser config of the test's own, over the
-// in-process transport.
-func newEnvConfig(t *testing.T, cfg browser.Config, opts pagelock.Options) *testEnv {
-	t.Helper()
-	log := testLogger()
-	cfg.Logger = log
-	cfg.Headful = os.Getenv("PAGEMUX_TEST_HEADFUL") != ""
-	b := browser.New(cfg)
-	srv := New(b, pagelock.New(opts), Options{Log: log})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	close(done)
-	c := client.NewClient(transport.NewInProcessTransport(srv.MCP()))
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "pagemux-test", Version: "1"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	e := &testEnv{srv: srv, b: b, client: c, cancel: cancel, done: done}
-	t.Cleanup(e.close)
-	return e
-}
 
 // busyJS keeps the renderer's main thread busy for ms milliseconds.
 func busyJS(ms int) string {
@@ -103,7 +73,7 @@ func chromeProcesses(t *testing.T, e *testEnv) []int {
 // a new Chrome serves the next calls.
 func TestFrozenChromeTool(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}})
 	id := e.openPage(t, "/form.html")
 	old := e.b.ChromePID()
 	freezeChrome(t, e)
@@ -226,7 +196,10 @@ func TestFrozenChromeToolTimeout(t *testing.T) {
 		t.Run(tc.limit.String(), func(t *testing.T) {
 			t.Parallel()
 			clock := newLogClock(testLogger().Handler())
-			e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: tc.limit, Log: slog.New(clock)})
+			e := newEnv(t, envOptions{
+				Locks:  pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute},
+				Server: Options{ToolTimeout: tc.limit, Log: slog.New(clock)},
+			})
 			// The page is opened, and has run a script, past the tool
 			// timeout, which a starved machine could make it outlast.
 			if err := e.b.Start(t.Context()); err != nil {
@@ -445,7 +418,7 @@ func TestPageClosedOutside(t *testing.T) {
 // A's script runs on to its end; A gets its result, not a protocol error.
 func TestCancelOnSharedRenderer(t *testing.T) {
 	t.Parallel()
-	e := newEnvConfig(t, browser.Config{ProcessPerSite: true}, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Browser: browser.Config{ProcessPerSite: true}})
 	a := e.openPage(t, "/form.html")
 	b := e.openPage(t, "/page2.html")
 	busy := e.async(t.Context(), "evaluate_script", map[string]any{"pageId": a, "function": busyJS(4000)})

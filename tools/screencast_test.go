@@ -151,7 +151,7 @@ func TestScreencastWithoutFFmpeg(t *testing.T) {
 // video too.
 func TestScreencastServerClosed(t *testing.T) {
 	t.Parallel()
-	e := startEnv(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Kept: true})
 	id := e.openSmallPage(t, "/form.html")
 	path := filepath.Join(t.TempDir(), "server.mp4")
 	e.ok(t, "screencast_start", map[string]any{"pageId": id, "filePath": path})

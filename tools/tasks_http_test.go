@@ -117,9 +117,10 @@ func (h *tasksHTTP) send(t *testing.T, secret, agent, session string, stateless 
 // tasks/result.
 func TestTasksHTTP(t *testing.T) {
 	t.Parallel()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
-		Options{Agents: agents.New(agents.Owned), MaxTasks: 1}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{
+		Locks:  pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
+		Server: Options{Agents: agents.New(agents.Owned), MaxTasks: 1},
+	})
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{"alice": aliceSecret, "bob": bobSecret}, SeesTask: e.srv.SeesTask}))
 	t.Cleanup(ts.Close)
 	h := &tasksHTTP{testEnv: e, url: ts.URL}

@@ -124,8 +124,7 @@ var heapSaved = regexp.MustCompile(`^Heap snapshot saved to (.+\.heapsnapshot) \
 // cancellation, TTL, lock and completion, and the bound on tasks.
 func TestTasks(t *testing.T) {
 	t.Parallel()
-	e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Options{MaxTasks: 2}, false)
-	t.Cleanup(e.close)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64}, Server: Options{MaxTasks: 2}})
 	tc := sessionClient(t, e) // the tasks revision's; e.client speaks the stateless one
 	id := e.openPage(t, "/form.html")
 	key := pagelock.PageKey(id)
@@ -607,7 +606,7 @@ func TestTaskToolTimeout(t *testing.T) {
 	saved := ownBounds[tool]
 	delete(ownBounds, tool)
 	t.Cleanup(func() { ownBounds[tool] = saved })
-	e := newEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{ToolTimeout: 2 * time.Second})
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Server: Options{ToolTimeout: 2 * time.Second}})
 	tc := sessionClient(t, e)
 	page := e.openPageUnbounded(t, "/form.html")
 	e.call(t, "navigate_page", map[string]any{"pageId": page, "url": testSite.URL + "/neverloads.html", "timeout": 300}) // fails: it never loads

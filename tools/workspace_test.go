@@ -71,8 +71,7 @@ func TestWorkspaceRefusesChromeProfile(t *testing.T) {
 			if given {
 				opts.Workspaces = []string{os.TempDir()}
 			}
-			e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, opts, false)
-			t.Cleanup(e.close)
+			e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Server: opts})
 			id := e.openPage(t, "/upload.html")
 			e.eval(t, id, "() => { document.cookie = 'secret=1; max-age=600'; return 1 }")
 			profiles := e.b.ProfileDirs()
@@ -359,8 +358,7 @@ func TestWorkspaceDownloads(t *testing.T) {
 	site := downloadSite(t)
 	t.Run("stdio", func(t *testing.T) {
 		given := resolved(t.TempDir())
-		e := startEnvWith(t, pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Options{Workspaces: []string{given}}, false)
-		t.Cleanup(e.close)
+		e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}, Server: Options{Workspaces: []string{given}}})
 		text := e.ok(t, "new_page", map[string]any{"url": site.URL + "/dl.html"})
 		id := selectedIn(t, text)
 		e.eval(t, id, "() => { document.getElementById('a').click(); document.getElementById('b').click(); return 1 }")
