@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/internal/etcdtest"
 	"github.com/pagemux/pagemux/internal/mcptest"
 )
@@ -94,20 +93,14 @@ func (s *benchSide) call(b *testing.B) {
 func (s *benchSide) tool(b *testing.B, name string, args map[string]any) string {
 	ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
 	defer cancel()
-	res, err := s.c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
-	if err != nil {
-		b.Fatalf("%s: %s: %v", s.name, name, err)
+	r := mcptest.Call(ctx, s.c, name, args)
+	if r.Err != nil {
+		b.Fatalf("%s: %s: %v", s.name, name, r.Err)
 	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
+	if r.IsError {
+		b.Fatalf("%s: %s: %s", s.name, name, r.Text)
 	}
-	if res.IsError {
-		b.Fatalf("%s: %s: %s", s.name, name, text.String())
-	}
-	return text.String()
+	return r.Text
 }
 
 // percentile is the p-th quantile of the round trips, in milliseconds

@@ -265,13 +265,9 @@ func TestJoinBridgesInParallel(t *testing.T) {
 	longDone := make(chan answer, 1)
 	started := time.Now()
 	go func() {
-		res, err := b1.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script", Arguments: map[string]any{
-			"pageId": p1, "function": fmt.Sprintf("() => new Promise(r => setTimeout(() => r('slept'), %d))", longMS)}}})
-		a := answer{err: err, at: time.Now()}
-		if err == nil {
-			a.text = res.Content[0].(mcp.TextContent).Text
-		}
-		longDone <- a
+		r := mcptest.Call(t.Context(), b1, "evaluate_script", map[string]any{
+			"pageId": p1, "function": fmt.Sprintf("() => new Promise(r => setTimeout(() => r('slept'), %d))", longMS)})
+		longDone <- answer{text: r.Text, err: r.Err, at: time.Now()}
 	}()
 	// As bridge 1, whose call it is: /locks names another agent's calls to
 	// no one but an admin token.

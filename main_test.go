@@ -153,15 +153,14 @@ func TestStdioBinary(t *testing.T) {
 			}
 			call := func(name string, args map[string]any) string {
 				t.Helper()
-				res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
-				if err != nil {
-					t.Fatal(err)
+				r := mcptest.Call(ctx, c, name, args)
+				if r.Err != nil {
+					t.Fatal(r.Err)
 				}
-				text := res.Content[0].(mcp.TextContent).Text
-				if res.IsError {
-					t.Fatalf("%s: %s", name, text)
+				if r.IsError {
+					t.Fatalf("%s: %s", name, r.Text)
 				}
-				return text
+				return r.Text
 			}
 			call("navigate_page", map[string]any{"url": site.URL})
 			snap := call("take_snapshot", nil)

@@ -161,31 +161,26 @@ func TestBrowserPool(t *testing.T) {
 	}
 
 	// A call in flight on Chrome B's page, running once its title says so.
-	inFlight := make(chan *mcp.CallToolResult, 1)
+	inFlight := make(chan mcptest.Result, 1)
 	go func() {
-		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script", Arguments: map[string]any{
-			"pageId": ids["/p2"], "function": "async () => { document.title = 'running'; await new Promise(r => setTimeout(r, 60000)) }"}}})
-		if err != nil {
-			res = mcp.NewToolResultError(err.Error())
-		}
-		inFlight <- res
+		inFlight <- mcptest.Call(t.Context(), c, "evaluate_script", map[string]any{
+			"pageId": ids["/p2"], "function": "async () => { document.title = 'running'; await new Promise(r => setTimeout(r, 60000)) }"})
 	}()
 	mcptest.WaitFor(t, "the script to run on Chrome B", func() bool {
 		return slices.ContainsFunc(chromeTabs(t, urlB), func(tab devToolsTab) bool { return tab.Title == "running" })
 	})
 	killed := time.Now()
 	stopB()
-	var res *mcp.CallToolResult
+	var res mcptest.Result
 	select {
 	case res = <-inFlight:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the call in flight on a page of the killed Chrome still runs 30 s later")
 	}
 	took := time.Since(killed)
-	text := res.Content[0].(mcp.TextContent).Text
 	want := fmt.Sprintf("page %d is gone (the Chrome it was on, which pagemux attached to, went away or stopped responding)", ids["/p2"])
-	if !res.IsError || !strings.Contains(text, want) {
-		t.Errorf("the call in flight on the killed Chrome's page answered (%v): %s; want an error saying %q", res.IsError, text, want)
+	if res.Err != nil || !res.IsError || !strings.Contains(res.Text, want) {
+		t.Errorf("the call in flight on the killed Chrome's page answered (%v, %v): %s; want an error saying %q", res.IsError, res.Err, res.Text, want)
 	}
 	t.Logf("the call in flight failed %s after the kill", took.Round(time.Millisecond))
 	if took > 10*time.Second {

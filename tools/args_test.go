@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -52,7 +53,7 @@ func TestArgumentValidation(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("pageId %d.0: %v %+v", page, err, res)
 	}
-	mustContain(t, res.Content[0].(mcp.TextContent).Text, "/form.html")
+	mustContain(t, mcptest.Text(res), "/form.html")
 	// An explicit null is an argument left out.
 	mustContain(t, e.ok(t, "evaluate_script", map[string]any{"pageId": page, "function": "() => 'null ok'", "args": nil}), "null ok")
 	// None of the bad calls touched the pages: the selection is still other.
