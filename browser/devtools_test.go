@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/proc"
 )
 
@@ -269,31 +270,13 @@ func socketInodes(pid int) []string {
 	return out
 }
 
-// logBuffer is a slog handler's output, safe to read while it is written.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Attack: a page told the bridge's exact URL cannot use it. A tab on the
 // bridge's origin (the way the attack reached Chrome's port) gets
 // 404 for /json/list and /json/version, and its websocket to the bridge
 // fails: the bridge saw the page's Origin and refused it.
 func TestBridgeRefusesPages(t *testing.T) {
 	t.Parallel()
-	var logs logBuffer
+	var logs mcptest.LockedBuffer
 	b := startBrowser(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	u, err := b.DevToolsURL(t.Context())
 	if err != nil {
