@@ -1,9 +1,10 @@
 package main
 
-// The helpers the tests of this package share, one of each: the pagemux
-// binary they run, the Chrome they attach to, the servers they start, the
-// sites they serve, and the calls they make. A helper one file alone needs
-// stays in that file; a second user moves it here.
+// The helpers most tests of this package share, one of each: the pagemux
+// binary they run, the Chrome they attach to, the HTTP servers they start,
+// the sites they serve, and the calls they make (over mcptest.Call). The
+// stdio server harness (startServer) stays beside the exit tests in
+// main_test.go, and smoke's runners in smoke_main_test.go.
 
 import (
 	"context"
