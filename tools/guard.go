@@ -64,8 +64,26 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 	}
 }
 
-// serveCall is the Guard of one call.
-// It returns the page the call acted on, nil if none, for the log.
+// serveCall is the Guard of one call. It returns the page the call acted
+// on, nil if none, for the log. A call goes through these stages, in this
+// order, each of which may end it with a tool error (and each releases
+// what it took on every path):
+//
+//  1. arguments: schema.check (args.go) — bad input waits for nothing;
+//  2. agent: bindAgent (agents.go) — who calls, its generation;
+//  3. admission, in the call's turn (admit): Chrome started, the page
+//     resolved (target), the action rules (ruleStage, rules.go: refusals,
+//     rates, leases, once-only records), its place in every lock queue
+//     (pagelock.Request: page, resources, rule keys);
+//  4. locks: the reservation's Wait, then the same locks in etcd with
+//     --etcd (holdInCluster, cluster.go);
+//  5. supervision: Chrome watched while the call runs (SuperviseOn), an
+//     open dialog answered first;
+//  6. the handler, bounded (runBounded, bound.go), reporting progress
+//     (progress.go), as a task's work when it is one (tasks.go);
+//  7. the answer: render (response.go), then the rules' end (ruleEnd:
+//     once-only records, leases) and fencing (a session taken over
+//     publishes nothing).
 func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req mcp.CallToolRequest) (res *mcp.CallToolResult, page *browser.Page) {
 	ticket := pagelock.TicketFrom(ctx)
 	defer ticket.Admit()
