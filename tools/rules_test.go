@@ -165,6 +165,13 @@ func TestRulesOnceOnly(t *testing.T) {
 	if failed || strings.Contains(text, "Replayed") || !strings.Contains(text, "2") {
 		t.Fatalf("another agent's call with the same idempotencyKey: %s", text)
 	}
+	// A key that is not one is refused as bad input, before anything runs.
+	for _, bad := range []any{5, strings.Repeat("k", 201)} {
+		text, failed := use(t, lead, "evaluate_script", map[string]any{"pageId": page, "function": "() => ++window.n", idempotencyKeyArg: bad})
+		if !failed || !strings.Contains(text, idempotencyKeyArg) {
+			t.Fatalf("idempotencyKey %v: %s", bad, text)
+		}
+	}
 	// The key in the request's _meta, as a client's middleware may put it.
 	for range 2 {
 		res, err := b.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "evaluate_script",
