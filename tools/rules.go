@@ -124,12 +124,12 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 		return nil, &ruleError{d, set}
 	}
 	start := time.Now()
-	if d.Delay > 0 {
-		t := time.NewTimer(d.Delay)
+	if d.Delay > 0 { // the rate's token comes within its wait
+		timer := time.NewTimer(d.Delay)
 		select {
-		case <-t.C:
+		case <-timer.C:
 		case <-ctx.Done():
-			t.Stop()
+			timer.Stop()
 			return nil, ctx.Err()
 		}
 	}
