@@ -232,10 +232,25 @@ func TestRulesPermissions(t *testing.T) {
 	if !failed || !strings.Contains(text, "rate-limited by the action rules") || !strings.Contains(text, "retry after") {
 		t.Fatalf("past the rate: %s", text)
 	}
+	// Attacks: a name of the agent's own choosing does not pick its rule
+	// (rules know a caller by its token), and a script that moves the page
+	// out of the agent's scope leaves the page's next call refused.
+	posing := env.session(t, "lead-secret-1", "team")
+	if text, failed := use(t, posing, "evaluate_script", map[string]any{"pageId": page, "function": "() => 1"}); !failed || !strings.Contains(text, "not allowed to agent lead") {
+		t.Fatalf("token lead posing as agent team: %s", text)
+	}
 	// Another agent has no rule.
 	team := env.session(t, "team-secret-1", "")
 	if text, failed := use(t, team, "evaluate_script", map[string]any{"pageId": page, "function": "() => 1"}); failed {
 		t.Fatalf("an agent without a rule: %s", text)
+	}
+	// The page leaves lead's scope by another's hand (a script, a link):
+	// lead's next call on it is refused, reading nothing.
+	if text, failed := use(t, team, "navigate_page", map[string]any{"pageId": page, "type": "url", "url": testSite.URL + "/"}); failed {
+		t.Fatal(text)
+	}
+	if text, failed := use(t, lead, "take_snapshot", map[string]any{"pageId": page}); !failed || !strings.Contains(text, "outside what agent lead may act at") {
+		t.Fatalf("lead on a page out of its scope: %s", text)
 	}
 }
 
