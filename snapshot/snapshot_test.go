@@ -837,3 +837,19 @@ func TestLineLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestUIDLine: a uid's own line is found after its indentation; a name
+// that spells another node's line, or a longer uid, is not it.
+func TestUIDLine(t *testing.T) {
+	t.Parallel()
+	text := "uid=1_0 RootWebArea \"Shop\"\n" +
+		"  uid=1_10 button \"Continue\"\n" +
+		"  uid=1_2 StaticText \"x uid=1_1 button \\\"Continue shopping\\\"\"\n" +
+		"  uid=1_1 button \"Place order\" focusable\n"
+	for uid, want := range map[string]string{"1_1": ` button "Place order" focusable`, "1_0": ` RootWebArea "Shop"`, "1_10": ` button "Continue"`, "1_9": "", "x": ""} {
+		got, ok := UIDLine(text, uid)
+		if got != want || ok != (want != "") {
+			t.Errorf("UIDLine(%s) = %q, %v; want %q", uid, got, ok, want)
+		}
+	}
+}

@@ -142,26 +142,40 @@ func (u *UIDs) Document() int {
 // did not show it (or there is none). The text is searched, not indexed:
 // a snapshot pays nothing for it, and a lookup costs a scan of the text.
 func (u *UIDs) Element(uid string) (role, name string, ok bool) {
-	if _, valid := parseUID(uid); !valid {
-		return "", "", false
-	}
 	u.mu.Lock()
 	text := u.lastText
 	u.mu.Unlock()
+	rest, ok := UIDLine(text, uid)
+	if !ok {
+		return "", "", false
+	}
+	role, name = LineLabel(rest)
+	return role, name, true
+}
+
+// UIDLine finds the line of uid in a snapshot's text and returns what
+// follows the uid on it; ok false when no line is uid's. Only a line's
+// own uid counts, after its indentation: a page cannot pass its text for
+// another node's line, since a name is quoted and its newlines escaped.
+func UIDLine(text, uid string) (rest string, ok bool) {
+	if _, valid := parseUID(uid); !valid {
+		return "", false
+	}
+	needle := "uid=" + uid
 	for from := 0; ; {
-		i := strings.Index(text[from:], "uid="+uid)
+		i := strings.Index(text[from:], needle)
 		if i < 0 {
-			return "", "", false
+			return "", false
 		}
 		i += from
-		end := i + len("uid=") + len(uid)
+		end := i + len(needle)
 		from = end
-		if (i > 0 && text[i-1] != ' ' && text[i-1] != '\n') || end < len(text) && text[end] != ' ' && text[end] != '\n' {
-			continue // another uid that starts so, or a name that says it
+		lineStart := strings.LastIndexByte(text[:i], '\n') + 1
+		if strings.TrimLeft(text[lineStart:i], " ") != "" || end < len(text) && text[end] != ' ' && text[end] != '\n' {
+			continue // a name that says it, or another uid that starts so
 		}
-		line, _, _ := strings.Cut(text[end:], "\n")
-		role, name = LineLabel(line)
-		return role, name, true
+		rest, _, _ = strings.Cut(text[end:], "\n")
+		return rest, true
 	}
 }
 

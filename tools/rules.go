@@ -18,6 +18,7 @@ import (
 	"github.com/pagemux/pagemux/cluster"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/rules"
+	"github.com/pagemux/pagemux/snapshot"
 )
 
 // This file is the action rules' stage of a call (package rules decides):
@@ -240,8 +241,9 @@ func (s *Server) ruleCall(ctx context.Context, t tool, req mcp.CallToolRequest, 
 		if names {
 			el.Role, el.Name, _ = p.UIDs.Element(uid)
 		}
-		el.InLastSnapshot = inSeen && seen.document == c.Document && seen.text != "" &&
-			(strings.Contains(seen.text, "uid="+uid+" ") || strings.Contains(seen.text, "uid="+uid+"\n"))
+		if inSeen && seen.document == c.Document {
+			_, el.InLastSnapshot = snapshot.UIDLine(seen.text, uid)
+		}
 		c.Elements = append(c.Elements, el)
 	}
 	return c
