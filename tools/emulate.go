@@ -319,8 +319,9 @@ func quoteAll(values []string) string {
 }
 
 // patchSchema adds JSON Schema keywords that struct tags cannot say, such as
-// enums or number bounds, to properties of a tool's input schema. It keeps
-// the order of the keys, which agents read.
+// enums or number bounds, to properties of a tool's input schema, or adds a
+// property the struct does not have (the properties of every tool). It
+// keeps the order of the keys, which agents read.
 func patchSchema(t *tool, extra map[string]map[string]any) {
 	var schema, props orderedObject
 	must := func(err error) {
@@ -329,10 +330,14 @@ func patchSchema(t *tool, extra map[string]map[string]any) {
 		}
 	}
 	must(json.Unmarshal(t.def.RawInputSchema, &schema))
-	must(json.Unmarshal(schema.vals["properties"], &props))
+	if raw := schema.vals["properties"]; raw != nil { // a tool without arguments has none
+		must(json.Unmarshal(raw, &props))
+	}
 	for name, kw := range extra {
 		var prop orderedObject
-		must(json.Unmarshal(props.vals[name], &prop))
+		if raw := props.vals[name]; raw != nil {
+			must(json.Unmarshal(raw, &prop))
+		}
 		for _, k := range slices.Sorted(maps.Keys(kw)) {
 			v, err := json.Marshal(kw[k])
 			must(err)
@@ -351,6 +356,9 @@ type orderedObject struct {
 }
 
 func (o *orderedObject) set(k string, v json.RawMessage) {
+	if o.vals == nil {
+		o.vals = map[string]json.RawMessage{}
+	}
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
 	}

@@ -36,35 +36,16 @@ const idempotencyKeyArg = "idempotencyKey"
 
 // withIdempotencyKey adds the idempotencyKey argument to every tool.
 func withIdempotencyKey(ts []tool) []tool {
-	prop, _ := json.Marshal(map[string]any{
+	prop := map[string]map[string]any{idempotencyKeyArg: {
 		"type":      "string",
 		"maxLength": 200,
 		"description": "A key of your own that makes this call once-only: a second call with the same key (a retry after a timeout) waits for the first and returns its result, marked as a replay, " +
 			"without acting again. Keys last 10 minutes. Leave it out for calls that may repeat.",
-	})
+	}}
 	for i := range ts {
-		addProperty(&ts[i], idempotencyKeyArg, prop)
+		patchSchema(&ts[i], prop) // emulate.go
 	}
 	return ts
-}
-
-// addProperty adds an optional property to a tool's input schema.
-func addProperty(t *tool, name string, schema json.RawMessage) {
-	var s, props orderedObject
-	if err := json.Unmarshal(t.def.RawInputSchema, &s); err != nil {
-		panic(fmt.Sprintf("%s: add %s to the input schema: %v", t.def.Name, name, err))
-	}
-	if raw := s.vals["properties"]; raw != nil {
-		if err := json.Unmarshal(raw, &props); err != nil {
-			panic(fmt.Sprintf("%s: add %s to the input schema: %v", t.def.Name, name, err))
-		}
-	}
-	if props.vals == nil {
-		props.vals = map[string]json.RawMessage{} // a tool without arguments
-	}
-	props.set(name, schema)
-	s.set("properties", props.bytes())
-	t.def.RawInputSchema = s.bytes()
 }
 
 // ruled is what the rules' stage of a call took, for its end.
