@@ -168,20 +168,25 @@ func (e *Engine) Set() *Set { return e.set.Load() }
 
 // Decide says what the rules in force say of c. An allowed call's rate
 // tokens are taken; a refused one takes none.
-func (e *Engine) Decide(c *Call) Decision {
+func (e *Engine) Decide(c *Call) Decision { return e.DecideBy(e.set.Load(), c) }
+
+// DecideBy is Decide by s, a set the caller read from Set, with the
+// engine's buckets: a caller that gathered the call's facts by what s
+// asks (Needs) decides by the same s, whatever a reload swaps in
+// meanwhile.
+func (e *Engine) DecideBy(s *Set, c *Call) Decision {
 	start := time.Now()
-	d := e.decide(c, false)
+	d := e.decide(s, c, false)
 	d.Cost = time.Since(start)
 	return d
 }
 
 // Explain is Decide without taking tokens: what would happen.
 func (e *Engine) Explain(c *Call) Decision {
-	return e.decide(c, true)
+	return e.decide(e.set.Load(), c, true)
 }
 
-func (e *Engine) decide(c *Call, dry bool) Decision {
-	s := e.set.Load()
+func (e *Engine) decide(s *Set, c *Call, dry bool) Decision {
 	d := Decision{Outcome: Allowed, Applied: make([]string, 0, 4)}
 	if s == nil {
 		return d

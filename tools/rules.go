@@ -61,6 +61,15 @@ type ruled struct {
 	waited  time.Duration
 }
 
+// holder is who keeps the call's leases: its agent's identity, or on
+// stdio (no agents) the name the rules know the client by.
+func (rc *ruled) holder() string {
+	if rc.agent != "" {
+		return rc.agent
+	}
+	return rc.call.Agent
+}
+
 // replay is the stage's answer to the second call of a once-only action:
 // the first's result, from this process (rec) or from etcd (shared).
 type replay struct {
@@ -91,19 +100,22 @@ func (e *ruleError) Error() string {
 // fails with a *replay once the first ended, whose result serveCall
 // answers instead.
 func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) (*ruled, error) {
-	if s.rules == nil || s.rules.Set() == nil {
+	if s.rules == nil {
 		return nil, nil
 	}
-	c := s.ruleCall(ctx, t, req, args, p)
-	d := s.rules.Decide(c)
+	set := s.rules.Set() // one set for the facts and the decision
+	if set == nil {
+		return nil, nil
+	}
+	c := s.ruleCall(ctx, set, t, req, args, p)
+	d := s.rules.DecideBy(set, c)
 	rc := &ruled{d: d, call: c}
 	if a, ok := s.agentOf(ctx); ok {
 		rc.agent = a.ID
 	}
-	set := s.rules.Set().Name
 	if d.Outcome != rules.Allowed {
 		s.logDecision(rc, d.Outcome, p)
-		return nil, &ruleError{d, set}
+		return nil, &ruleError{d, set.Name}
 	}
 	start := time.Now()
 	if d.Delay > 0 { // the rate's token comes within its wait
@@ -120,33 +132,21 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 			rc.keys = append(rc.keys, pagelock.Key(r.Key))
 			continue
 		}
-		if err := s.leases.take(ctx, r, rc, s.lockWait()); err != nil {
+		if err := s.leases.take(ctx, r, rc, s.locks.Timeout()); err != nil {
 			s.logDecision(rc, rules.Refused, p)
 			return nil, err
 		}
 	}
-	if d.Once != nil && s.cluster != nil {
-		rec, first, err := s.cluster.Locks.OnceBegin(ctx, d.Once.Key, c.Agent)
+	if d.Once != nil {
+		rp, err := s.beginOnce(ctx, rc)
 		if err != nil {
 			return nil, err
 		}
-		if !first {
+		if rp != nil {
 			rc.waited = time.Since(start)
 			s.logDecision(rc, rules.Replayed, p)
-			return nil, &replay{shared: rec, key: d.Once.Key}
+			return nil, rp
 		}
-		rc.shared, rc.onceTTL = rec, d.Once.TTL
-	} else if d.Once != nil {
-		rec, first, err := s.once.Begin(ctx, d.Once.Key, c.Agent, d.Once.TTL)
-		if err != nil {
-			return nil, err
-		}
-		if !first {
-			rc.waited = time.Since(start)
-			s.logDecision(rc, rules.Replayed, p)
-			return nil, &replay{rec: rec, key: d.Once.Key}
-		}
-		rc.once = rec
 	}
 	rc.waited = time.Since(start)
 	outcome := rules.Allowed
@@ -155,6 +155,27 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 	}
 	s.logDecision(rc, outcome, p)
 	return rc, nil
+}
+
+// beginOnce begins the call's once-only action: in etcd with --etcd, else
+// in this process. The first call of its key gets its record in rc and a
+// nil replay; a later one waits for the first and gets its replay.
+func (s *Server) beginOnce(ctx context.Context, rc *ruled) (*replay, error) {
+	o := rc.d.Once
+	if s.cluster != nil {
+		rec, first, err := s.cluster.Locks.OnceBegin(ctx, o.Key, rc.call.Agent)
+		if err != nil || !first {
+			return &replay{shared: rec, key: o.Key}, err
+		}
+		rc.shared, rc.onceTTL = rec, o.TTL
+		return nil, nil
+	}
+	rec, first, err := s.once.Begin(ctx, o.Key, rc.call.Agent, o.TTL)
+	if err != nil || !first {
+		return &replay{rec: rec, key: o.Key}, err
+	}
+	rc.once = rec
+	return nil, nil
 }
 
 // ruleHolds is the holds' limits of the rules in force (the seam
@@ -173,16 +194,8 @@ func (s *Server) ruleHolds(_ context.Context, kind string) time.Duration {
 	return 0
 }
 
-// lockWait is the longest a call waits for a lease: the locks' bound.
-func (s *Server) lockWait() time.Duration {
-	if w := s.locks.Timeout(); w > 0 {
-		return w
-	}
-	return time.Minute
-}
-
 // ruleCall gathers what the rules decide a call by.
-func (s *Server) ruleCall(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) *rules.Call {
+func (s *Server) ruleCall(ctx context.Context, set *rules.Set, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) *rules.Call {
 	c := &rules.Call{Agent: s.ruleAgent(ctx), Tool: t.def.Name}
 	c.Task, c.Tasks = s.runningTasks(ctx)
 	_ = json.Unmarshal(args, &c.Args)
@@ -210,7 +223,7 @@ func (s *Server) ruleCall(ctx context.Context, t tool, req mcp.CallToolRequest, 
 	if c.URL == "" {
 		c.URL = p.URL()
 	}
-	names, inSeen := s.rules.Set().Needs(c.Tool)
+	names, inSeen := set.Needs(c.Tool)
 	var seen seenSnapshot
 	if inSeen {
 		s.seen.mu.Lock()
@@ -445,15 +458,13 @@ type leaseWaiter struct {
 }
 
 // take gives the call's agent the lease of r, waiting in line for
-// another agent's to end, at most wait (or r.Timeout).
+// another agent's to end, at most wait (or r.Timeout; neither: until ctx
+// ends, as a lock's wait without --lock-timeout).
 func (l *leaseTable) take(ctx context.Context, r rules.Resource, rc *ruled, wait time.Duration) error {
 	if r.Timeout > 0 {
 		wait = r.Timeout
 	}
-	agent := rc.agent
-	if agent == "" {
-		agent = rc.call.Agent
-	}
+	agent := rc.holder()
 	if l.shared != nil {
 		return l.takeShared(ctx, r, rc, agent, wait)
 	}
@@ -479,13 +490,12 @@ func (l *leaseTable) take(ctx context.Context, r rules.Resource, rc *ruled, wait
 	ls.waiters = append(ls.waiters, w)
 	holder := ls.agent
 	l.mu.Unlock()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+	wctx, cancel := waitContext(ctx, wait)
+	defer cancel()
 	select {
 	case <-w.got:
 		return nil
-	case <-ctx.Done():
-	case <-timer.C:
+	case <-wctx.Done():
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -505,22 +515,35 @@ func (l *leaseTable) take(ctx context.Context, r rules.Resource, rc *ruled, wait
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	return leaseBusy(r, holder, wait)
+}
+
+// leaseBusy is the refusal of a call that waited wait for r, which
+// holder keeps as a lease.
+func leaseBusy(r rules.Resource, holder string, wait time.Duration) error {
 	return &ruleError{rules.Decision{Outcome: rules.Refused, Rule: r.Rule,
 		Reason: fmt.Sprintf("%s is held by agent %s, who keeps it until it leaves or is idle %v; waited %v for it. Try again later", r.Key, holder, r.Lease, wait)}, "the rules"}
+}
+
+// waitContext bounds ctx by wait, when there is one.
+func waitContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	if wait > 0 {
+		return context.WithTimeout(ctx, wait)
+	}
+	return context.WithCancel(ctx)
 }
 
 // takeShared is take with --etcd: the lease is etcd's, this process keeps
 // a mirror of it.
 func (l *leaseTable) takeShared(ctx context.Context, r rules.Resource, rc *ruled, agent string, wait time.Duration) error {
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	wctx, cancel := waitContext(ctx, wait)
 	defer cancel()
 	l.sharedWaits.Add(1)
 	held, holder, err := l.shared.TakeRuleLease(wctx, r.Key, agent, r.Lease)
 	l.sharedWaits.Add(-1)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return &ruleError{rules.Decision{Outcome: rules.Refused, Rule: r.Rule,
-				Reason: fmt.Sprintf("%s is held by agent %s, who keeps it until it leaves or is idle %v; waited %v for it. Try again later", r.Key, holder, r.Lease, wait)}, "the rules"}
+			return leaseBusy(r, holder, wait)
 		}
 		return err
 	}
@@ -586,10 +609,7 @@ func (l *leaseTable) endLocked(ls *ruleLease) {
 // has left what they name: the page went to another site, or away from
 // the rule's URLs.
 func (l *leaseTable) after(s *Server, rc *ruled, p *browser.Page) {
-	agent := rc.agent
-	if agent == "" {
-		agent = rc.call.Agent
-	}
+	agent := rc.holder()
 	set := s.rules.Set()
 	l.mu.Lock()
 	defer l.mu.Unlock()
