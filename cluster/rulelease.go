@@ -51,6 +51,7 @@ func (l *Locks) TakeRuleLease(ctx context.Context, key, agent string, idle time.
 			Else(clientv3.OpGet(k)).Commit()
 		cancel()
 		if err != nil {
+			l.revokeQuietly(g.ID) // granted for a key that may not be written
 			return nil, holder, l.unavailable(ctx, "take a rule's lease", time.Now(), err)
 		}
 		if resp.Succeeded {
