@@ -424,9 +424,7 @@ func TestNeeds(t *testing.T) {
 			t.Errorf("Needs(%s) = %v, %v; want %v", tool, names, seen, want)
 		}
 	}
-	if s := mustParse(t, "once: [{name: o, key: '{element}'}]\n"); !first2(s.Needs("hover")) {
+	if names, _ := mustParse(t, "once: [{name: o, key: '{element}'}]\n").Needs("hover"); !names {
 		t.Error("a once key of {element} needs names")
 	}
 }
-
-func first2(a, _ bool) bool { return a }

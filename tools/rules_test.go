@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -267,8 +268,9 @@ func TestRulesExclusive(t *testing.T) {
 `)
 	a, b := env.session(t, "team-secret-1", ""), env.session(t, "lead-secret-1", "")
 	pa, pb := openAs(t, a, shop.URL+"/checkout?agent=A"), openAs(t, b, shop.URL+"/checkout?agent=B")
-	ua := uidIn(t, first(use(t, a, "take_snapshot", map[string]any{"pageId": pa})), `button "Place order"`)
-	ub := uidIn(t, first(use(t, b, "take_snapshot", map[string]any{"pageId": pb})), `button "Place order"`)
+	snapA, _ := use(t, a, "take_snapshot", map[string]any{"pageId": pa})
+	snapB, _ := use(t, b, "take_snapshot", map[string]any{"pageId": pb})
+	ua, ub := uidIn(t, snapA, `button "Place order"`), uidIn(t, snapB, `button "Place order"`)
 	for range 3 {
 		ca := callAsync(t, a, "click", map[string]any{"pageId": pa, "uid": ua})
 		cb := callAsync(t, b, "click", map[string]any{"pageId": pb, "uid": ub})
@@ -279,7 +281,7 @@ func TestRulesExclusive(t *testing.T) {
 		}
 	}
 	shop.mu.Lock()
-	log := slicesClone(shop.log)
+	log := slices.Clone(shop.log)
 	shop.mu.Unlock()
 	if len(log) != 12 {
 		t.Fatalf("the shop saw %d events, want 12: %v", len(log), log)
@@ -362,10 +364,6 @@ func write(t *testing.T, path, src string) {
 		t.Fatal(err)
 	}
 }
-
-func first(s string, _ bool) string { return s }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // TestRulesRequire: an action on a uid the agent never saw in its own
 // snapshot of the current document is refused; after it looks, it acts.
