@@ -222,14 +222,20 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, arg
 		}()
 		release = hold
 	}
+	var decided *ruled // what the rules' stage took, until the call has queued
+	defer func() {
+		if r == nil && decided != nil { // an error or a panic: it never ran, a retry may
+			s.ruleEnd(ctx, decided, nil, p)
+		}
+	}()
 	p, keys, err := s.target(ctx, t, id)
 	if err == nil {
-		rc, err = s.ruleStage(ctx, t, req, args, p)
+		decided, err = s.ruleStage(ctx, t, req, args, p)
 		if err != nil {
 			return nil, p, nil, nil, err
 		}
-		if rc != nil {
-			keys = append(keys, rc.keys...)
+		if decided != nil {
+			keys = append(keys, decided.keys...)
 		}
 	}
 	if err == nil {
@@ -244,12 +250,9 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, arg
 		err = s.heldError(err)
 	}
 	if err != nil {
-		if rc != nil {
-			s.ruleEnd(ctx, rc, nil, p) // it never ran: a retry may
-		}
 		return nil, nil, nil, nil, err
 	}
-	return r, p, release, rc, nil
+	return r, p, release, decided, nil
 }
 
 // target resolves the page a call acts on, when it acts on one, and the lock
