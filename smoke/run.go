@@ -197,7 +197,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		}
 	}
 	if st := o.StorageState; st != nil && len(st.Cookies) > 0 {
-		if err := b.SetCookies(ctx, st.cookieParams()); err != nil {
+		if err := b.SetCookies(ctx, st.CookieParams()); err != nil {
 			return nil, &UsageError{fmt.Sprintf("--storage-state: Chrome refused its cookies: %v; check their domain, path and sameSite", err)}
 		}
 	}
@@ -224,7 +224,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		k.spare = firstTab(ctx, k.a)
 	}
 	if o.StorageState != nil {
-		k.initScript = o.StorageState.localStorageScript()
+		k.initScript = o.StorageState.LocalStorageScript()
 	}
 	if len(o.A11y.Tags) > 0 {
 		if k.axePath, err = writeAxeRunner(tmp, o.A11y); err != nil {

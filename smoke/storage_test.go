@@ -115,7 +115,7 @@ func TestSmokeStorageStateErrors(t *testing.T) {
 		name, file, want string
 	}{
 		{"not JSON", "{\n  \"cookies\": [\n    {\"name\": \"a\" \"value\": \"hunter2\"}\n  ]\n}", "not JSON at line 3"},
-		{"wrong type", `{"cookies": {"name": "a"}}`, "cookies at line 1 is a JSON object, want a []smoke.StateCookie"},
+		{"wrong type", `{"cookies": {"name": "a"}}`, "cookies at line 1 is a JSON object, want an array"},
 		{"empty", `{}`, "no cookies and no origins in it"},
 		{"no domain", `{"cookies": [{"name": "sid", "value": "hunter2", "path": "/"}]}`, "cookies[0] (sid) has no domain"},
 		{"no name", `{"cookies": [{"value": "hunter2", "domain": "example.com"}]}`, "cookies[0] has no name"},
