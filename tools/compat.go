@@ -95,6 +95,9 @@ var annotations = map[string]hints{
 	"get_css_styles":              {readOnly: true, idempotent: true},
 	"screencast_start":            {},
 	"screencast_stop":             {},
+	"har_start":                   {},
+	"har_save":                    {readOnly: true, idempotent: true},
+	"pdf_save":                    {readOnly: true, idempotent: true},
 }
 
 // withCompat applies schemaExtras and annotations to every tool.

@@ -61,6 +61,7 @@ type Server struct {
 	tasks         taskTable     // tasks.go: the calls that run as MCP tasks
 	snapshotMode  string        // incremental.go: SnapshotFull or SnapshotIncremental
 	seen          seenSnapshots // incremental.go: each agent's last snapshot of each page
+	harMarks      harMarks      // har.go: where har_start began each agent's recording
 
 	rules      *rules.Engine // rules.go: the action rules; nil: none
 	once       rules.Once    // rules.go: once-only actions' records
@@ -329,6 +330,8 @@ func (s *Server) tools() []tool {
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
 		s.cssTools(),         // css.go: get_css_styles
 		s.screencastTools(),  // screencast.go: screencast_start, screencast_stop
+		s.harTools(),         // har.go: har_start, har_save
+		s.pdfTools(),         // pdf.go: pdf_save
 	)))) // tasks.go: the long ones may run as MCP tasks; rules.go: idempotencyKey
 }
 
