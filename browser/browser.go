@@ -87,9 +87,10 @@ type Browser struct {
 	downloads downloadRules
 	// cookies are SetCookies', for Chromes started later (cookies.go).
 	cookies cookieSet
-	// frames are the frames of the pages, with Config.OwnContext
-	// (owncontext.go).
+	// frames are the frames of the pages (owncontext.go, routes.go).
 	frames frameSet
+	// routes are the network routes (routes.go).
+	routes routeSet
 	// fences check the commands to an attached Chrome (fence.go).
 	fences fenceSet
 	// headerRules add headers to the requests of origins (headers.go); set
@@ -132,9 +133,7 @@ func New(cfg Config) *Browser {
 		b.members = append(b.members, &member{url: u})
 	}
 	b.ObservePages(observeCollectors) // every page's console and network, from attach on
-	if cfg.OwnContext {
-		b.ObservePages(b.frames.observe)
-	}
+	b.ObservePages(b.frames.observe)  // whose a request is: Config.OwnContext's, and the routes'
 	return b
 }
 

@@ -226,14 +226,11 @@ func (p *Page) explainBlocked(err error) error {
 }
 
 // guardBrowser starts the browser-wide request interception of a launch,
-// when the policy needs it. Interception on the browser's own session sees
-// the document requests of every tab, also of those pagemux has not
-// attached to, such as a popup that starts loading at once.
+// as far as the policy, the origins' headers and the routes (routes.go)
+// need it, and keeps it following the routes. Interception on the
+// browser's own session sees the requests of every tab, also of those
+// pagemux has not attached to, such as a popup that starts loading at once.
 func (b *Browser) guardBrowser(l *launch) error {
-	intercepts := b.urlPolicy != nil && b.urlPolicy.Intercepts()
-	if !intercepts && len(b.headerRules) == 0 {
-		return nil
-	}
 	if err := chromedp.ListenBrowser(l.rootCtx, func(ev any) {
 		if ev, ok := ev.(*fetch.EventRequestPaused); ok {
 			go b.decide(l, ev)
@@ -241,6 +238,13 @@ func (b *Browser) guardBrowser(l *launch) error {
 	}); err != nil {
 		return err
 	}
+	return b.arm(l) // routes.go: Fetch.enable with fetchPatterns and the routes'
+}
+
+// fetchPatterns are the interception patterns of the URL policy and the
+// origins' headers; none when neither needs interception.
+func (b *Browser) fetchPatterns() []*fetch.RequestPattern {
+	intercepts := b.urlPolicy != nil && b.urlPolicy.Intercepts()
 	var patterns []*fetch.RequestPattern
 	if intercepts {
 		patterns = append(patterns, &fetch.RequestPattern{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageRequest})
@@ -254,17 +258,15 @@ func (b *Browser) guardBrowser(l *launch) error {
 			patterns = append(patterns, &fetch.RequestPattern{URLPattern: u, RequestStage: fetch.RequestStageRequest})
 		}
 	}
-	_, err := chromedp.CallBrowser(l.rootCtx, fetch.Enable, fetch.EnableParams{Patterns: patterns})
-	if err != nil {
-		return errors.New("turn on request interception (for the URL policy, or the headers of an origin): " + err.Error())
-	}
-	return nil
+	return patterns
 }
 
 // decide continues or fails one paused request: a document (the URL
-// policy's), a request to an endpoint of pagemux or Chrome, or one to an
-// origin that gets headers, which go on with them. The policy does not judge
-// the subresources it never paused for.
+// policy's), a request to an endpoint of pagemux or Chrome, one to an
+// origin that gets headers, which go on with them, or one a route's pattern
+// matches. The policy judges first, and every request a route covers: a
+// route never makes a refused URL load. The policy does not judge the
+// subresources it never paused for.
 func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 	ctx, cancel := context.WithTimeout(l.rootCtx, guardTimeout)
 	defer cancel()
@@ -277,14 +279,21 @@ func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 		return
 	}
 	var headers []*fetch.HeaderEntry
+	var rt *route // routes.go: the route that covers the request, if any
 	if owner == ours {
 		headers = b.headersFor(ev.Request.URL, ev.Request.Headers)
+		rt = b.routes.match(b.pageOfFrame(ev.FrameID), ev.Request.URL)
 	} else {
-		b.log.Warn("a request of a frame pagemux could not place: judged by the URL policy, sent without origin headers", "url", url)
+		b.log.Warn("a request of a frame pagemux could not place: judged by the URL policy, sent without origin headers nor routes", "url", url)
 	}
 	var err error
-	if b.urlPolicy != nil && b.urlPolicy.Intercepts() && (headers == nil || ev.ResourceType == network.ResourceTypeDocument) {
+	if b.urlPolicy != nil && b.urlPolicy.Intercepts() && (headers == nil || rt != nil || ev.ResourceType == network.ResourceTypeDocument) {
 		err = b.urlPolicy.Check(url)
+	}
+	if err == nil && rt != nil {
+		cancel() // a delay may outlast guardTimeout: applyRoute bounds its own commands
+		b.applyRoute(l, ev, rt, headers)
+		return
 	}
 	if err == nil {
 		if _, err := chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: headers}); err != nil {

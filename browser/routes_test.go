@@ -1,0 +1,163 @@
+package browser
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+)
+
+// TestURLPattern: globs and regexes match as Playwright's page.route reads
+// them, and each one's Fetch pattern is no narrower than the pattern.
+func TestURLPattern(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern, fetch string
+		match, miss    []string
+	}{
+		{"**/api/*", "*/api/*",
+			[]string{"http://h:1/api/x", "https://a.b/c/api/users?id=1", "http://h/api/x#frag"},
+			[]string{"http://h/api/x/y", "http://h/apix/y", "http://h/api"}},
+		{"http://localhost:8080/api/data", "http://localhost:8080/api/data",
+			[]string{"http://localhost:8080/api/data"},
+			[]string{"http://localhost:8080/api/data?x=1", "http://localhost:8081/api/data"}},
+		{"**/*.{png,jpg}", "*/*.*",
+			[]string{"http://h/a/b.png", "http://h/b.jpg"},
+			[]string{"http://h/b.gif", "http://h/b.png?x"}},
+		{"**/search?q=*", `*/search\?q=*`,
+			[]string{"http://h/search?q=go"},
+			[]string{"http://h/searchXq=go"}},
+		{`**/a\*b`, `*/a\*b`,
+			[]string{"http://h/a*b"},
+			[]string{"http://h/axb"}},
+		{`/api\/v\d+\//i`, "*",
+			[]string{"http://h/API/v2/x", "http://h/z/api/v10/"},
+			[]string{"http://h/api/vx/"}},
+		{`/^https:/`, "*",
+			[]string{"https://h/"},
+			[]string{"http://h/https:"}},
+	} {
+		p, err := CompileURLPattern(tc.pattern)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.pattern, err)
+		}
+		if got := p.FetchPattern(); got != tc.fetch {
+			t.Errorf("%s: Fetch pattern %q, want %q", tc.pattern, got, tc.fetch)
+		}
+		for _, u := range tc.match {
+			if !p.Match(u) {
+				t.Errorf("%s does not match %s", tc.pattern, u)
+			}
+		}
+		for _, u := range tc.miss {
+			if p.Match(u) {
+				t.Errorf("%s matches %s", tc.pattern, u)
+			}
+		}
+	}
+}
+
+// TestURLPatternRefused: a pattern that cannot be read fails with what to
+// write instead.
+func TestURLPatternRefused(t *testing.T) {
+	t.Parallel()
+	for pattern, want := range map[string]string{
+		"":                       "empty",
+		"/api/x":                 "start it with a scheme",
+		"api/*":                  "(**/api/*)",
+		"/a(/":                   "not a regex Go reads",
+		"/(?=x)/":                "no lookarounds",
+		"/x/g":                   `regex flag 'g'`,
+		"/api/users/":            "start it with a scheme", // a path: its / are not escaped
+		"//":                     "start it with a scheme", // not a regex: no source
+		"**/{a,b":                "a { without its }",
+		strings.Repeat("*", 3e3): "longer than",
+	} {
+		_, err := CompileURLPattern(pattern)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.20q: %v, want an error with %q", pattern, err, want)
+		}
+	}
+}
+
+// TestAbortReason: Playwright's names, in any case, map to Chrome's; others
+// are refused with the list.
+func TestAbortReason(t *testing.T) {
+	t.Parallel()
+	for _, name := range AbortReasons {
+		r, err := ParseAbortReason(strings.ToUpper(name))
+		if err != nil || !strings.EqualFold(string(r), name) {
+			t.Errorf("%s: %q %v", name, r, err)
+		}
+	}
+	if _, err := ParseAbortReason("exploded"); err == nil || !strings.Contains(err.Error(), "connectionrefused") {
+		t.Errorf("exploded: %v", err)
+	}
+}
+
+// TestRouteActionCheck: an action that does nothing, does two opposite
+// things, or is out of bounds is refused with what to do.
+func TestRouteActionCheck(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a    RouteAction
+		want string
+	}{
+		{RouteAction{}, "does nothing"},
+		{RouteAction{Abort: network.ErrorReasonFailed, Fulfil: true}, "give abort alone"},
+		{RouteAction{Fulfil: true, RemoveHeaders: []string{"x"}}, "never sent"},
+		{RouteAction{Fulfil: true, Status: 999}, "100 to 599"},
+		{RouteAction{Fulfil: true, Body: make([]byte, MaxRouteBody+1)}, "at most"},
+		{RouteAction{Delay: MaxRouteDelay + time.Millisecond}, "delay"},
+		{RouteAction{Headers: http.Header{"Bad Name": {"1"}}}, "header name"},
+		{RouteAction{Headers: http.Header{"X": {"a\r\nSet-Cookie: y"}}}, "line break"},
+		{RouteAction{RemoveHeaders: []string{"a:b"}}, "removeHeaders"},
+	} {
+		if err := tc.a.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.a.describe(), err, tc.want)
+		}
+	}
+	for _, ok := range []RouteAction{
+		{Fulfil: true},
+		{Abort: network.ErrorReasonTimedOut, Delay: time.Second},
+		{Delay: time.Millisecond},
+		{Headers: http.Header{"X-Test": {"1"}}},
+	} {
+		if err := ok.check(); err != nil {
+			t.Errorf("%s: %v", ok.describe(), err)
+		}
+	}
+}
+
+// TestRouteRequestHeaders: a request goes on with its headers, or the
+// origin's added, with the route's set (replacing the same name in any
+// case) and removed.
+func TestRouteRequestHeaders(t *testing.T) {
+	t.Parallel()
+	sent := network.Headers{"Accept": "*/*", "x-old": "1", "Cookie": "a=b"}
+	a := RouteAction{Headers: http.Header{"X-Old": {"2"}, "X-New": {"3"}}, RemoveHeaders: []string{"cookie"}}
+	got := map[string]string{}
+	for _, h := range a.requestHeaders(sent, nil) {
+		got[h.Name] = h.Value
+	}
+	want := map[string]string{"Accept": "*/*", "X-Old": "2", "X-New": "3"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	added := []*fetch.HeaderEntry{{Name: "Authorization", Value: "t"}}
+	if out := (RouteAction{Delay: time.Second}).requestHeaders(sent, added); !slices.Equal(out, added) {
+		t.Errorf("a route that changes no header dropped the origin's: %v", out)
+	}
+	if out := (RouteAction{Delay: time.Second}).requestHeaders(sent, nil); out != nil {
+		t.Errorf("a route that changes no header sent headers of its own: %v", out)
+	}
+}
