@@ -15,6 +15,7 @@ import (
 	"github.com/pagemux/pagemux/internal/cli"
 	"github.com/pagemux/pagemux/policy"
 	"github.com/pagemux/pagemux/rules"
+	"github.com/pagemux/pagemux/secrets"
 	"github.com/pagemux/pagemux/serve"
 	"github.com/pagemux/pagemux/tools"
 )
@@ -67,6 +68,7 @@ type config struct {
 	// blockedURLs are the URL patterns (urlPolicy).
 	allowFiles, noFiles      bool
 	allowedURLs, blockedURLs cli.Repeated
+	secrets                  secretsConfig // secretflags.go
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -77,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	tokenFile := ""
 	bf := cli.AddBrowserFlags(fs, &c.browser, &c.isolated)
 	addEtcdFlags(fs, &c.etcd)
+	addSecretFlags(fs, &c.secrets)
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>-<random>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")
@@ -140,6 +143,9 @@ Flags:
 	if err := c.checkIsolation(admins); err != nil {
 		return nil, err
 	}
+	if err := c.secrets.load(c.http.Tokens); err != nil {
+		return nil, err
+	}
 	if err := c.checkJoinAgent(); err != nil {
 		return nil, err
 	}
@@ -201,10 +207,11 @@ func newLogger(c *config, stderr io.Writer) (*slog.Logger, func(), error) {
 		}
 		w, closeLog = f, func() { f.Close() }
 	}
+	var h slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
 	if c.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})), closeLog, nil
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeLog, nil
+	return slog.New(secrets.Handler(h, c.secrets.masker())), closeLog, nil
 }
 
 // checkJoinAgent checks --agent, and names a bridge without one after its

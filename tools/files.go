@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/secrets"
 )
 
 // The workspace is where file paths given to tools (uploads, screenshots,
@@ -57,6 +58,7 @@ type workspace struct {
 	agentOf  func(context.Context) (agents.Agent, bool)
 	agentsOn bool              // calls come with agents (HTTP)
 	mcp      *server.MCPServer // asks clients for their roots
+	masker   *secrets.Masker   // hides the agents' secrets in what write saves
 
 	mu      sync.Mutex
 	base    string              // made pagemux-files-<pid>-<random>; "" until then
@@ -460,7 +462,7 @@ func (w *workspace) write(ctx context.Context, path string, data []byte) (string
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(full, data, 0o644); err != nil {
+	if err := os.WriteFile(full, w.masker.MaskBytes(data), 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return full, nil

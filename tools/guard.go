@@ -47,7 +47,8 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 		defer endTask()
 		prog := s.startProgress(ctx, req) // progress.go
 		res, page := s.serveCall(withProgress(ctx, prog), t, schema, req)
-		prog.end() // before the answer: no progress may follow it
+		res = s.maskResult(res) // secrets.go: on every path, errors too
+		prog.end()              // before the answer: no progress may follow it
 		took := time.Since(start)
 		s.logCall(ctx, name, page, took, res)
 		if s.onCall != nil {
@@ -89,6 +90,9 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	defer ticket.Admit()
 	defer s.recoverCall(t.def.Name, &res)
 	args, id, err := schema.check(req)
+	if err == nil {
+		err = checkStructured(req) // answers.go: _meta's typed answers
+	}
 	if err != nil {
 		return toolError(err), nil // before any turn or lock: bad input waits for nothing
 	}
@@ -97,6 +101,12 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), nil
 	}
 	defer unbind()
+	// The handler's arguments have the agent's secrets in place of their
+	// names; the rules, logs and records see the names.
+	handlerArgs, err := s.expandSecrets(ctx, t.def.Name, args) // secrets.go
+	if err != nil {
+		return toolError(err), nil
+	}
 	defer func() {
 		if err := s.fenced(ctx); err != nil {
 			res = toolError(err) // its session was taken over or ended: the result is void
@@ -146,14 +156,14 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	if rc != nil {
 		rc.started = true
 	}
-	c := &call{req: req, page: page, args: args, resp: &response{}, since: s.browser.NextID()}
+	c := &call{req: req, page: page, args: handlerArgs, resp: &response{}, since: s.browser.NextID()}
 	if page != nil {
 		c.startURL = page.URL()
 		s.log.Debug("tool call runs", "tool", t.def.Name, "page", page.ID)
 	} else {
 		s.log.Debug("tool call runs", "tool", t.def.Name)
 	}
-	return s.runBounded(ctx, t, c, g, w), page
+	return withAnswer(c, s.runBounded(ctx, t, c, g, w)), page // answers.go
 }
 
 // lockAgent is who a call waits as in the lock queues (pagelock.Request.Agent):
@@ -259,7 +269,7 @@ func (s *Server) admit(ctx context.Context, t tool, req mcp.CallToolRequest, arg
 // keys it needs. The page is fixed here, on arrival: a select_page that comes
 // later does not move a call that already waits.
 func (s *Server) target(ctx context.Context, t tool, id int) (*browser.Page, []pagelock.Key, error) {
-	if t.scope == browserScope {
+	if t.scope == browserScope || t.scope == optionalPageScope && id == 0 {
 		if s.locks.Mode() == pagelock.Global {
 			return nil, []pagelock.Key{browserKey}, nil
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/rules"
+	"github.com/pagemux/pagemux/secrets"
 )
 
 // Version is the server version reported to clients.
@@ -39,6 +40,11 @@ type Server struct {
 	files   *workspace
 	mcp     *server.MCPServer
 	perf    tracer // performance.go: the running trace, the last summaries
+	// secrets and agentSecrets are the agents' secrets by name, masker
+	// hides all their values (secrets.go).
+	secrets      *secrets.Set
+	agentSecrets map[string]*secrets.Set
+	masker       *secrets.Masker
 	// maxHold bounds a hold across calls (a trace, a screencast): see
 	// holds.go. holdLimits, nil by default, is the seam by which the action
 	// rules give an agent a limit of its own: when set, holdLimit asks it
@@ -128,6 +134,12 @@ type Options struct {
 	// OnDecision, if set, is told of each rules decision: the rule that
 	// decided (or last applied; "" for none), the outcome and its cost.
 	OnDecision func(rule, outcome string, cost time.Duration)
+	// Secrets are the values agents may name as ${NAME} in the tools that
+	// type or store values, and that no answer shows (secrets.go);
+	// AgentSecrets, by --auth-token name, replace them for that token's
+	// agents. Every agent's values are masked in every answer.
+	Secrets      *secrets.Set
+	AgentSecrets map[string]*secrets.Set
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -143,7 +155,12 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	}
 	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput,
 		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents, snapshotMode: opts.SnapshotMode,
-		rules: opts.Rules, onDecision: opts.OnDecision}
+		rules: opts.Rules, onDecision: opts.OnDecision, secrets: opts.Secrets, agentSecrets: opts.AgentSecrets}
+	sets := []*secrets.Set{opts.Secrets}
+	for _, set := range opts.AgentSecrets {
+		sets = append(sets, set)
+	}
+	s.masker = secrets.NewMasker(sets...)
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
@@ -175,7 +192,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		s.agents.KeepPages(opts.KeepPages)
 		b.OnPageOpened(s.pageOpened) // agents.go: a popup is its opener's owner's
 	}
-	files.agentOf, files.agentsOn, files.mcp = s.agentOf, s.agents != nil, s.mcp
+	files.agentOf, files.agentsOn, files.mcp, files.masker = s.agentOf, s.agents != nil, s.mcp, s.masker
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, files.rootsChanged)
 	b.OnDownloads(files.downloadDir)
 	b.ObservePages(s.seen.observe) // incremental.go
@@ -221,6 +238,9 @@ const (
 	browserScope scope = iota
 	// pageScope tools take the lock of the page they act on.
 	pageScope
+	// optionalPageScope tools take the lock of the page a pageId names;
+	// without one they act on no page, as browserScope tools (route).
+	optionalPageScope
 )
 
 // tool is one definition and its handler, before the Guard wraps it.
@@ -330,6 +350,8 @@ func (s *Server) tools() []tool {
 		s.lighthouseTools(),  // lighthouse.go: lighthouse_audit
 		s.cssTools(),         // css.go: get_css_styles
 		s.screencastTools(),  // screencast.go: screencast_start, screencast_stop
+		s.stateTools(),       // state.go: cookies, web storage, IndexedDB, storage state
+		s.routeTools(),       // routes.go: route, route_list, unroute
 		s.harTools(),         // har.go: har_start, har_save
 		s.pdfTools(),         // pdf.go: pdf_save
 	)))) // tasks.go: the long ones may run as MCP tasks; rules.go: idempotencyKey
