@@ -1,13 +1,11 @@
 package tools
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/pagemux/pagemux/browser"
 )
 
@@ -53,23 +51,20 @@ func (s *Server) listConsoleMessages() tool {
 				// read as "the worker logged nothing".
 				return &argError{fmt.Sprintf("no service worker %q: pagemux collects the console messages of pages, not of service workers yet; omit serviceWorkerId to list page %d's messages", a.ServiceWorkerID, c.page.ID)}
 			}
-			msgs, info := c.page.Console().List(a.IncludePreservedMessages)
-			if len(a.Types) > 0 {
-				msgs = slices.DeleteFunc(msgs, func(m *browser.ConsoleMessage) bool { return !slices.Contains(a.Types, m.Type) })
-			}
+			list := messageList(c.page.Console(), a)
 			c.resp.say("## Console messages")
-			if len(msgs) == 0 {
+			if list.Total == 0 {
 				c.resp.say("<no console messages found>")
 			} else {
-				groups := groupMessages(msgs)
-				shown, lines := paginate(groups, a.PageSize, a.PageIdx)
+				var lines []string
+				list.Messages, lines = paginate(list.Messages, a.PageSize, a.PageIdx)
 				c.resp.lines = append(c.resp.lines, lines...)
 				stacks := false
-				for _, g := range shown {
-					c.resp.say("%s", g.line())
-					if a.IncludeStackTraces && g.m.Stack != nil {
+				for _, m := range list.Messages {
+					c.resp.say("%s", messageLine(m))
+					if len(m.Stack) > 0 {
 						stacks = true
-						for _, l := range formatStack(g.m.Stack) {
+						for _, l := range formatStack(m.Stack) {
 							c.resp.say("  %s", l)
 						}
 					}
@@ -78,38 +73,33 @@ func (s *Server) listConsoleMessages() tool {
 					c.resp.say("Note: stack trace line and column numbers use 1-based indexing")
 				}
 			}
-			completenessNotes(c.resp, info, "messages")
+			completenessNotes(c.resp, list.Completeness, "messages")
+			c.resp.answer.Messages = list
 			return nil
 		})
 }
 
-// messageGroup is a run of equal consecutive messages, shown once.
-type messageGroup struct {
-	m     *browser.ConsoleMessage
-	count int
-}
-
-// groupMessages folds consecutive messages of equal type, text and number
-// of arguments, as the DevTools console does.
-func groupMessages(msgs []*browser.ConsoleMessage) []messageGroup {
-	var out []messageGroup
-	for _, m := range msgs {
-		if n := len(out); n > 0 {
-			prev := out[n-1].m
-			if prev.Type == m.Type && prev.Text == m.Text && len(prev.Args) == len(m.Args) {
-				out[n-1].count++
-				continue
-			}
-		}
-		out = append(out, messageGroup{m: m, count: 1})
+// messageList is the page's console entries of the types a asks for (all
+// when none), before paging.
+func messageList(con *browser.Console, a *listConsoleArgs) *MessageList {
+	msgs, info := con.List(a.IncludePreservedMessages)
+	if len(a.Types) > 0 {
+		msgs = slices.DeleteFunc(msgs, func(m *browser.ConsoleMessage) bool { return !slices.Contains(a.Types, m.Type) })
 	}
-	return out
+	list := &MessageList{Messages: messageInfos(msgs, a.IncludeStackTraces), Completeness: Completeness(info)}
+	if list.Messages == nil {
+		list.Messages = []MessageInfo{}
+	}
+	list.Total = len(list.Messages)
+	return list
 }
 
-func (g messageGroup) line() string {
-	s := fmt.Sprintf("msgid=%d [%s] %s (%d args)", g.m.ID, g.m.Type, g.m.Text, len(g.m.Args))
-	if g.count > 1 {
-		s += fmt.Sprintf(" [%d times]", g.count)
+// messageLine is an entry as the list shows it:
+// msgid=3 [error] text (0 args) [2 times].
+func messageLine(m MessageInfo) string {
+	s := fmt.Sprintf("msgid=%d [%s] %s (%d args)", m.ID, m.Type, m.Text, m.Args)
+	if m.Count > 1 {
+		s += fmt.Sprintf(" [%d times]", m.Count)
 	}
 	return s
 }
@@ -130,48 +120,62 @@ func (s *Server) getConsoleMessage() tool {
 			if err != nil {
 				return err
 			}
-			c.resp.say("ID: %d", m.ID)
-			c.resp.say("Message: %s> %s", m.Type, m.Text)
-			if m.Source != "" {
-				c.resp.say("Source: %s", m.Source)
+			msg := consoleMessage(ctx, c.page, m)
+			c.resp.say("ID: %d", msg.ID)
+			c.resp.say("Message: %s> %s", msg.Type, msg.Text)
+			if msg.Source != "" {
+				c.resp.say("Source: %s", msg.Source)
 			}
-			if m.Stack == nil && m.URL != "" {
-				c.resp.say("URL: %s", m.URL)
+			if msg.URL != "" {
+				c.resp.say("URL: %s", msg.URL)
 			}
-			if len(m.Args) > 0 {
+			if len(msg.Args) > 0 {
 				c.resp.say("### Arguments")
-				for i, v := range c.page.ConsoleArgs(ctx, m) {
+				for i, v := range msg.Args {
 					c.resp.say("Arg #%d: %s", i, v)
 				}
 			}
 			if m.Stack != nil {
 				c.resp.say("### Stack trace")
-				c.resp.lines = append(c.resp.lines, formatStack(m.Stack)...)
+				c.resp.lines = append(c.resp.lines, formatStack(msg.Stack)...)
 				c.resp.say("Note: line and column numbers use 1-based indexing")
 			}
+			c.resp.answer.Message = msg
 			return nil
 		})
+}
+
+// consoleMessage is m whole, its arguments read from the page while they
+// live. URL is set only for a message without a stack, as the text shows it.
+func consoleMessage(ctx context.Context, p *browser.Page, m *browser.ConsoleMessage) *ConsoleMessage {
+	msg := &ConsoleMessage{ID: m.ID, Type: m.Type, Text: m.Text, Source: m.Source, Stack: stackFrames(m.Stack)}
+	if m.Stack == nil {
+		msg.URL = m.URL
+	}
+	if len(m.Args) > 0 {
+		msg.Args = p.ConsoleArgs(ctx, m)
+	}
+	msg.Location = messageLocation(msg.Stack, msg.URL)
+	return msg
 }
 
 // maxStackLines bounds a stack trace as shown.
 const maxStackLines = 50
 
-// formatStack renders a stack trace with 1-based positions, async parts
-// under a "--- description ---" line.
-func formatStack(st *runtime.StackTrace) []string {
+// formatStack renders a stack trace's frames, async parts under a
+// "--- description ---" line.
+func formatStack(frames []Frame) []string {
 	var lines []string
-	for s := st; s != nil; s = s.Parent {
-		if s != st && len(s.CallFrames) > 0 {
-			prefix := "--- " + cmp.Or(s.Description, "async") + " "
+	for _, f := range frames {
+		if f.Async != "" {
+			prefix := "--- " + f.Async + " "
 			lines = append(lines, prefix+strings.Repeat("-", max(0, 40-len(prefix))))
 		}
-		for _, f := range s.CallFrames {
-			line := "at " + cmp.Or(f.FunctionName, "<anonymous>")
-			if f.URL != "" {
-				line += fmt.Sprintf(" (%s:%d:%d)", f.URL, f.LineNumber+1, f.ColumnNumber+1)
-			}
-			lines = append(lines, line)
+		line := "at " + f.Function
+		if f.URL != "" {
+			line += fmt.Sprintf(" (%s:%d:%d)", f.URL, f.Line, f.Column)
 		}
+		lines = append(lines, line)
 	}
 	if len(lines) > maxStackLines {
 		lines = append(lines[:maxStackLines], fmt.Sprintf("... and %d more frames", len(lines)-maxStackLines))
@@ -239,7 +243,7 @@ func paginate[T any](items []T, size, idx *int) ([]T, []string) {
 
 // completenessNotes says what a listing lacks: records the bucket cap
 // dropped, and those from before pagemux attached.
-func completenessNotes(r *response, info browser.Completeness, what string) {
+func completenessNotes(r *response, info Completeness, what string) {
 	if info.Dropped > 0 {
 		r.say("Note: %d older %s of the listed navigations were dropped: pagemux keeps the latest %d of each navigation.", info.Dropped, what, browser.BucketCap)
 	}

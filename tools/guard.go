@@ -70,7 +70,8 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 // order, each of which may end it with a tool error (and each releases
 // what it took on every path):
 //
-//  1. arguments: schema.check (args.go) — bad input waits for nothing;
+//  1. arguments: schema.check (args.go) and _meta's ask for typed
+//     answers (checkStructured, answers.go) — bad input waits for nothing;
 //  2. agent: bindAgent (agents.go) — who calls, its generation;
 //  3. admission, in the call's turn (admit): Chrome started, the page
 //     resolved (target), the action rules (ruleStage, rules.go: refusals,
@@ -82,7 +83,8 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 //     open dialog answered first;
 //  6. the handler, bounded (runBounded, bound.go), reporting progress
 //     (progress.go), as a task's work when it is one (tasks.go);
-//  7. the answer: render (response.go), then the rules' end (ruleEnd:
+//  7. the answer: render (response.go), its typed answer when asked
+//     (withAnswer, answers.go), then the rules' end (ruleEnd:
 //     once-only records, leases) and fencing (a session taken over
 //     publishes nothing).
 func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req mcp.CallToolRequest) (res *mcp.CallToolResult, page *browser.Page) {

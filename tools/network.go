@@ -52,34 +52,46 @@ func (s *Server) listNetworkRequests() tool {
 			if err := checkPaging(a.PageSize, a.PageIdx); err != nil {
 				return err
 			}
-			reqs, info := c.page.Network().List(a.IncludePreservedRequests)
-			if len(a.ResourceTypes) > 0 {
-				reqs = slices.DeleteFunc(reqs, func(r browser.Request) bool {
-					return !slices.Contains(a.ResourceTypes, strings.ToLower(string(r.Type)))
-				})
-			}
+			list := requestList(c.page.Network(), a)
 			c.resp.say("## Network requests")
-			if len(reqs) == 0 {
+			if list.Total == 0 {
 				c.resp.say("No requests found.")
 			} else {
-				shown, lines := paginate(reqs, a.PageSize, a.PageIdx)
+				var lines []string
+				list.Requests, lines = paginate(list.Requests, a.PageSize, a.PageIdx)
 				c.resp.lines = append(c.resp.lines, lines...)
-				for _, r := range shown {
+				for _, r := range list.Requests {
 					c.resp.say("%s", requestLine(r))
 				}
 			}
-			completenessNotes(c.resp, info, "requests")
+			completenessNotes(c.resp, list.Completeness, "requests")
+			c.resp.answer.Requests = list
 			return nil
 		})
 }
 
+// requestList is the page's requests of the resource types a asks for (all
+// when none), before paging.
+func requestList(n *browser.Network, a *listNetworkArgs) *RequestList {
+	reqs, info := n.List(a.IncludePreservedRequests)
+	list := &RequestList{Requests: []RequestInfo{}, Completeness: Completeness(info)}
+	for _, r := range reqs {
+		ri := requestInfo(r)
+		if len(a.ResourceTypes) == 0 || slices.Contains(a.ResourceTypes, ri.ResourceType) {
+			list.Requests = append(list.Requests, ri)
+		}
+	}
+	list.Total = len(list.Requests)
+	return list
+}
+
 // requestLine is a request as a list shows it: reqid=2 GET url [200].
-func requestLine(r browser.Request) string {
+func requestLine(r RequestInfo) string {
 	url := r.URL
 	if len(url) > maxListedURL {
 		url = url[:maxListedURL] + "... <truncated>"
 	}
-	return fmt.Sprintf("reqid=%d %s %s [%s]", r.ID, r.Method, url, r.Status())
+	return fmt.Sprintf("reqid=%d %s %s [%s]", r.ID, r.Method, url, r.Status)
 }
 
 type getNetworkArgs struct {
@@ -229,7 +241,7 @@ func (d requestDetails) redirects() {
 	if len(chain) > 0 {
 		d.c.resp.say("### Redirect chain")
 		for i, r := range chain {
-			d.c.resp.say("%s%s", strings.Repeat("  ", i), requestLine(r))
+			d.c.resp.say("%s%s", strings.Repeat("  ", i), requestLine(requestInfo(r)))
 		}
 	}
 	if d.r.RedirectTo != 0 {

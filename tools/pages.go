@@ -67,7 +67,8 @@ func (s *Server) newPage() tool {
 			}
 			defer release()
 			progressFrom(ctx).phase("waiting for the page to load")
-			if err := p.Navigate(ctx, a.URL, ms(a.Timeout, browser.DefaultNavigationTimeout)); err != nil && !isDialog(err) {
+			if err := s.loadNew(ctx, p, a); err != nil && !isDialog(err) {
+				c.resp.failed(p, a.URL, err)
 				return fmt.Errorf("opened page %d, but %w", p.ID, err)
 			}
 			c.page = p
@@ -76,6 +77,20 @@ func (s *Server) newPage() tool {
 		})
 	t.selects = true
 	return t
+}
+
+// blankURL is the URL a new tab opens on.
+const blankURL = "about:blank"
+
+// loadNew loads a's URL in p, a page just opened. A new tab shows
+// about:blank already, so new_page of about:blank (smoke's way to a tab)
+// loads nothing: a second about:blank would wait for a load and a quiet
+// DOM, 0.1 to 0.3 s, for the same empty page.
+func (s *Server) loadNew(ctx context.Context, p *browser.Page, a *newPageArgs) error {
+	if a.URL == blankURL {
+		return nil
+	}
+	return p.Navigate(ctx, a.URL, ms(a.Timeout, browser.DefaultNavigationTimeout))
 }
 
 // lockPage takes the lock of a page that a browser-scope tool works on. In
@@ -203,6 +218,7 @@ func (s *Server) navigatePage() tool {
 				c.resp.say("Accepted a beforeunload dialog.")
 			}
 			if err != nil && !isDialog(err) {
+				c.resp.failed(c.page, a.URL, err)
 				return err
 			}
 			c.resp.includePages()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -30,6 +31,18 @@ type response struct {
 	// reportNavigation adds "Page navigated to URL." when the page moved
 	// during an action that was not itself a navigation.
 	reportNavigation bool
+	// answer is the answer as data (answers.go), which the handler fills
+	// beside its text; typed is it as published, once the call's work is
+	// done, for withAnswer, which may read it while a handler past its
+	// bound still runs.
+	answer Answer
+	typed  atomic.Pointer[Answer]
+}
+
+// publish makes the answer as it is now the call's typed answer.
+func (r *response) publish() {
+	a := r.answer
+	r.typed.Store(&a)
 }
 
 // say adds a line of text.
@@ -52,16 +65,16 @@ func (r *response) image(data []byte, mime string) {
 }
 
 // formatPages is the "## Pages" section.
-func formatPages(pages []*browser.Page, selected int) string {
+func formatPages(pages []PageInfo) string {
 	var b strings.Builder
 	b.WriteString("## Pages")
 	for _, p := range pages {
-		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p))
-		if p.ID == selected {
+		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p.URL, p.Title))
+		if p.Selected {
 			b.WriteString(" [selected]")
 		}
-		if name := p.IsolatedContext(); name != "" {
-			b.WriteString(" isolatedContext=" + name)
+		if p.IsolatedContext != "" {
+			b.WriteString(" isolatedContext=" + p.IsolatedContext)
 		}
 	}
 	return b.String()
@@ -72,8 +85,7 @@ const maxTitle = 50
 
 // pageLabel is "Title (url)", or the url alone for a page whose title is
 // Chrome's stand-in (the url itself, or its host).
-func pageLabel(p *browser.Page) string {
-	url, title := p.URL(), p.Title()
+func pageLabel(url, title string) string {
 	if title == "" || titleIsURL(title, url) {
 		return url
 	}
@@ -98,7 +110,7 @@ func (s *Server) openedPages(c *call) string {
 			s.pageOpened(p, c.page.ID) // agents.go; done already, unless the event is late
 		}
 		awaitURL(p)
-		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p))
+		fmt.Fprintf(&b, "\n%d: %s", p.ID, pageLabel(p.URL(), p.Title()))
 	}
 	return b.String()
 }
@@ -132,7 +144,8 @@ func titleIsURL(title, url string) bool {
 	return ok && rest == title
 }
 
-// formatDialog is the section for a dialog that blocks the page.
+// formatDialog is the section for a dialog that blocks the page; its
+// typed form is Dialog.
 func formatDialog(typ, message string) string {
 	return fmt.Sprintf("# Open dialog\n%s: %s.\nCall handle_dialog to handle it before continuing.", typ, message)
 }
@@ -149,9 +162,13 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		}
 	}
 	parts = append(parts, emulationLines(c)...) // emulate.go
+	if c.page != nil {
+		r.answer.PageID = c.page.ID
+	}
 	if c.page != nil && !c.page.Closed() {
-		if dlg := c.page.Dialog(); dlg != nil {
-			parts = append(parts, formatDialog(string(dlg.Type), dlg.Message))
+		if dlg := dialogOf(c.page); dlg != nil {
+			r.answer.Dialog = dlg
+			parts = append(parts, formatDialog(dlg.Type, dlg.Message))
 		} else if r.scoped != "" {
 			parts = append(parts, r.scoped)
 		} else if r.withSnapshot {
@@ -172,8 +189,9 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 	parts = append(parts, s.agentNotes(ctx)...) // agents.go
 	if r.withPages {
 		s.browser.Refresh(ctx)
-		parts = append(parts, s.selectionNote(ctx))         // agents.go
-		parts = append(parts, formatPages(s.pageList(ctx))) // agents.go
+		parts = append(parts, s.selectionNote(ctx)) // agents.go
+		r.answer.Pages = pageInfos(s.pageList(ctx)) // agents.go
+		parts = append(parts, formatPages(r.answer.Pages))
 	}
 	if w := g.Waited(); w > waitNoticeAfter {
 		lock, holder := g.WaitedFor()
@@ -203,6 +221,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 		text += "\n" // chrome-devtools-mcp ends a snapshot with its newline
 	}
 	content := []mcp.Content{mcp.NewTextContent(text)}
+	r.publish()
 	return &mcp.CallToolResult{Content: append(content, r.images...)}
 }
 

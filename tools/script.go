@@ -119,14 +119,17 @@ func (s *Server) evaluateScript() tool {
 					return err
 				}
 				c.resp.say("Script ran on page. Output saved to %s.", full)
+				c.resp.answer.Script = &ScriptResult{SavedTo: full}
 				return nil
 			}
 			if head, total, ok := cut.read(v); ok {
 				c.resp.say("Script ran on page and returned:\n```json\n%s\n%s\n```", unescapeUnicode(head),
 					cutNote("value", total, cut.limit, "characters of JSON", "return a smaller part of it, or pass filePath to save all of it"))
+				c.resp.answer.Script = &ScriptResult{Cut: total}
 				return nil
 			}
 			c.resp.say("Script ran on page and returned:\n```json\n%s\n```", formatJSON(v))
+			c.resp.answer.Script = scriptResult(v)
 			return nil
 		})
 }
@@ -214,6 +217,18 @@ func dialogAnswer(action string) *browser.DialogAnswer {
 		return &browser.DialogAnswer{}
 	}
 	return &browser.DialogAnswer{Accept: true, PromptText: action}
+}
+
+// scriptResult is a value returned whole as data: its JSON, as formatJSON
+// shows it, unless formatJSON cuts it.
+func scriptResult(v json.RawMessage) *ScriptResult {
+	switch {
+	case v == nil:
+		return &ScriptResult{Undefined: true}
+	case len(v) > maxScriptResult:
+		return &ScriptResult{Cut: len(v)}
+	}
+	return &ScriptResult{Value: v}
 }
 
 // formatJSON is the script's value as compact JSON, as JSON.stringify gives
