@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -99,9 +100,12 @@ func readStream(ctx context.Context, h cdpio.StreamHandle, w io.Writer) (int64, 
 	}
 }
 
+// cdpCode is the code Chrome's error messages end with, " (-32000)".
+var cdpCode = regexp.MustCompile(` \(-?\d+\)$`)
+
 // pdfError explains Chrome's refusals to print.
 func pdfError(err error, o PDFOptions) error {
-	msg := err.Error()
+	msg := cdpCode.ReplaceAllString(err.Error(), "")
 	lower := strings.ToLower(msg)
 	switch {
 	case strings.Contains(lower, "range"):
