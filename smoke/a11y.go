@@ -249,15 +249,12 @@ func (k *checker) a11y(ctx context.Context, id int, p *Page) {
 	c := p.check(checkA11y)
 	start := time.Now()
 	defer func() { c.Time = Millis(time.Since(start)) }()
-	text, err := k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "sourcePath": k.axePath, "waitForStableDom": false})
 	var got struct {
 		Version    string      `json:"version"`
 		Unknown    []string    `json:"unknown"`
 		Violations []Violation `json:"violations"`
 	}
-	if err == nil {
-		err = scriptResult(text, &got)
-	}
+	err := k.a.scriptValue(ctx, map[string]any{"pageId": id, "sourcePath": k.axePath, "waitForStableDom": false}, &got)
 	if err != nil {
 		c.broken(fmt.Errorf("axe-core: %w", err))
 		return

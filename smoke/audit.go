@@ -317,7 +317,10 @@ func failedAudits(rep *lighthouse.Report, cat string) string {
 // openWindow opens a tab for an audit in a window of its own
 // (browser.InOwnWindow), where it draws and is captured without taking
 // turns at the front of the run's shared window. Like open, it returns its
-// page id and a func that closes it.
+// page id and a func that closes it. It opens it in the browser itself: no
+// tool opens a page in a window of its own (new_page's share the run's
+// window), and an agent has no need to; the tab's checks then go through
+// the tools.
 func (k *checker) openWindow(ctx context.Context, name string) (int, func(), error) {
 	pg, err := k.b.NewPage(ctx, true, browser.InOwnWindow())
 	if err != nil {

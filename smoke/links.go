@@ -83,12 +83,8 @@ type linkResult struct {
 // --crawl: those --ignore-request skips, and sign-out links when the run
 // has a session, left out.
 func (k *checker) pageLinks(ctx context.Context, id int) ([]string, error) {
-	text, err := k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": linksJS, "waitForStableDom": false})
 	var urls []string
-	if err == nil {
-		err = scriptResult(text, &urls)
-	}
-	if err != nil {
+	if err := k.a.scriptValue(ctx, map[string]any{"pageId": id, "function": linksJS, "waitForStableDom": false}, &urls); err != nil {
 		return nil, err
 	}
 	return slices.DeleteFunc(urls, func(u string) bool {
@@ -136,10 +132,7 @@ func (k *checker) fetchLinks(ctx context.Context, id int, urls []string) {
 	got := map[string]json.RawMessage{}
 	list, _ := json.Marshal(urls)
 	fn := fmt.Sprintf("async () => (%s)(%s, %d)", fetchLinksJS, list, k.o.Timeout.Milliseconds())
-	text, err := k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": fn, "waitForStableDom": false})
-	if err == nil {
-		err = scriptResult(text, &got)
-	}
+	err := k.a.scriptValue(ctx, map[string]any{"pageId": id, "function": fn, "waitForStableDom": false}, &got)
 	k.linkResults.mu.Lock()
 	defer k.linkResults.mu.Unlock()
 	for _, u := range urls {

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/tools"
 )
 
 // Check names, in report order; expect and lighthouse checks add their
@@ -28,7 +28,10 @@ const (
 
 // checker checks pages through the tools, one tab each.
 type checker struct {
-	a     *agent
+	a *agent
+	// b is the browser, for the little no tool does: a script in every
+	// document of a tab (prepareTab), an audit's own window (openWindow),
+	// steps on CSS selectors (selectorStep).
 	b     *browser.Browser
 	o     *Options
 	tmp   string // a workspace of the run's own, for Lighthouse reports
@@ -166,9 +169,8 @@ func (k *checker) check(ctx context.Context, n int, p *Page) (audit bool) {
 // closes it. In one profile Chrome opens at most six connections to a host:
 // past six pages of a slow site loading at once, the others wait for one.
 //
-// It opens the tab as openWindow does, not with new_page, which would
-// load about:blank in it and wait for its DOM to go quiet before the
-// page's own navigation: 0.1 to 0.3 s per page for nothing.
+// new_page opens it on about:blank, which a new tab shows already: no
+// load to wait for before the page's own navigation.
 func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 	k.spareMu.Lock()
 	if n := len(k.spare); n > 0 {
@@ -178,11 +180,11 @@ func (k *checker) open(ctx context.Context, name string) (int, func(), error) {
 		return k.prepareTab(ctx, id)
 	}
 	k.spareMu.Unlock()
-	pg, err := k.b.NewPage(ctx, true)
+	ans, err := k.a.call(ctx, "new_page", map[string]any{"url": "about:blank", "background": true})
 	if err != nil {
 		return 0, nil, fmt.Errorf("open a tab for %s: %w", name, err)
 	}
-	return k.prepareTab(ctx, pg.ID)
+	return k.prepareTab(ctx, ans.PageID)
 }
 
 // prepareTab readies tab id for the checks (--storage-state's
@@ -194,8 +196,10 @@ func (k *checker) prepareTab(ctx context.Context, id int) (int, func(), error) {
 		_, _ = k.a.call(cctx, "close_page", map[string]any{"pageId": id})
 	}
 	if k.initScript != "" {
-		// No tool adds a script to run before a page's own; the page's
-		// own Chrome session does, as Playwright's addInitScript.
+		// No tool adds a script to run before a page's own in every
+		// document of a tab (navigate_page's initScript is for its one
+		// navigation, and steps navigate too): the page's own Chrome
+		// session does, as Playwright's addInitScript.
 		pg, err := k.b.Page(id)
 		if err == nil {
 			_, err = pg.AddInitScript(ctx, k.initScript)
@@ -221,23 +225,27 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 	deadline := start.Add(k.o.Timeout)
 	k.prog.set(n, "loading")
 	navigated := p.timed(PhaseNavigate)
-	text, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": p.URL, "timeout": k.o.Timeout.Milliseconds()})
+	ans, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": p.URL, "timeout": k.o.Timeout.Milliseconds()})
 	p.Load = Millis(time.Since(start))
 	c.Time = p.Load
 	if err == nil {
-		err = k.answerDialogs(ctx, id, text, c)
+		err = k.answerDialogs(ctx, id, ans.Dialog, c)
 	}
 	navigated()
 	timedOut := false
 	if err != nil {
 		var te *ToolError
+		var failed *tools.NavigationFailure
+		if errors.As(err, &te) {
+			failed = te.Answer.NavigationFailure
+		}
 		switch {
-		case !errors.As(err, &te):
+		case te == nil:
 			c.broken(err)
 			return false, 0
-		case strings.Contains(te.Text, "navigation timed out"):
+		case failed != nil && failed.TimedOut:
 			timedOut = true
-		case strings.Contains(te.Text, "ERR_INVALID_AUTH_CREDENTIALS"):
+		case failed != nil && failed.Error == "net::ERR_INVALID_AUTH_CREDENTIALS":
 			// Headless Chrome shows no login prompt: a 401 with a
 			// WWW-Authenticate challenge fails the navigation itself.
 			c.add(Error, "could not load: %s (%s)", authHint, oneLine(strings.TrimPrefix(te.Text, "Error: ")))
@@ -248,7 +256,7 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 		}
 	}
 	var quiet bool
-	var pending []request
+	var pending []tools.RequestInfo
 	if !timedOut {
 		k.prog.set(n, "waiting for the network to go quiet")
 		settled := p.timed(PhaseSettle)
@@ -266,14 +274,17 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 		c.broken(err)
 		return false, 0
 	}
-	doc, found := mainDocument(docs)
+	doc, found := mainDocument(docs.Requests)
 	if found {
-		docID = doc.id
-		p.Status = doc.httpStatus()
+		docID = doc.ID
+		p.Status = doc.HTTPStatus
 	}
 	switch {
 	case timedOut:
-		all, _ := k.requestList(ctx, id)
+		var all []tools.RequestInfo
+		if list, err := k.requestList(ctx, id); err == nil {
+			all = list.Requests
+		}
 		c.add(Error, "did not finish loading within %v (--timeout)%s", k.o.Timeout, waitingFor(all))
 		// Stop the load, as the stop button does: the checks after, and a
 		// screenshot, see the page as it is instead of waiting on it.
@@ -287,7 +298,7 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 	case p.Status >= 400:
 		c.add(Error, "HTTP %d %s", p.Status, http.StatusText(p.Status))
 	case p.Status == 0:
-		c.add(Error, "the document failed: %s", doc.status)
+		c.add(Error, "the document failed: %s", doc.Status)
 	}
 	if !quiet && !timedOut {
 		p.check(checkRequests).add(Warning, "the network was still busy after %v (--timeout)%s", k.o.Timeout, waitingFor(pending))
@@ -295,31 +306,29 @@ func (k *checker) load(ctx context.Context, n, id int, p *Page) (ok bool, docID 
 	return true, docID
 }
 
-// openDialog is the block a tool's answer has while a dialog is open.
-var openDialog = regexp.MustCompile(`(?m)^# Open dialog\n(\w+): (.*)\.$`)
-
 // maxDialogs bounds the dialogs accepted in a row, for a page that opens
 // one after another.
 const maxDialogs = 5
 
 // answerDialogs accepts the dialogs a page opened while loading, as a user
 // would click OK, and notes each: a dialog on load is rarely wanted. Without
-// an answer the page would block every check after.
-func (k *checker) answerDialogs(ctx context.Context, id int, text string, c *Check) error {
+// an answer the page would block every check after. dlg is the dialog the
+// navigation's answer shows, nil for none.
+func (k *checker) answerDialogs(ctx context.Context, id int, dlg *tools.Dialog, c *Check) error {
 	for range maxDialogs {
-		m := openDialog.FindStringSubmatch(text)
-		if m == nil {
+		if dlg == nil {
 			return nil
 		}
 		article := "a"
-		if m[1] == "alert" {
+		if dlg.Type == "alert" {
 			article = "an"
 		}
-		c.add(Warning, "the page opened %s %s dialog: %q (accepted)", article, m[1], m[2])
-		var err error
-		if text, err = k.a.call(ctx, "handle_dialog", map[string]any{"pageId": id, "action": "accept"}); err != nil {
+		c.add(Warning, "the page opened %s %s dialog: %q (accepted)", article, dlg.Type, dlg.Message)
+		ans, err := k.a.call(ctx, "handle_dialog", map[string]any{"pageId": id, "action": "accept"})
+		if err != nil {
 			return err
 		}
+		dlg = ans.Dialog
 	}
 	return fmt.Errorf("the page keeps opening dialogs (%d accepted)", maxDialogs)
 }
@@ -329,22 +338,21 @@ func (k *checker) answerDialogs(ctx context.Context, id int, text string, c *Che
 // streams) and Chrome's own requests do not count. It returns the pending
 // requests when the network did not go quiet.
 //
-// It reads the tab's network collector itself rather than polling
-// list_network_requests: the same records, without a call's round trip,
-// so that it can look again the moment the window would end. With a
+// It looks at list_network_requests every pollEvery while a request is
+// pending, and the moment the window would end when none is. With a
 // Chrome on this machine (sharedClock), the window starts at the
-// network's last change by Chrome's own timestamps, not when settle first
-// looked: the load's requests often ended during navigate_page's wait for
-// a quiet DOM.
-func (k *checker) settle(ctx context.Context, id int, deadline time.Time) (quiet bool, pending []request, err error) {
-	pg, err := k.b.Page(id)
-	if err != nil {
-		return false, nil, err
-	}
+// network's last change by Chrome's own timestamps (RequestInfo.ChangedAt),
+// not when settle first looked: the load's requests often ended during
+// navigate_page's wait for a quiet DOM.
+func (k *checker) settle(ctx context.Context, id int, deadline time.Time) (quiet bool, pending []tools.RequestInfo, err error) {
 	last, changed := "", time.Now()
 	var looked time.Time // the look before: a change seen now came after it
 	for {
-		reqs, latest := settlingRequests(pg.Network())
+		list, err := k.requestList(ctx, id)
+		if err != nil {
+			return false, nil, err
+		}
+		reqs, latest := settlingRequests(list.Requests)
 		now := time.Now()
 		if seen := fmt.Sprint(reqs); seen != last {
 			last, changed = seen, now
@@ -355,7 +363,7 @@ func (k *checker) settle(ctx context.Context, id int, deadline time.Time) (quiet
 		looked = now
 		pending = pending[:0]
 		for _, r := range reqs {
-			if r.pending() {
+			if r.Pending {
 				pending = append(pending, r)
 			}
 		}
@@ -385,79 +393,58 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// settlingRequests are the current document's requests that keep a network
-// busy, as list_network_requests would show them, and the wall time of the
-// latest change among them (a start, response or failure, by Chrome's
-// clock); zero when there is none. Chrome's look for a favicon is not the
-// page's: it may wait behind the page loads of other tabs for one of the six
-// connections to a host.
-func settlingRequests(n *browser.Network) ([]request, time.Time) {
-	all, _ := n.List(false)
-	var out []request
+// settlingRequests are those of all that keep a network busy, and the
+// latest change among them (RequestInfo.ChangedAt); zero when there is
+// none. Chrome's look for a favicon is not the page's: it may wait behind
+// the page loads of other tabs for one of the six connections to a host.
+func settlingRequests(all []tools.RequestInfo) ([]tools.RequestInfo, time.Time) {
+	var out []tools.RequestInfo
 	var latest time.Time
 	for _, r := range all {
-		if r.Type == network.ResourceTypeWebSocket || r.Type == network.ResourceTypeEventSource {
-			continue // open by design
+		if r.ResourceType == "websocket" || r.ResourceType == "eventsource" || chromeOwn(r) {
+			continue // open by design, or not the page's
 		}
-		q := request{id: r.ID, method: r.Method, url: r.URL, status: r.Status()}
-		if chromeOwn(q) {
-			continue
-		}
-		out = append(out, q)
-		if at := changedAt(r); at.After(latest) {
-			latest = at
+		out = append(out, r)
+		if r.ChangedAt.After(latest) {
+			latest = r.ChangedAt
 		}
 	}
 	return out, latest
 }
 
-// changedAt is when r last changed what a listing shows of it, as a wall
-// time: Chrome gives a request's start both as a wall time and on the
-// monotonic clock of its later events.
-func changedAt(r browser.Request) time.Time {
-	if r.Sent.IsZero() || r.Start == 0 {
-		return r.Sent
-	}
-	mono := r.Start
-	switch {
-	case r.Response != nil && r.ResponseAt != 0:
-		mono = r.ResponseAt
-	case r.Failure != "" && r.End != 0:
-		mono = r.End
-	}
-	return r.Sent.Add(time.Duration((mono - r.Start).Float64() * float64(time.Second)))
-}
-
 // requestList lists the page's requests, of the given types or all.
-func (k *checker) requestList(ctx context.Context, id int, types ...string) ([]request, error) {
+func (k *checker) requestList(ctx context.Context, id int, types ...string) (*tools.RequestList, error) {
 	args := map[string]any{"pageId": id}
 	if len(types) > 0 {
 		args["resourceTypes"] = types
 	}
-	text, err := k.a.call(ctx, "list_network_requests", args)
+	ans, err := k.a.call(ctx, "list_network_requests", args)
 	if err != nil {
 		return nil, err
 	}
-	return parseRequests(text), nil
+	if ans.Requests == nil {
+		return nil, errors.New("list_network_requests: no list in its answer")
+	}
+	return ans.Requests, nil
 }
 
 // mainDocument is the first document request that is not a redirect: the
 // hops of a redirect chain come first, frames' documents after.
-func mainDocument(docs []request) (request, bool) {
+func mainDocument(docs []tools.RequestInfo) (tools.RequestInfo, bool) {
 	for _, d := range docs {
-		if s := d.httpStatus(); s < 300 || s >= 400 {
+		if s := d.HTTPStatus; s < 300 || s >= 400 {
 			return d, true
 		}
 	}
-	return request{}, false
+	return tools.RequestInfo{}, false
 }
 
 // waitingFor names up to three pending requests: "; still waiting for …".
-func waitingFor(reqs []request) string {
+func waitingFor(reqs []tools.RequestInfo) string {
 	var names []string
 	for _, r := range reqs {
-		if r.pending() {
-			names = append(names, r.method+" "+r.url)
+		if r.Pending {
+			names = append(names, r.Method+" "+r.URL)
 		}
 	}
 	if len(names) == 0 {
@@ -489,42 +476,53 @@ func (k *checker) console(ctx context.Context, id int, p *Page) {
 	cc, ic := p.check(checkConsole), p.check(checkIssues)
 	start := time.Now()
 	defer func() { cc.Time, ic.Time = Millis(time.Since(start)), Millis(time.Since(start)) }()
-	text, err := k.a.call(ctx, "list_console_messages", map[string]any{"pageId": id})
+	ans, err := k.a.call(ctx, "list_console_messages", map[string]any{"pageId": id})
+	if err == nil && ans.Messages == nil {
+		err = errors.New("list_console_messages: no list in its answer")
+	}
 	if err != nil {
 		cc.broken(err)
 		ic.broken(err)
 		return
 	}
-	if n := droppedIn(text); n > 0 {
+	if n := ans.Messages.Dropped; n > 0 {
 		cc.add(Warning, "%d more console messages and DevTools issues than pagemux keeps of a page were logged, and not checked; the counts are of those kept", n)
 	}
 	located := 0
-	for _, m := range parseMessages(text) {
-		if resourceFailure.MatchString(m.text) || (k.o.IgnoreConsole != nil && k.o.IgnoreConsole.MatchString(m.text)) {
+	for _, m := range ans.Messages.Messages {
+		if resourceFailure.MatchString(m.Text) || (k.o.IgnoreConsole != nil && k.o.IgnoreConsole.MatchString(m.Text)) {
 			continue
 		}
 		times := ""
-		if m.count > 1 {
-			times = fmt.Sprintf(" [%d times]", m.count)
+		if m.Count > 1 {
+			times = fmt.Sprintf(" [%d times]", m.Count)
 		}
-		switch m.typ {
+		switch m.Type {
 		case "error", "assert":
 			where := ""
 			if located < maxLocated {
 				located++
-				if detail, err := k.a.call(ctx, "get_console_message", map[string]any{"pageId": id, "msgid": m.id}); err == nil {
-					if src := sourceIn(detail); src != "" {
-						where = " (" + src + ")"
-					}
+				if src := k.messageSource(ctx, id, m.ID); src != "" {
+					where = " (" + src + ")"
 				}
 			}
-			cc.add(Error, "%s%s%s", oneLine(m.text), where, times)
+			cc.add(Error, "%s%s%s", oneLine(m.Text), where, times)
 		case "warn", "warning":
-			cc.add(Warning, "%s%s", oneLine(m.text), times)
+			cc.add(Warning, "%s%s", oneLine(m.Text), times)
 		case "issue":
-			ic.add(Warning, "%s%s", oneLine(m.text), times)
+			ic.add(Warning, "%s%s", oneLine(m.Text), times)
 		}
 	}
+}
+
+// messageSource is where get_console_message says message msgid came
+// from (tools.ConsoleMessage.Location); "" when it does not say, or fails.
+func (k *checker) messageSource(ctx context.Context, id, msgid int) string {
+	ans, err := k.a.call(ctx, "get_console_message", map[string]any{"pageId": id, "msgid": msgid})
+	if err != nil || ans.Message == nil {
+		return ""
+	}
+	return ans.Message.Location
 }
 
 // requests checks the page's requests besides its document: HTTP errors
@@ -534,23 +532,23 @@ func (k *checker) requests(ctx context.Context, id, docID int, p *Page) {
 	c := p.check(checkRequests)
 	start := time.Now()
 	defer func() { c.Time = Millis(time.Since(start)) }()
-	text, err := k.a.call(ctx, "list_network_requests", map[string]any{"pageId": id})
+	list, err := k.requestList(ctx, id)
 	if err != nil {
 		c.broken(err)
 		return
 	}
-	if n := droppedIn(text); n > 0 {
+	if n := list.Dropped; n > 0 {
 		c.add(Warning, "%d more requests than pagemux keeps of a page were made, and not checked", n)
 	}
-	for _, r := range parseRequests(text) {
-		if r.id == docID || chromeOwn(r) || (k.o.IgnoreRequest != nil && k.o.IgnoreRequest.MatchString(r.url)) {
+	for _, r := range list.Requests {
+		if r.ID == docID || chromeOwn(r) || (k.o.IgnoreRequest != nil && k.o.IgnoreRequest.MatchString(r.URL)) {
 			continue
 		}
-		switch s := r.httpStatus(); {
+		switch s := r.HTTPStatus; {
 		case s >= 400:
-			c.add(Error, "%s %s: HTTP %d %s", r.method, r.url, s, http.StatusText(s))
-		case strings.HasPrefix(r.status, "net::") && r.status != "net::ERR_ABORTED":
-			c.add(Error, "%s %s: %s", r.method, r.url, r.status)
+			c.add(Error, "%s %s: HTTP %d %s", r.Method, r.URL, s, http.StatusText(s))
+		case r.Failure != "" && r.Failure != "net::ERR_ABORTED":
+			c.add(Error, "%s %s: %s", r.Method, r.URL, r.Failure)
 		}
 	}
 }
@@ -558,9 +556,9 @@ func (k *checker) requests(ctx context.Context, id, docID int, p *Page) {
 // chromeOwn says whether Chrome made the request for itself rather than for
 // the page: its look for /favicon.ico, which it makes or not depending on
 // timing, so a site without one would fail by chance.
-func chromeOwn(r request) bool {
-	u, err := url.Parse(r.url)
-	return err == nil && u.Path == "/favicon.ico" && r.method == "GET"
+func chromeOwn(r tools.RequestInfo) bool {
+	u, err := url.Parse(r.URL)
+	return err == nil && u.Path == "/favicon.ico" && r.Method == "GET"
 }
 
 // expectScript reads the page's URL and looks for the expected texts (in
@@ -591,17 +589,14 @@ func (k *checker) expectations(ctx context.Context, id int, p *Page) {
 	for _, s := range k.o.ExpectSelector {
 		checks = append(checks, p.check("expect-selector: "+s))
 	}
-	text, err := k.a.call(ctx, "evaluate_script", map[string]any{"pageId": id, "function": fmt.Sprintf(expectScript, texts, sels)})
 	var got struct {
 		Href  string   `json:"href"`
 		Texts []bool   `json:"texts"`
 		Sels  []string `json:"sels"`
 	}
-	if err == nil {
-		err = scriptResult(text, &got)
-	}
+	err := k.a.scriptValue(ctx, map[string]any{"pageId": id, "function": fmt.Sprintf(expectScript, texts, sels)}, &got)
 	if err == nil && (len(got.Texts) != len(k.o.ExpectText) || len(got.Sels) != len(k.o.ExpectSelector)) {
-		err = fmt.Errorf("evaluate_script: unexpected answer %q", text)
+		err = fmt.Errorf("evaluate_script: unexpected answer %+v", got)
 	}
 	if err != nil {
 		for _, c := range checks {

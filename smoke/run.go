@@ -9,9 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -335,24 +333,19 @@ func (k *checker) runAll(ctx context.Context, r *Report) {
 }
 
 // firstTab is the blank tab a launched Chrome starts with, as list_pages
-// shows it ("1: about:blank [selected]"); none if there is no such tab.
+// shows it; none if there is no such tab.
 func firstTab(ctx context.Context, a *agent) []int {
-	text, err := a.call(ctx, "list_pages", nil)
+	ans, err := a.call(ctx, "list_pages", nil)
 	if err != nil {
 		return nil
 	}
-	m := blankTab.FindStringSubmatch(text)
-	if m == nil {
-		return nil
+	for _, p := range ans.Pages {
+		if p.URL == "about:blank" {
+			return []int{p.ID}
+		}
 	}
-	id, err := strconv.Atoi(m[1])
-	if err != nil {
-		return nil
-	}
-	return []int{id}
+	return nil
 }
-
-var blankTab = regexp.MustCompile(`(?m)^(\d+): about:blank(?: \[selected\])?$`)
 
 // auditors is how many audits run at once: none without Lighthouse; one
 // when they score performance, which lighthouse_audit runs alone anyway

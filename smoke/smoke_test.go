@@ -988,29 +988,6 @@ func TestSmokeFlags(t *testing.T) {
 	}
 }
 
-// The answers of the tools, as smoke reads them.
-func TestSmokeParseAnswers(t *testing.T) {
-	t.Parallel()
-	pages := "## Pages\n3: about:blank#smoke-3\n4: about:blank [selected]\n5: Shop (http://x/)"
-	if m := blankTab.FindStringSubmatch(pages); m == nil || m[1] != "4" {
-		t.Errorf("blankTab: %q", m)
-	}
-	reqs := parseRequests("## Network requests\nShowing 1-3 of 3 (Page 1 of 1).\nreqid=1 GET http://x/ [200]\nreqid=2 GET http://x/a b.png [net::ERR_FAILED]\nreqid=3 POST http://x/api [pending]")
-	if len(reqs) != 3 || reqs[0].httpStatus() != 200 || reqs[1].url != "http://x/a b.png" || reqs[1].status != "net::ERR_FAILED" || !reqs[2].pending() {
-		t.Errorf("parseRequests: %+v", reqs)
-	}
-	msgs := parseMessages("## Console messages\nShowing 1-2 of 2 (Page 1 of 1).\nmsgid=1 [error] first line\nsecond line (1 args) [3 times]\nmsgid=2 [issue] Quirks mode (0 args)\nNote: pagemux attached late")
-	if len(msgs) != 2 || msgs[0].text != "first line\nsecond line" || msgs[0].count != 3 || msgs[1].typ != "issue" {
-		t.Errorf("parseMessages: %+v", msgs)
-	}
-	if s := sourceIn("ID: 1\nMessage: error> x\n### Stack trace\nat boom (http://x/a.js:3:9)\nat <anonymous> (http://x/:1:1)"); s != "http://x/a.js:3:9" {
-		t.Errorf("sourceIn: %q", s)
-	}
-	if s := sourceIn("ID: 1\nMessage: error> x\nURL: http://x/y.js"); s != "http://x/y.js" {
-		t.Errorf("sourceIn: %q", s)
-	}
-}
-
 // The live display on a terminal redraws its block in place, and its last
 // state leaves only the finished lines.
 func TestSmokeLiveProgress(t *testing.T) {

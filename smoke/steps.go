@@ -291,13 +291,8 @@ func (sf *StepsFile) unmatched(pages []string) []string {
 func (k *checker) runSteps(ctx context.Context, id int, steps []Step, c *Check) bool {
 	start := time.Now()
 	defer func() { c.Time = Millis(time.Since(start)) }()
-	pg, err := k.b.Page(id)
-	if err != nil {
-		c.broken(err)
-		return false
-	}
 	for i, s := range steps {
-		if err := k.step(ctx, id, pg, s); err != nil {
+		if err := k.step(ctx, id, s); err != nil {
 			// The page's own words may hold a secret it was given:
 			// redact.go takes them out before anything shows them.
 			c.add(Error, "step %d (%s): %s", i+1, s.describe(), oneLine(strings.TrimPrefix(err.Error(), "Error: ")))
@@ -316,45 +311,56 @@ func (k *checker) stepsTime(steps []Step) time.Duration {
 	return d
 }
 
-// step runs one step: a navigation with navigate_page, as the load; the
-// others with the browser's actions that the click, fill, press_key and
-// wait_for tools run, on elements named by CSS selectors rather than
-// snapshot uids.
-func (k *checker) step(ctx context.Context, id int, pg *browser.Page, s Step) error {
+// step runs one step: a navigation with navigate_page, as the load, a key
+// with press_key and a wait for text with wait_for; the others with the
+// browser's actions that click, fill and wait_for run, on elements named
+// by CSS selectors rather than snapshot uids, and a wait for a URL, which
+// no tool does (see selectorStep).
+func (k *checker) step(ctx context.Context, id int, s Step) error {
 	timeout := cmp.Or(s.Timeout, k.o.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout+afterLoad)
 	defer cancel()
 	switch s.Kind {
 	case stepNavigate:
-		target, err := resolveOn(pg.URL(), s.Target)
+		current, err := k.pageURL(ctx, id)
 		if err != nil {
 			return err
 		}
-		text, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": target, "timeout": timeout.Milliseconds()})
+		target, err := resolveOn(current, s.Target)
+		if err != nil {
+			return err
+		}
+		ans, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": target, "timeout": timeout.Milliseconds()})
 		if err == nil {
 			var ignored Check
-			err = k.answerDialogs(ctx, id, text, &ignored)
+			err = k.answerDialogs(ctx, id, ans.Dialog, &ignored)
 		}
 		return err
+	case stepPress:
+		_, err := k.a.call(ctx, "press_key", map[string]any{"pageId": id, "key": s.Target})
+		return err
+	case stepWaitForText:
+		_, err := k.a.call(ctx, "wait_for", map[string]any{"pageId": id, "text": []string{s.Target}, "timeout": timeout.Milliseconds()})
+		return err
+	}
+	return k.selectorStep(ctx, id, s, timeout)
+}
+
+// selectorStep runs a step no tool can: tools name elements by snapshot
+// uids, which a steps file cannot know, and none waits for a URL. It acts
+// on the tab's page itself, as smoke alone drives its tabs.
+func (k *checker) selectorStep(ctx context.Context, id int, s Step, timeout time.Duration) error {
+	pg, err := k.b.Page(id)
+	if err != nil {
+		return err
+	}
+	switch s.Kind {
 	case stepClick:
 		return pg.ClickSelector(ctx, s.Target, timeout)
 	case stepFill:
 		return pg.FillSelector(ctx, s.Target, s.Value, timeout)
-	case stepPress:
-		key, err := browser.ParseKey(s.Target)
-		if err != nil {
-			return err
-		}
-		return pg.PressKey(ctx, key)
 	case stepWaitForSelector:
 		return pg.WaitForSelector(ctx, s.Target, timeout)
-	case stepWaitForText:
-		_, err := pg.WaitForText(ctx, []string{s.Target}, timeout)
-		var te *browser.WaitTimeoutError
-		if errors.As(err, &te) {
-			return fmt.Errorf("the page did not show %q within %v", s.Target, timeout)
-		}
-		return err
 	case stepWaitForURL:
 		last, ok, err := pg.WaitForURL(ctx, func(u string) bool { return urlMatches(u, s.Target) }, timeout)
 		if err == nil && !ok {
@@ -363,6 +369,20 @@ func (k *checker) step(ctx context.Context, id int, pg *browser.Page, s Step) er
 		return err
 	}
 	return fmt.Errorf("unknown step %q", s.Kind)
+}
+
+// pageURL is the URL of tab id, as list_pages shows it.
+func (k *checker) pageURL(ctx context.Context, id int) (string, error) {
+	ans, err := k.a.call(ctx, "list_pages", nil)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range ans.Pages {
+		if p.ID == id {
+			return p.URL, nil
+		}
+	}
+	return "", fmt.Errorf("tab %d is gone", id)
 }
 
 // resolveOn makes target, maybe a path, a URL on the page's current one, as
