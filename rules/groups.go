@@ -17,6 +17,7 @@ var AllTools = []string{
 	"emulate",
 	"performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
 	"take_heapsnapshot", "lighthouse_audit", "screencast_start", "screencast_stop",
+	"har_start", "har_save", "pdf_save",
 }
 
 // Groups name sets of tools for rules. "files" also takes in any call
@@ -26,14 +27,14 @@ var Groups = map[string][]string{
 	"all": AllTools,
 	// read-only: tools that change nothing an agent can see in the page.
 	"read-only": {"list_pages", "take_snapshot", "take_screenshot", "get_css_styles", "wait_for",
-		"list_console_messages", "get_console_message", "list_network_requests", "get_network_request",
+		"list_console_messages", "get_console_message", "list_network_requests", "get_network_request", "har_save", "pdf_save",
 		"performance_analyze_insight"},
 	"navigation": {"new_page", "select_page", "close_page", "navigate_page"},
 	"input":      {"click", "hover", "fill", "fill_form", "type_text", "press_key", "drag", "handle_dialog", "upload_file"},
 	"scripts":    {"evaluate_script"},
-	"files":      {"upload_file", "take_heapsnapshot"},
+	"files":      {"upload_file", "take_heapsnapshot", "har_save", "pdf_save"},
 	"audits": {"lighthouse_audit", "performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
-		"take_heapsnapshot", "screencast_start", "screencast_stop"},
+		"take_heapsnapshot", "screencast_start", "screencast_stop", "har_start", "har_save"},
 	"emulation": {"emulate", "resize_page"},
 }
 

@@ -96,8 +96,8 @@ var annotations = map[string]hints{
 	"screencast_start":            {},
 	"screencast_stop":             {},
 	"har_start":                   {},
-	"har_save":                    {readOnly: true, idempotent: true},
-	"pdf_save":                    {readOnly: true, idempotent: true},
+	"har_save":                    {idempotent: true}, // har.go: writes a file, changes nothing in the page
+	"pdf_save":                    {idempotent: true}, // pdf.go: the same
 }
 
 // withCompat applies schemaExtras and annotations to every tool.
