@@ -56,7 +56,24 @@ type Answer struct {
 	// NavigationFailure is why navigate_page or new_page failed to load
 	// its URL, on an error result.
 	NavigationFailure *NavigationFailure `json:"navigationFailure,omitempty"`
+	// TooBig stands for the sections above, but PageID, when their JSON
+	// is past the server's bound (Bound).
+	TooBig *TooBig `json:"tooBig,omitempty"`
 }
+
+// TooBig says that an answer's data was left out, as too big to send.
+type TooBig struct {
+	// Size is the length of its JSON; Limit the most sent, twice
+	// --max-output.
+	Size  int    `json:"size"`
+	Limit int    `json:"limit"`
+	Hint  string `json:"hint"`
+}
+
+// typedPerText is how many characters of JSON a typed answer may have for
+// each character of text --max-output allows: JSON spells a record out in
+// about twice the characters of its line.
+const typedPerText = 2
 
 // PageInfo is a page as list_pages shows it.
 type PageInfo struct {
@@ -206,13 +223,25 @@ func wantsStructured(req mcp.CallToolRequest) bool {
 
 // withAnswer adds the call's typed answer to res as its structuredContent
 // when the request asked for one and the call published one (render does,
-// and a handler that failed in a typed way); res otherwise, unchanged.
-func withAnswer(c *call, res *mcp.CallToolResult) *mcp.CallToolResult {
+// and a handler that failed in a typed way); res otherwise, unchanged. An
+// answer whose JSON is past typedPerText times --max-output is sent as
+// TooBig, as the text would be cut.
+func (s *Server) withAnswer(c *call, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res == nil || !wantsStructured(c.req) {
 		return res
 	}
-	if a := c.resp.typed.Load(); a != nil {
-		res.StructuredContent = a
+	a := c.resp.typed.Load()
+	if a == nil {
+		return res
+	}
+	res.StructuredContent = a
+	if s.maxOutput <= 0 {
+		return res
+	}
+	b, err := json.Marshal(a)
+	if limit := s.maxOutput * typedPerText; err != nil || len(b) > limit {
+		res.StructuredContent = &Answer{PageID: a.PageID, TooBig: &TooBig{Size: len(b), Limit: limit,
+			Hint: "ask for less (pageSize and pageIdx, types, resourceTypes, a smaller value) or start pagemux with a larger --max-output"}}
 	}
 	return res
 }

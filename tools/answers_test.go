@@ -284,3 +284,33 @@ func TestAnswersIsolation(t *testing.T) {
 		}
 	}
 }
+
+// An answer's data past twice --max-output is left out, saying so; within
+// it, or with no --max-output, it is sent whole.
+func TestAnswersBounded(t *testing.T) {
+	t.Parallel()
+	big := Answer{PageID: 3, Script: &ScriptResult{Value: json.RawMessage(`"` + strings.Repeat("x", 500) + `"`)}}
+	for _, tt := range []struct {
+		maxOutput int
+		whole     bool
+	}{{0, true}, {1000, true}, {200, false}} {
+		s := &Server{maxOutput: tt.maxOutput}
+		c := &call{req: mcp.CallToolRequest{Params: mcp.CallToolParams{Meta: &mcp.Meta{AdditionalFields: asked}}}, resp: &response{answer: big}}
+		c.resp.publish()
+		got, _ := s.withAnswer(c, &mcp.CallToolResult{}).StructuredContent.(*Answer)
+		switch {
+		case got == nil:
+			t.Errorf("max-output %d: no answer", tt.maxOutput)
+		case tt.whole && (got.Script == nil || got.TooBig != nil):
+			t.Errorf("max-output %d: %+v, want it whole", tt.maxOutput, got)
+		case !tt.whole && (got.Script != nil || got.PageID != 3 || got.TooBig == nil || got.TooBig.Limit != 400 || got.TooBig.Size < 500):
+			t.Errorf("max-output %d: %+v, want it left out", tt.maxOutput, got)
+		}
+	}
+	// Not asked for: nothing, however small.
+	c := &call{resp: &response{answer: Answer{PageID: 1}}}
+	c.resp.publish()
+	if res := (&Server{}).withAnswer(c, &mcp.CallToolResult{}); res.StructuredContent != nil {
+		t.Errorf("a plain call got %+v", res.StructuredContent)
+	}
+}

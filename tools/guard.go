@@ -165,7 +165,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	} else {
 		s.log.Debug("tool call runs", "tool", t.def.Name)
 	}
-	return withAnswer(c, s.runBounded(ctx, t, c, g, w)), page // answers.go
+	return s.withAnswer(c, s.runBounded(ctx, t, c, g, w)), page // answers.go
 }
 
 // lockAgent is who a call waits as in the lock queues (pagelock.Request.Agent):
