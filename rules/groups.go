@@ -17,6 +17,10 @@ var AllTools = []string{
 	"emulate",
 	"performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
 	"take_heapsnapshot", "lighthouse_audit", "screencast_start", "screencast_stop",
+	"cookie_list", "cookie_get", "cookie_set", "cookie_delete", "cookie_clear",
+	"localstorage_list", "localstorage_get", "localstorage_set", "localstorage_delete", "localstorage_clear",
+	"sessionstorage_list", "sessionstorage_get", "sessionstorage_set", "sessionstorage_delete", "sessionstorage_clear",
+	"indexeddb_list", "storage_state", "set_storage_state",
 	"har_start", "har_save", "pdf_save",
 }
 
@@ -28,14 +32,20 @@ var Groups = map[string][]string{
 	// read-only: tools that change nothing an agent can see in the page.
 	"read-only": {"list_pages", "take_snapshot", "take_screenshot", "get_css_styles", "wait_for",
 		"list_console_messages", "get_console_message", "list_network_requests", "get_network_request", "har_save", "pdf_save",
+		"cookie_list", "cookie_get", "localstorage_list", "localstorage_get", "sessionstorage_list", "sessionstorage_get", "indexeddb_list",
 		"performance_analyze_insight"},
 	"navigation": {"new_page", "select_page", "close_page", "navigate_page"},
 	"input":      {"click", "hover", "fill", "fill_form", "type_text", "press_key", "drag", "handle_dialog", "upload_file"},
 	"scripts":    {"evaluate_script"},
-	"files":      {"upload_file", "take_heapsnapshot", "har_save", "pdf_save"},
+	"files":      {"upload_file", "take_heapsnapshot", "storage_state", "set_storage_state", "har_save", "pdf_save"},
 	"audits": {"lighthouse_audit", "performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
 		"take_heapsnapshot", "screencast_start", "screencast_stop", "har_start", "har_save"},
 	"emulation": {"emulate", "resize_page"},
+	// storage: the cookies, web storage and storage state of a page's browser context.
+	"storage": {"cookie_list", "cookie_get", "cookie_set", "cookie_delete", "cookie_clear",
+		"localstorage_list", "localstorage_get", "localstorage_set", "localstorage_delete", "localstorage_clear",
+		"sessionstorage_list", "sessionstorage_get", "sessionstorage_set", "sessionstorage_delete", "sessionstorage_clear",
+		"indexeddb_list", "storage_state", "set_storage_state"},
 }
 
 // fileArgs are the arguments that name a file of the host, to read or
@@ -44,7 +54,7 @@ var Groups = map[string][]string{
 // and sourcePath, get_network_request's requestFilePath and
 // responseFilePath, upload_file's filePaths, lighthouse_audit's
 // outputDirPath.
-var fileArgs = []string{"filePath", "filePaths", "sourcePath", "requestFilePath", "responseFilePath", "outputDirPath", "path"}
+var fileArgs = []string{"filePath", "filePaths", "sourcePath", "requestFilePath", "responseFilePath", "outputDirPath", "path", "filename"}
 
 // GroupNames are the groups' names, sorted.
 func GroupNames() []string { return slices.Sorted(maps.Keys(Groups)) }
