@@ -22,8 +22,10 @@ import (
 // A HAR (HTTP Archive 1.2, http://www.softwareishard.com/blog/har-12-spec/)
 // of a page's requests, made from what the network collector keeps
 // (collect_network.go) and the bodies Chrome still holds. Fields that start
-// with an underscore are the custom fields Chrome DevTools writes and reads
-// back (_resourceType, _transferSize, _error), plus pagemux's _reqid.
+// with an underscore are the custom fields Chrome DevTools writes, where it
+// writes them, and reads back when it imports a HAR (_resourceType and
+// _fromCache of an entry, _transferSize and _error of its response), plus
+// pagemux's _reqid.
 
 // HAR is a HAR file's one object.
 type HAR struct {
@@ -75,9 +77,9 @@ type HAREntry struct {
 	Comment         string      `json:"comment,omitempty"`
 
 	ResourceType string `json:"_resourceType"`
-	TransferSize int64  `json:"_transferSize"`
-	Error        string `json:"_error,omitempty"`
-	ReqID        int    `json:"_reqid"`
+	// FromCache is "memory" or "disk" for an answer from Chrome's cache.
+	FromCache string `json:"_fromCache,omitempty"`
+	ReqID     int    `json:"_reqid"`
 }
 
 // HARRequest is what the page sent.
@@ -105,6 +107,10 @@ type HARResponse struct {
 	RedirectURL string         `json:"redirectURL"`
 	HeadersSize int64          `json:"headersSize"`
 	BodySize    int64          `json:"bodySize"`
+	// TransferSize is the bytes received, headers included; Error is
+	// Chrome's net::ERR_… of a request that failed.
+	TransferSize int64  `json:"_transferSize"`
+	Error        string `json:"_error,omitempty"`
 }
 
 // HARNameValue is a header or a query parameter.
@@ -335,8 +341,6 @@ func harEntry(r Request, clock wallClock) HAREntry {
 		Time:            t.total(),
 		Timings:         t,
 		ResourceType:    strings.ToLower(string(r.Type)),
-		TransferSize:    int64(r.EncodedLength),
-		Error:           r.Failure,
 		ReqID:           r.ID,
 	}
 	e.Request = HARRequest{
@@ -347,7 +351,7 @@ func harEntry(r Request, clock wallClock) HAREntry {
 		e.Request.BodySize = int64(len(r.PostData))
 	}
 	e.Response = HARResponse{Cookies: []HARCookie{}, Headers: []HARNameValue{}, HeadersSize: -1, BodySize: -1,
-		Content: HARContent{Size: -1, MimeType: "x-unknown"}}
+		Content: HARContent{Size: -1, MimeType: "x-unknown"}, TransferSize: int64(r.EncodedLength), Error: r.Failure}
 	if res := r.Response; res != nil {
 		e.Request.HTTPVersion = httpVersion(res.Protocol)
 		headers := responseHeaders(r)
@@ -361,8 +365,11 @@ func harEntry(r Request, clock wallClock) HAREntry {
 	} else if r.ExtraStatus > 0 {
 		e.Response.Status = r.ExtraStatus
 	}
-	if r.FromCache {
-		e.Response.BodySize = 0
+	switch {
+	case r.FromCache:
+		e.FromCache, e.Response.BodySize = "memory", 0
+	case r.Response != nil && r.Response.FromDiskCache:
+		e.FromCache, e.Response.BodySize = "disk", 0
 	}
 	switch {
 	case r.Failure != "":

@@ -97,16 +97,18 @@ func TestBuildHAR(t *testing.T) {
 	post := Request{ID: 4, Gen: 1, URL: "http://x/post", Method: "POST", Type: network.ResourceTypeXHR, HasPostData: true, PostData: []byte("ping=1"),
 		Headers: network.Headers{"Content-Type": "text/plain"}, Start: 10.05, End: 10.06, Finished: true, Response: &network.Response{Status: 200, MimeType: "text/plain"}}
 	failed := Request{ID: 5, Gen: 1, URL: "http://x/abort", Method: "GET", Type: network.ResourceTypeFetch, Start: 10.06, End: 10.07, Finished: true, Failure: "net::ERR_EMPTY_RESPONSE"}
+	cached := Request{ID: 7, Gen: 2, URL: "http://x/logo.png", Method: "GET", Type: network.ResourceTypeImage, Start: 11.1, ResponseAt: 11.1, End: 11.1, Finished: true, FromCache: true,
+		Response: &network.Response{Status: 200, MimeType: "image/png"}}
 	next := Request{ID: 6, Gen: 2, Navigation: true, URL: "http://x/next", Method: "GET", Type: network.ResourceTypeDocument, Start: 11, Response: &network.Response{Status: 200}}
 
-	h, st := BuildHAR(HAROptions{Requests: []Request{doc, redirect, to, post, failed, next}, Content: true, MaxBody: 4, Creator: HARCreator{Name: "pagemux", Version: "test"}, Comment: "why"},
+	h, st := BuildHAR(HAROptions{Requests: []Request{doc, redirect, to, post, failed, next, cached}, Content: true, MaxBody: 4, Creator: HARCreator{Name: "pagemux", Version: "test"}, Comment: "why"},
 		map[int]HARBody{4: {Data: []byte("ping=1")}},
 		map[int]HARBody{1: {Data: []byte("<p>hi</p>")}, 3: {Data: []byte{0xff, 0x00}}, 4: {Missing: "Chrome no longer holds it"}})
 
 	if h.Log.Version != "1.2" || h.Log.Creator.Name != "pagemux" || h.Log.Comment != "why" {
 		t.Errorf("log: %+v", h.Log)
 	}
-	if st.Entries != 6 || st.Bodies != 2 || st.Truncated != 1 || st.Unavailable[4] != "Chrome no longer holds it" || len(st.Unavailable) != 1 {
+	if st.Entries != 7 || st.Bodies != 2 || st.Truncated != 1 || st.Unavailable[4] != "Chrome no longer holds it" || len(st.Unavailable) != 1 {
 		t.Errorf("stats: %+v", st)
 	}
 	if len(h.Log.Pages) != 2 || h.Log.Pages[0].ID != "page_1" || h.Log.Pages[0].Title != doc.URL || h.Log.Pages[0].StartedDateTime != "2026-01-02T03:04:05.006Z" ||
@@ -119,7 +121,7 @@ func TestBuildHAR(t *testing.T) {
 		t.Errorf("the next document's entry: %s %s", e[5].StartedDateTime, e[5].PageRef)
 	}
 	first := e[0]
-	if first.Request.HTTPVersion != "HTTP/1.1" || first.ServerIPAddress != "::1" || first.Connection != "7" || first.TransferSize != 321 || first.ReqID != 1 || first.ResourceType != "document" {
+	if first.Request.HTTPVersion != "HTTP/1.1" || first.ServerIPAddress != "::1" || first.Connection != "7" || first.Response.TransferSize != 321 || first.ReqID != 1 || first.ResourceType != "document" {
 		t.Errorf("document entry: %+v", first)
 	}
 	wantQuery := []HARNameValue{{"a", "1"}, {"b", "two words"}}
@@ -148,11 +150,14 @@ func TestBuildHAR(t *testing.T) {
 		e[3].Response.Content.Comment != "body not available: Chrome no longer holds it" {
 		t.Errorf("post: %+v %+v", pd, e[3].Response.Content)
 	}
-	if f := e[4]; f.Response.Status != 0 || f.Error != "net::ERR_EMPTY_RESPONSE" || f.Comment != "failed: net::ERR_EMPTY_RESPONSE" || f.Response.Content.MimeType != "x-unknown" {
+	if f := e[4]; f.Response.Status != 0 || f.Response.Error != "net::ERR_EMPTY_RESPONSE" || f.Comment != "failed: net::ERR_EMPTY_RESPONSE" || f.Response.Content.MimeType != "x-unknown" {
 		t.Errorf("failed: %+v", f)
 	}
 	if e[5].Comment != "still loading when the HAR was saved" {
 		t.Errorf("pending: %q", e[5].Comment)
+	}
+	if c := e[6]; c.FromCache != "memory" || c.Response.BodySize != 0 || c.Timings.Blocked != -1 || c.PageRef != "page_2" {
+		t.Errorf("from the memory cache: %+v", c)
 	}
 	// Every array HAR requires is there, even when empty.
 	data, _ := json.Marshal(h)

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -82,7 +84,6 @@ type harEntry struct {
 	StartedDateTime string
 	Time            float64
 	ReqID           int    `json:"_reqid"`
-	Error           string `json:"_error"`
 	ResourceType    string `json:"_resourceType"`
 	Request         struct {
 		Method, URL string
@@ -91,6 +92,7 @@ type harEntry struct {
 	}
 	Response struct {
 		Status      int
+		Error       string `json:"_error"`
 		RedirectURL string
 		Headers     []struct{ Name, Value string }
 		Cookies     []struct{ Name, Value string }
@@ -203,8 +205,8 @@ func TestHARSave(t *testing.T) {
 			continue
 		}
 		status := strconv.Itoa(en.Response.Status)
-		if en.Error != "" {
-			status = en.Error
+		if en.Response.Error != "" {
+			status = en.Response.Error
 		}
 		if want := fmt.Sprintf("%d %s [%s]", en.ReqID, en.Request.Method, status); line != want {
 			t.Errorf("%s: listed as %q, in the HAR as %q", path, line, want)
@@ -233,12 +235,13 @@ func TestHARSave(t *testing.T) {
 	if r := entries["/net/redirect"].Response; r.Status != 302 || r.RedirectURL != testSite.URL+"/api/data?x=2" || r.Content.Text != "" {
 		t.Errorf("the redirect: %+v", r)
 	}
-	if a := entries["/net/abort"]; a.Response.Status != 0 || a.Error != "net::ERR_EMPTY_RESPONSE" {
+	if a := entries["/net/abort"]; a.Response.Status != 0 || a.Response.Error != "net::ERR_EMPTY_RESPONSE" {
 		t.Errorf("the failed request: %+v", a)
 	}
 	if tm := entries["/api/data?x=1"].Timings; tm["wait"] <= 0 || tm["send"] < 0 {
 		t.Errorf("the fetch's timings: %v", tm)
 	}
+	devtoolsImport(t, e, answer, h)
 
 	// Without bodies.
 	omit := e.ok(t, "har_save", map[string]any{"pageId": id, "filename": dir + "/omit.har", "content": "omit"})
@@ -307,6 +310,64 @@ func TestHARSave(t *testing.T) {
 	}
 	if _, err := os.Stat("/etc/pagemux-test.har"); err == nil {
 		t.Error("a HAR was written outside the workspace")
+	}
+}
+
+// devtoolsImportJS imports a HAR as Chrome DevTools' network panel does
+// (Import HAR file: HARRoot, which checks the format, then the Importer) and
+// lists each request as the panel shows it: url, method, status, type,
+// size received, and the start of its body (base64 for binary data).
+const devtoolsImportJS = `async () => {
+  const HAR = await import('./models/har/har.js');
+  const root = new HAR.HARFormat.HARRoot(%s);
+  const out = [];
+  for (const r of HAR.Importer.Importer.requestsFromHARLog(root.log)) {
+    const c = await r.requestContentData();
+    const body = c.isTextContent ? c.text : c.base64;
+    out.push([r.url(), r.requestMethod, r.statusCode, r.resourceType().name(), r.transferSize, (body || '').slice(0, 20)].join(' '));
+  }
+  return out;
+}`
+
+// devtoolsImport loads the HAR an answer names into Chrome DevTools' own
+// importer, in a DevTools page of the test's Chrome, and checks that it
+// lists every entry with its status, type and body.
+func devtoolsImport(t *testing.T, e *testEnv, answer string, h harFile) {
+	t.Helper()
+	_, data := savedFile(t, answer)
+	const devtools = "devtools://devtools/bundled/devtools_app.html"
+	page := 0
+	for _, line := range strings.Split(e.ok(t, "new_page", map[string]any{"url": devtools, "background": true}), "\n") {
+		if n, err := strconv.Atoi(strings.SplitN(line, ":", 2)[0]); err == nil && strings.Contains(line, "("+devtools+")") {
+			page = max(page, n)
+		}
+	}
+	if page == 0 {
+		t.Fatal("no DevTools page")
+	}
+	t.Cleanup(func() {
+		e.client.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "close_page", Arguments: map[string]any{"pageId": page}}})
+	})
+	var got []string
+	if err := json.Unmarshal([]byte(e.eval(t, page, fmt.Sprintf(devtoolsImportJS, data))), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(h.Log.Entries) {
+		t.Fatalf("DevTools imported %d requests of %d:\n%s", len(got), len(h.Log.Entries), strings.Join(got, "\n"))
+	}
+	listed := strings.Join(got, "\n") + "\n"
+	for _, en := range h.Log.Entries {
+		body := en.Response.Content.Text
+		if len(body) > 20 {
+			body = body[:20]
+		}
+		want := fmt.Sprintf("%s %s %d %s ", en.Request.URL, en.Request.Method, en.Response.Status, en.ResourceType)
+		if !strings.Contains(listed, want) {
+			t.Errorf("DevTools lists no %q:\n%s", want, listed)
+		}
+		if body != "" && !strings.Contains(listed, " "+body+"\n") {
+			t.Errorf("DevTools shows %s without its body %q:\n%s", en.Request.URL, body, listed)
+		}
 	}
 }
 
