@@ -17,6 +17,7 @@ import (
 	"github.com/pagemux/pagemux/rules"
 	"github.com/pagemux/pagemux/secrets"
 	"github.com/pagemux/pagemux/serve"
+	"github.com/pagemux/pagemux/storagestate"
 	"github.com/pagemux/pagemux/tools"
 )
 
@@ -45,6 +46,9 @@ type config struct {
 	version   bool
 	// workspaces are the directories file paths given to tools must lie in.
 	workspaces []string
+	// storageState is --storage-state, read at start: what the default
+	// browser context starts with.
+	storageState *storagestate.State
 	// httpAddr serves Streamable HTTP there instead of stdio.
 	httpAddr string
 	http     serve.HTTPOptions
@@ -80,6 +84,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	bf := cli.AddBrowserFlags(fs, &c.browser, &c.isolated)
 	addEtcdFlags(fs, &c.etcd)
 	addSecretFlags(fs, &c.secrets)
+	fs.Func("storage-state", "start logged in: set the cookies and localStorage of `FILE` (Playwright's storageState JSON, as the storage_state tool saves it) in the default browser context before its first page loads (the localStorage in each document of its origins before the page's scripts run); over HTTP, agents' own contexts do not get it (set_storage_state does)", func(path string) (err error) {
+		c.storageState, err = storagestate.Read(path)
+		return err
+	})
 	fs.Var(&workspaces, "workspace", "a `DIR` that file paths given to tools (screenshots, uploads, traces, downloads) must lie in; relative paths land in the first; over HTTP each agent gets DIR/<agent-key>/ of its own; repeatable (default: on stdio the MCP client's roots and the OS temp dir, over HTTP a private directory per agent, $TMPDIR/pagemux-files-<pid>-<random>/<agent-key>/, removed on exit; never the working directory, and never Chrome's profile)")
 	fs.StringVar(&c.lockMode, "lock-mode", "global", "`MODE`: global (one lock for every call; with --http, agents take turns, each agent's calls in order) or page (one FIFO lock per page, so tabs work in parallel)")
 	fs.DurationVar(&c.lockWait, "lock-timeout", 2*time.Minute, "longest wait in a lock queue before a call fails")

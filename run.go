@@ -70,6 +70,9 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	}()
 	defer func() { <-swept }()
 	b := browser.New(c.browser)
+	if st := c.storageState; st != nil {
+		b.PresetState(st.CookieParams(), st.LocalStorageScript()) // --storage-state
+	}
 	m := metrics.New(mode)
 	locks := pagelock.New(pagelock.Options{Mode: mode, Timeout: c.lockWait, MaxQueue: c.maxQueue, Observer: m})
 	m.WatchLocks(locks)

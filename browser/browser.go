@@ -87,6 +87,8 @@ type Browser struct {
 	downloads downloadRules
 	// cookies are SetCookies', for Chromes started later (cookies.go).
 	cookies cookieSet
+	// preset is what PresetState gives each default context (state.go).
+	preset presetState
 	// frames are the frames of the pages (owncontext.go, routes.go).
 	frames frameSet
 	// routes are the network routes (routes.go).

@@ -108,6 +108,7 @@ func (p *Page) adoptRoot(ctx context.Context) {
 		if p.attachErr == nil {
 			p.ensureScriptBinding(context.Background())
 			p.attachErr = p.guardAttached(ctx)
+			p.presetScript(ctx) // state.go: --storage-state
 		}
 		close(p.attached)
 	})
@@ -135,6 +136,7 @@ func (p *Page) attach(ctx context.Context) error {
 				var wg sync.WaitGroup
 				wg.Go(func() { p.ensureScriptBinding(context.Background()) })
 				wg.Go(func() { p.enableIssues(p.ctx) })
+				wg.Go(func() { p.presetScript(p.ctx) }) // state.go: --storage-state
 				var focusErr, guardErr error
 				wg.Go(func() { guardErr = p.guardAttached(p.ctx) })
 				if p.b.cfg.Tabs { // every tab pagemux drives, as it may be behind others

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/domstorage"
@@ -385,4 +386,51 @@ func keyPath(k *indexeddb.KeyPath) string {
 		return "[" + strings.Join(k.Array, ", ") + "]"
 	}
 	return k.String
+}
+
+// presetState is what PresetState gives the default context of every
+// Chrome, besides its cookies (kept with SetCookies').
+type presetState struct {
+	mu     sync.Mutex
+	script string
+}
+
+// PresetState gives the default browser context of every Chrome pagemux
+// starts (a relaunch, each Chrome of a pool) cookies and an init script,
+// before any page of it loads: the cookies as SetCookies keeps them for
+// Chromes to come, the script (pagemux --storage-state's localStorage) in
+// every page of that context as pagemux attaches to it, before the
+// page's first document that pagemux loads. Call it before the first
+// Start: it does not start Chrome, nor reach the pages met already or the
+// contexts of isolated pages (new_page's isolatedContext, HTTP agents').
+func (b *Browser) PresetState(cookies []*network.CookieParam, script string) {
+	b.cookies.mu.Lock()
+	b.cookies.all = append(b.cookies.all, cookies...)
+	b.cookies.mu.Unlock()
+	b.preset.mu.Lock()
+	b.preset.script = script
+	b.preset.mu.Unlock()
+}
+
+// presetScript adds PresetState's script to a page of the default context
+// as pagemux attaches to it. A failure is logged: the page works without.
+func (p *Page) presetScript(ctx context.Context) {
+	p.b.preset.mu.Lock()
+	script := p.b.preset.script
+	p.b.preset.mu.Unlock()
+	if script == "" || p.b.contexts.holds(p.TargetID) {
+		return
+	}
+	cctx, cancel := p.Context(ctx)
+	defer cancel()
+	if _, err := chromedp.Call(cctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script}); err != nil {
+		p.b.log.Warn("the storage state's localStorage script", "page", p.ID, "error", err)
+	}
+}
+
+// holds reports whether a page is in one of the named contexts.
+func (cs *contextSet) holds(id target.ID) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.byTarget[id] != nil
 }
