@@ -51,7 +51,10 @@ document.getElementById("token").textContent = localStorage.getItem("token") ===
 	})
 	mux.HandleFunc("/framed", func(w http.ResponseWriter, r *http.Request) {
 		other := strings.Replace("http://"+r.Host, "127.0.0.1", "localhost", 1)
-		fmt.Fprintf(w, `<!doctype html><title>Framed</title><h1>Top</h1><iframe src="%s/plain"></iframe>`, other)
+		fmt.Fprintf(w, `<!doctype html><title>Framed</title><h1>Top</h1><iframe src="%s/frame"></iframe>`, other)
+	})
+	mux.HandleFunc("/frame", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Frame</title><p>in a frame</p><script>localStorage.setItem("frame-wrote", location.origin)</script>`)
 	})
 	mux.HandleFunc("/plain", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Plain</title><p>plain page</p>`)
@@ -208,9 +211,11 @@ func TestWebStorageTools(t *testing.T) {
 		mustContain(t, e.fails(t, tool+"_set", with(map[string]any{"key": "k"})), "value")
 	}
 
-	// The frame's origin, by name; an origin of no document of the page
-	// is refused.
+	// The frame's origin, by name: the storage its document wrote (its own,
+	// apart from a tab of that origin's); an origin of no document of the
+	// page is refused.
 	frame := strings.Replace(site.URL, "127.0.0.1", "localhost", 1)
+	mustContain(t, e.ok(t, "localstorage_get", with(map[string]any{"origin": frame, "key": "frame-wrote"})), `"frame-wrote": "`+frame+`"`)
 	mustContain(t, e.ok(t, "localstorage_set", with(map[string]any{"origin": frame, "key": "in-frame", "value": "f"})), "of "+frame)
 	mustContain(t, e.ok(t, "localstorage_list", with(map[string]any{"origin": frame + "/"})), `"in-frame": "f"`)
 	if got := e.ok(t, "localstorage_list", page); strings.Contains(got, "in-frame") {
@@ -297,12 +302,20 @@ func TestStorageStateRoundTrip(t *testing.T) {
 	probe := savedPath(t, useOK(t, bob, "storage_state", map[string]any{"pageId": b, "filename": "probe.json"}))
 	handed := filepath.Join(filepath.Dir(probe), "from-alice.json")
 	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(handed, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeState(t, handed, string(data))
 	mustContain(t, useOK(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "from-alice.json"}), "Restored 1 cookie and 1 localStorage item of 1 origin")
 	useOK(t, bob, "navigate_page", map[string]any{"pageId": b, "url": site.URL + "/app"})
 	mustContain(t, useOK(t, bob, "take_snapshot", map[string]any{"pageId": b}), "Signed in as alice", "token ok")
+
+	// An origin no page of bob's shows gets its items in the documents of
+	// it his pages load later, before their scripts run.
+	other := strings.Replace(site.URL, "127.0.0.1", "localhost", 1)
+	writeState(t, filepath.Join(filepath.Dir(probe), "other.json"), `{"cookies": [], "origins": [{"origin": "`+other+`", "localStorage": [{"name": "theme", "value": "dark"}]}]}`)
+	mustContain(t, useOK(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "other.json"}), "No page shows "+other+" yet")
+	useOK(t, bob, "navigate_page", map[string]any{"pageId": b, "url": other + "/plain"})
+	if got := evalAs(t, bob, b, "() => localStorage.getItem('theme')"); !strings.Contains(got, `"dark"`) {
+		t.Errorf("after set_storage_state, a document of %s that bob's page loaded reads theme %s", other, got)
+	}
 
 	// What bob clears is his: alice is still logged in.
 	useOK(t, bob, "cookie_clear", map[string]any{"pageId": b})
@@ -316,13 +329,21 @@ func TestStorageStateRoundTrip(t *testing.T) {
 		{`{"cookies": [`, "not JSON at line 1"},
 		{`{}`, "no cookies and no origins"},
 	} {
-		os.WriteFile(filepath.Join(filepath.Dir(probe), "bad.json"), []byte(tt.file), 0o600)
+		writeState(t, filepath.Join(filepath.Dir(probe), "bad.json"), tt.file)
 		text, failed := use(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "bad.json"})
 		if !failed || !strings.Contains(text, tt.want) || !strings.Contains(text, "storageState({path})") || strings.Contains(text, "hunter2") {
 			t.Errorf("set_storage_state of %s: %s", tt.file, text)
 		}
 	}
 	mustContain(t, failedText(use(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "missing.json"})), "cannot read")
+}
+
+// writeState writes a storage state file, as an agent's user would.
+func writeState(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // failedText is the text of a call that must fail.
