@@ -68,7 +68,7 @@ func (s *Server) markKey(ctx context.Context, c *call) harMarkKey {
 }
 
 func (s *Server) harStart() tool {
-	return newTool("har_start", "Marks the start of a HAR recording on the page: a later har_save writes the requests the page makes from now on, across navigations (as long as pagemux keeps them: the current document and the 3 before it, at most 1000 requests each). Calling it again moves the start.", pageScope,
+	return newTool("har_start", "Marks the start of a HAR recording on the page: a later har_save writes the requests the page makes from now on, across navigations (as long as pagemux keeps them: the current document and the 3 before it, at most 1000 requests each). Calling it again moves the start. Chrome drops a document's response bodies when the page navigates away: call har_save before that to keep them.", pageScope,
 		func(ctx context.Context, c *call, a *pageArg) error {
 			// Attaches to a page met but not used yet: recording starts here.
 			if err := c.page.Ready(ctx); err != nil {
@@ -217,8 +217,9 @@ func (sel harSelection) comment(a *harSaveArgs) string {
 	return strings.Join(notes, " ")
 }
 
-// maxListedMissing is how many unavailable bodies an answer names.
-const maxListedMissing = 10
+// maxListedMissing is how many reqids an answer names for one reason a
+// body was not available.
+const maxListedMissing = 20
 
 // harAnswer says what was saved and what it lacks.
 func harAnswer(c *call, full string, size int, sel harSelection, st browser.HARStats, a *harSaveArgs) {
@@ -233,13 +234,29 @@ func harAnswer(c *call, full string, size int, sel harSelection, st browser.HARS
 		c.resp.say("Response bodies left out (content \"omit\").")
 		return
 	}
-	c.resp.say("Response bodies: %d embedded, %d cut at %d bytes, %d not available.", st.Bodies, st.Truncated, cmp.Or(a.MaxBodySize, browser.DefaultHARMaxBody), len(st.Unavailable))
-	ids := slices.Sorted(maps.Keys(st.Unavailable))
+	c.resp.say("Response bodies: %d embedded (%d cut at %d bytes), %d not available.", st.Bodies, st.Truncated, cmp.Or(a.MaxBodySize, browser.DefaultHARMaxBody), len(st.Unavailable))
+	byReason := map[string][]int{}
+	for id, why := range st.Unavailable {
+		byReason[why] = append(byReason[why], id)
+	}
+	for _, why := range slices.Sorted(maps.Keys(byReason)) {
+		ids := slices.Sorted(slices.Values(byReason[why]))
+		c.resp.say("- %s: %s", why, reqidList(ids))
+	}
+	if len(st.Unavailable) > 0 {
+		c.resp.say("Save before navigating to keep a document's bodies: Chrome drops them with the document.")
+	}
+}
+
+// reqidList names reqids, the first maxListedMissing of them.
+func reqidList(ids []int) string {
+	var parts []string
 	for i, id := range ids {
 		if i == maxListedMissing {
-			c.resp.say("... and %d more (each entry's content comment says why).", len(ids)-i)
+			parts = append(parts, fmt.Sprintf("and %d more", len(ids)-i))
 			break
 		}
-		c.resp.say("- reqid=%d: %s", id, st.Unavailable[id])
+		parts = append(parts, fmt.Sprintf("reqid=%d", id))
 	}
+	return strings.Join(parts, ", ")
 }
