@@ -28,11 +28,13 @@ import (
 // so a route never makes a refused URL load, and only then lets the newest
 // route that covers the request's page act on it.
 //
-// Interception is on only while a route, the URL policy or an origin's
-// headers need it, and its patterns are theirs: a request no pattern
-// matches never pauses. A request of another page that matches a route's
-// pattern pauses and goes on untouched: Chrome's patterns cannot name a
-// page.
+// Interception (Fetch.enable on the browser's session) is on from launch,
+// as Chrome gives it only to the frames made while it is on, with the
+// patterns of the routes, the URL policy and the origins' headers, or one
+// that matches no URL (noURL) when none needs it: a request no pattern
+// matches never pauses, so pages without routes pay nothing for them. A
+// request of another page that matches a route's pattern pauses and goes
+// on untouched: Chrome's patterns cannot name a page.
 //
 // A route is kept for one page or for a set of pages (Route.Covers, such as
 // an agent's, popups opened later included). A page's route goes with the
@@ -438,8 +440,7 @@ type routeSet struct {
 	// armMu orders the changes of interception (Fetch.enable), so that the
 	// last one Chrome gets has the patterns of the routes now.
 	armMu sync.Mutex
-	// armed are the launches whose interception guardBrowser set up, each
-	// with whether Fetch is enabled on it now.
+	// armed are the launches whose interception guardBrowser turned on.
 	armed map[*launch]bool
 }
 
@@ -557,13 +558,14 @@ func (b *Browser) dropWithPage(r *route) {
 	}
 }
 
-// Routes lists the routes of owner, oldest first.
+// Routes lists the routes of owner, oldest first. A route of a page that
+// closed is not listed, even before dropWithPage has removed it.
 func (b *Browser) Routes(owner string) []RouteInfo {
 	b.routes.mu.Lock()
 	defer b.routes.mu.Unlock()
 	var out []RouteInfo
 	for _, r := range b.routes.list {
-		if r.Owner == owner {
+		if r.Owner == owner && (r.Page == nil || !r.Page.Closed()) {
 			out = append(out, r.info())
 		}
 	}
@@ -588,8 +590,7 @@ func (b *Browser) RemoveRoutes(ctx context.Context, owner string, del func(Route
 }
 
 // rearm sets the interception of every Chrome that guardBrowser armed to
-// the patterns needed now: Fetch enabled with them, or disabled when there
-// are none.
+// the patterns needed now.
 func (b *Browser) rearm(ctx context.Context) error {
 	rs := &b.routes
 	rs.armMu.Lock()
@@ -616,33 +617,25 @@ func (b *Browser) arm(l *launch) error {
 	if rs.armed == nil {
 		rs.armed = map[*launch]bool{}
 	}
-	rs.armed[l] = false
+	rs.armed[l] = true
 	return b.armLocked(l.rootCtx, l)
 }
 
 // armLocked enables Fetch on l's browser session with the patterns needed
-// now, or disables it when none are and it was on. Under armMu.
+// now, noURL when none are. Under armMu.
 func (b *Browser) armLocked(ctx context.Context, l *launch) error {
 	patterns := append(b.fetchPatterns(), b.routes.fetchPatterns()...)
+	if len(patterns) == 0 {
+		patterns = []*fetch.RequestPattern{{URLPattern: noURL, RequestStage: fetch.RequestStageRequest}}
+	}
 	// A command on the browser's session needs its chromedp context; the
 	// caller's bounds the wait.
 	cctx, cancel := context.WithTimeout(l.rootCtx, guardTimeout)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	if len(patterns) == 0 {
-		if !b.routes.armed[l] {
-			return nil
-		}
-		if _, err := chromedp.CallBrowser(cctx, fetch.Disable, cdp.Empty{}); err != nil {
-			return errors.New("turn off request interception: " + err.Error())
-		}
-		b.routes.armed[l] = false
-		return nil
-	}
 	if _, err := chromedp.CallBrowser(cctx, fetch.Enable, fetch.EnableParams{Patterns: patterns}); err != nil {
 		return errors.New("turn on request interception (for the URL policy, the headers of an origin, or a route): " + err.Error())
 	}
-	b.routes.armed[l] = true
 	return nil
 }
 
@@ -733,3 +726,10 @@ func (r RouteInfo) String() string {
 	}
 	return fmt.Sprintf("route %d %s on %s: %s", r.ID, r.Pattern, scope, r.Action)
 }
+
+// noURL is an interception pattern no URL matches: Fetch stays enabled
+// with it while nothing needs a request to pause. Chrome gives Fetch's
+// interception only to the frames (their loader factories) made while it
+// is enabled, so it stays on from launch: a route added later then reaches
+// the requests of the documents loaded before it.
+const noURL = "pagemux-intercepts-nothing:"

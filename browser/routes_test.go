@@ -3,6 +3,7 @@ package browser
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,46 @@ func TestRouteRequestHeaders(t *testing.T) {
 	}
 	if out := (RouteAction{Delay: time.Second}).requestHeaders(sent, nil); out != nil {
 		t.Errorf("a route that changes no header sent headers of its own: %v", out)
+	}
+}
+
+// TestRouteGoesWithPage: a page's route is dropped when the page closes,
+// and the interception it needed goes with it.
+func TestRouteGoesWithPage(t *testing.T) {
+	t.Parallel()
+	b := sharedBrowser(t)
+	p, err := b.NewPage(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAtEnd(t, b, p)
+	pattern := "**/route-goes-with-page-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	info, err := b.AddRoute(t.Context(), Route{Pattern: pattern, Page: p, Action: RouteAction{Abort: network.ErrorReasonFailed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := func() bool {
+		b.routes.armMu.Lock()
+		defer b.routes.armMu.Unlock()
+		return b.routes.armed[p.launch]
+	}
+	fetchHas := func() bool {
+		return slices.ContainsFunc(b.routes.fetchPatterns(), func(fp *fetch.RequestPattern) bool { return strings.HasSuffix(fp.URLPattern, pattern[2:]) })
+	}
+	if !armed() || !fetchHas() {
+		t.Fatalf("route %v: interception armed %v, pattern in it %v", info, armed(), fetchHas())
+	}
+	if err := b.ClosePage(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for fetchHas() {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed page's route is still kept")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := b.AddRoute(t.Context(), Route{Pattern: pattern, Page: p, Action: RouteAction{Abort: network.ErrorReasonFailed}}); err == nil {
+		t.Error("a route was added to a closed page")
 	}
 }

@@ -226,8 +226,9 @@ func (p *Page) explainBlocked(err error) error {
 }
 
 // guardBrowser starts the browser-wide request interception of a launch,
-// as far as the policy, the origins' headers and the routes (routes.go)
-// need it, and keeps it following the routes. Interception on the
+// with the patterns of the policy, the origins' headers and the routes
+// (routes.go; one that matches no URL when none needs any), and keeps it
+// following the routes. Interception on the
 // browser's own session sees the requests of every tab, also of those
 // pagemux has not attached to, such as a popup that starts loading at once.
 func (b *Browser) guardBrowser(l *launch) error {
@@ -242,7 +243,7 @@ func (b *Browser) guardBrowser(l *launch) error {
 }
 
 // fetchPatterns are the interception patterns of the URL policy and the
-// origins' headers; none when neither needs interception.
+// origins' headers; none when neither needs a request to pause.
 func (b *Browser) fetchPatterns() []*fetch.RequestPattern {
 	intercepts := b.urlPolicy != nil && b.urlPolicy.Intercepts()
 	var patterns []*fetch.RequestPattern

@@ -17,11 +17,12 @@ var AllTools = []string{
 	"emulate",
 	"performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
 	"take_heapsnapshot", "lighthouse_audit", "screencast_start", "screencast_stop",
+	"har_start", "har_save", "pdf_save",
 	"cookie_list", "cookie_get", "cookie_set", "cookie_delete", "cookie_clear",
 	"localstorage_list", "localstorage_get", "localstorage_set", "localstorage_delete", "localstorage_clear",
 	"sessionstorage_list", "sessionstorage_get", "sessionstorage_set", "sessionstorage_delete", "sessionstorage_clear",
 	"indexeddb_list", "storage_state", "set_storage_state",
-	"har_start", "har_save", "pdf_save",
+	"route", "route_list", "unroute",
 }
 
 // Groups name sets of tools for rules. "files" also takes in any call
@@ -33,7 +34,7 @@ var Groups = map[string][]string{
 	"read-only": {"list_pages", "take_snapshot", "take_screenshot", "get_css_styles", "wait_for",
 		"list_console_messages", "get_console_message", "list_network_requests", "get_network_request", "har_save", "pdf_save",
 		"cookie_list", "cookie_get", "localstorage_list", "localstorage_get", "sessionstorage_list", "sessionstorage_get", "indexeddb_list",
-		"performance_analyze_insight"},
+		"performance_analyze_insight", "route_list"},
 	"navigation": {"new_page", "select_page", "close_page", "navigate_page"},
 	"input":      {"click", "hover", "fill", "fill_form", "type_text", "press_key", "drag", "handle_dialog", "upload_file"},
 	"scripts":    {"evaluate_script"},
@@ -53,8 +54,8 @@ var Groups = map[string][]string{
 // snapshot's and screencast_start's filePath, evaluate_script's filePath
 // and sourcePath, get_network_request's requestFilePath and
 // responseFilePath, upload_file's filePaths, lighthouse_audit's
-// outputDirPath.
-var fileArgs = []string{"filePath", "filePaths", "sourcePath", "requestFilePath", "responseFilePath", "outputDirPath", "path", "filename"}
+// outputDirPath, route's bodyFile.
+var fileArgs = []string{"filePath", "filePaths", "sourcePath", "requestFilePath", "responseFilePath", "outputDirPath", "path", "filename", "bodyFile"}
 
 // GroupNames are the groups' names, sorted.
 func GroupNames() []string { return slices.Sorted(maps.Keys(Groups)) }

@@ -336,6 +336,7 @@ func (s *Server) agentGone(session string) {
 	a, pages := s.agents.Leave(session)
 	s.seen.forget(func(k seenKey) bool { return strings.HasPrefix(k.viewer, a.ID+"#") })
 	s.leases.agentLeft(a.ID) // rules.go
+	s.routesGone(a.ID)       // routes.go
 	if s.keepPages || len(pages) == 0 {
 		return
 	}

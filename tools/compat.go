@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/browser"
 )
 
 // What agents read in a tool's definition beyond its parameter names and
@@ -41,7 +42,14 @@ var schemaExtras = map[string]map[string]map[string]any{
 		"quality": {"minimum": 0, "maximum": 100},
 	},
 	"upload_file": {"filePaths": {"minItems": 1}},
-	"wait_for":    {"text": {"minItems": 1}},
+	"route": { // routes.go
+		"status":  {"minimum": 100, "maximum": 599},
+		"abort":   {"enum": browser.AbortReasons},
+		"delayMs": {"minimum": 0, "maximum": browser.MaxRouteDelay.Milliseconds()},
+		"pattern": {"minLength": 1},
+	},
+	"unroute":  {"id": {"minimum": 1}},
+	"wait_for": {"text": {"minItems": 1}},
 }
 
 // enumItems is the items schema of an array of enum strings.
@@ -95,6 +103,9 @@ var annotations = map[string]hints{
 	"get_css_styles":              {readOnly: true, idempotent: true},
 	"screencast_start":            {},
 	"screencast_stop":             {},
+	"route":                       {destructive: true}, // routes.go: it changes every matching request
+	"route_list":                  {idempotent: true},  // read-only in the rules, not in TOOLS.md's terms: not list_/get_
+	"unroute":                     {idempotent: true},
 	"cookie_list":                 {idempotent: true}, // state.go: the browser state tools
 	"cookie_get":                  {idempotent: true},
 	"cookie_set":                  {idempotent: true},
