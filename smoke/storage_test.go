@@ -13,8 +13,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/internal/mcptest"
+	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/tools"
 )
 
 // TestSmokeStorageState: a Playwright storage state logs the run in. Its
@@ -146,5 +153,69 @@ func TestSmokeStorageStateErrors(t *testing.T) {
 		case tt.file != "" && (!strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "storageState({path})")):
 			t.Errorf("%s: the error does not name the file and what to give: %v", tt.name, err)
 		}
+	}
+}
+
+// TestSmokeStorageStateFromTools: a storage state the storage_state tool
+// saved after a login through a form (an httpOnly session cookie from the
+// server, a token the page keeps in localStorage) is one smoke
+// --storage-state reads, and the run starts logged in.
+func TestSmokeStorageStateFromTools(t *testing.T) {
+	t.Parallel()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/favicon.ico":
+			w.WriteHeader(http.StatusNoContent)
+		case "/login":
+			if r.Method == http.MethodPost {
+				http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3ss10n-value", Path: "/", HttpOnly: true})
+				http.Redirect(w, r, "/app?fresh=1", http.StatusSeeOther)
+				return
+			}
+			fmt.Fprint(w, `<!doctype html><html lang="en"><title>Log in</title><form method="post"><input name="user" aria-label="User"><button>Log in</button></form></html>`)
+		default:
+			if c, err := r.Cookie("session"); err != nil || c.Value != "s3ss10n-value" {
+				http.Redirect(w, r, "/login", http.StatusFound)
+				return
+			}
+			fmt.Fprint(w, `<!doctype html><html lang="en"><head><title>App</title><script>
+if (location.search.includes("fresh")) localStorage.setItem("token", "t0k3n-value");
+const token = localStorage.getItem("token");
+document.addEventListener("DOMContentLoaded", () => { document.querySelector("#token").textContent = token === "t0k3n-value" ? "token ok" : "no token"; });
+</script></head><body><main><h1>Signed in</h1><p id="token"></p></main></body></html>`)
+		}
+	}))
+	defer app.Close()
+
+	dir := t.TempDir()
+	b := browser.New(browser.Config{})
+	defer b.Close()
+	srv := tools.New(b, pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute}), tools.Options{Workspaces: []string{dir}})
+	c := client.NewClient(transport.NewInProcessTransport(srv.MCP()))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"navigate_page", map[string]any{"url": app.URL + "/login"}},
+		{"evaluate_script", map[string]any{"function": `() => { document.querySelector("input").value = "alice"; document.querySelector("form").submit(); return "sent" }`}},
+		{"wait_for", map[string]any{"text": []string{"token ok"}}},
+		{"storage_state", map[string]any{"filename": "state.json"}},
+	} {
+		if a := mcptest.Call(t.Context(), c, step.tool, step.args); a.Err != nil || a.IsError {
+			t.Fatalf("%s: %v %s", step.tool, a.Err, a.Text)
+		}
+	}
+	b.Close()
+
+	o := options(t, "--storage-state", filepath.Join(dir, "state.json"), "--expect-text", "Signed in", "--expect-text", "token ok", app.URL+"/app")
+	if code, stdout, stderr := run(t, o, browser.Config{}); code != ExitPass {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitPass, stdout, stderr)
 	}
 }
