@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -163,10 +164,17 @@ type HARTimings struct {
 
 // HARBody is a body fetched for an entry, or why there is none.
 type HARBody struct {
+	// Data is the body, or its first bytes when Size says it was longer.
 	Data []byte
+	// Size is the whole body's length when Data holds less; 0 means
+	// len(Data).
+	Size int
 	// Missing says why there is no body ("" when Data is it).
 	Missing string
 }
+
+// size is the whole body's length.
+func (b HARBody) size() int { return max(b.Size, len(b.Data)) }
 
 // HAROptions say what a HAR holds.
 type HAROptions struct {
@@ -215,7 +223,7 @@ func (p *Page) HAR(ctx context.Context, o HAROptions) (*HAR, HARStats, error) {
 	for _, r := range o.Requests {
 		if r.HasPostData {
 			body, err := p.RequestBody(ctx, r)
-			b, err := harBody(body, err)
+			b, err := harBody(body, err, maxBody)
 			if err != nil {
 				return nil, HARStats{}, err
 			}
@@ -244,18 +252,21 @@ func (p *Page) harResponseBody(ctx context.Context, r Request, budget *int, maxB
 		return HARBody{Missing: "not kept: " + err.Error()}, nil
 	}
 	body, err := p.ResponseBody(ctx, r)
-	b, err := harBody(body, err)
+	b, err := harBody(body, err, maxBody)
 	if err != nil {
 		return b, err
 	}
-	*budget -= min(len(b.Data), maxBody)
+	*budget -= len(b.Data)
 	return b, nil
 }
 
-// harBody turns a body fetch's outcome into a HARBody: ErrNoBody is a
-// missing body, other errors stay errors.
-func harBody(body []byte, err error) (HARBody, error) {
+// harBody turns a body fetch's outcome into a HARBody, the body's first
+// maxBody bytes (a copy: a long body is not kept whole while the others
+// are fetched): ErrNoBody is a missing body, other errors stay errors.
+func harBody(body []byte, err error, maxBody int) (HARBody, error) {
 	switch {
+	case err == nil && len(body) > maxBody:
+		return HARBody{Data: bytes.Clone(body[:maxBody]), Size: len(body)}, nil
 	case err == nil:
 		return HARBody{Data: body}, nil
 	case errors.Is(err, ErrNoBody):
@@ -387,10 +398,11 @@ func (c *HARContent) fill(b HARBody, maxBody int) (truncated bool) {
 		c.Comment = "body not available: " + b.Missing
 		return false
 	}
-	c.Size = int64(len(b.Data))
-	c.Text, c.Encoding, truncated = bodyText(b.Data, maxBody)
+	c.Size = int64(b.size())
+	var kept int
+	c.Text, c.Encoding, kept, truncated = bodyText(b, maxBody)
 	if truncated {
-		c.Comment = fmt.Sprintf("body cut to its first %d of %d bytes", maxBody, len(b.Data))
+		c.Comment = fmt.Sprintf("body cut to its first %d of %d bytes", kept, b.size())
 	}
 	return truncated
 }
@@ -403,38 +415,37 @@ func harPostData(r Request, b HARBody, maxBody int) *HARPostData {
 		pd.Comment = "body not available: " + b.Missing
 		return pd
 	}
-	text, enc, cut := bodyText(b.Data, maxBody)
+	text, enc, kept, cut := bodyText(b, maxBody)
 	pd.Text = text
 	var notes []string
 	if enc != "" {
 		notes = append(notes, "base64: the body is binary")
 	}
 	if cut {
-		notes = append(notes, fmt.Sprintf("cut to its first %d of %d bytes", maxBody, len(b.Data)))
+		notes = append(notes, fmt.Sprintf("cut to its first %d of %d bytes", kept, b.size()))
 	}
 	pd.Comment = strings.Join(notes, "; ")
 	return pd
 }
 
 // bodyText is a body as HAR text: as is when it is UTF-8, else base64 (its
-// encoding); cut to maxBody bytes, a text at a character boundary.
-func bodyText(data []byte, maxBody int) (text, encoding string, truncated bool) {
-	truncated = len(data) > maxBody
-	if truncated {
-		data = data[:maxBody]
-	}
+// encoding); cut to maxBody bytes, a text at a character boundary. kept is
+// how many bytes of the body the text holds.
+func bodyText(b HARBody, maxBody int) (text, encoding string, kept int, truncated bool) {
+	data := b.Data[:min(len(b.Data), maxBody)]
+	truncated = b.size() > len(data)
 	if utf8.Valid(data) {
-		return string(data), "", truncated
+		return string(data), "", len(data), truncated
 	}
 	if truncated {
 		// The cut may have split the last character of a text.
 		for i := 1; i < utf8.UTFMax && i < len(data); i++ {
 			if utf8.Valid(data[:len(data)-i]) {
-				return string(data[:len(data)-i]), "", truncated
+				return string(data[:len(data)-i]), "", len(data) - i, truncated
 			}
 		}
 	}
-	return base64.StdEncoding.EncodeToString(data), "base64", truncated
+	return base64.StdEncoding.EncodeToString(data), "base64", len(data), truncated
 }
 
 // harTimings maps Chrome's ResourceTiming (milliseconds from its

@@ -62,16 +62,23 @@ func TestHARBodies(t *testing.T) {
 		{"hello world", 5, "hello", "", true, 11, 5},
 		{"\xff\xfe\x00\x01\x80", 10, "//4AAYA=", "base64", false, 5, 10},
 		{"\xff\xfe\x00\x01\x80", 2, "//4=", "base64", true, 5, 2},
-		{"héllo", 2, "h", "", true, 6, 2}, // é is two bytes: the cut falls inside it
+		{"héllo", 2, "h", "", true, 6, 1}, // é is two bytes: the cut falls inside it
 	}
 	for _, tt := range tests {
-		var c HARContent
-		cut := c.fill(HARBody{Data: []byte(tt.data)}, tt.max)
-		if c.Text != tt.text || c.Encoding != tt.enc || cut != tt.truncated || c.Size != int64(tt.wantSize) {
-			t.Errorf("%q cut at %d: got %q %q cut=%v size=%d, want %q %q cut=%v size=%d", tt.data, tt.max, c.Text, c.Encoding, cut, c.Size, tt.text, tt.enc, tt.truncated, tt.wantSize)
+		whole := HARBody{Data: []byte(tt.data)}        // as BuildHAR may be given it
+		fetched, _ := harBody(whole.Data, nil, tt.max) // as Page.HAR gives it, cut at once
+		if len(fetched.Data) > tt.max {
+			t.Errorf("%q: a fetched body keeps %d bytes, the cap is %d", tt.data, len(fetched.Data), tt.max)
 		}
-		if cut != strings.Contains(c.Comment, fmt.Sprintf("cut to its first %d of %d bytes", tt.cap, tt.wantSize)) {
-			t.Errorf("%q: comment %q", tt.data, c.Comment)
+		for _, b := range []HARBody{whole, fetched} {
+			var c HARContent
+			cut := c.fill(b, tt.max)
+			if c.Text != tt.text || c.Encoding != tt.enc || cut != tt.truncated || c.Size != int64(tt.wantSize) {
+				t.Errorf("%q cut at %d: got %q %q cut=%v size=%d, want %q %q cut=%v size=%d", tt.data, tt.max, c.Text, c.Encoding, cut, c.Size, tt.text, tt.enc, tt.truncated, tt.wantSize)
+			}
+			if cut != strings.Contains(c.Comment, fmt.Sprintf("cut to its first %d of %d bytes", tt.cap, tt.wantSize)) {
+				t.Errorf("%q: comment %q", tt.data, c.Comment)
+			}
 		}
 	}
 	var c HARContent
