@@ -42,6 +42,7 @@ type cookieScope struct {
 	URL    string `json:"url,omitempty" jsonschema:"Only cookies a request to this URL would carry: its host, path and scheme (secure cookies go to https only)."`
 }
 
+// cookieListArgs are the arguments of cookie_list.
 type cookieListArgs struct {
 	pageArg
 	cookieScope
@@ -49,8 +50,9 @@ type cookieListArgs struct {
 	Name string `json:"name,omitempty" jsonschema:"Only cookies of this name."`
 }
 
+// cookieList is cookie_list: the context's cookies, filtered.
 func (s *Server) cookieList() tool {
-	return newTool("cookie_list", "Lists the cookies of the page's browser context (all sites, unless filtered by domain, path, url or name), with their attributes. Over HTTP an agent's pages are in a context of its own: these are its cookies alone.", pageScope,
+	return newTool("cookie_list", "Lists the cookies of the page's browser context (all sites, unless filtered by domain, path, url or name), with their attributes. Over HTTP an agent's pages are in a context of its own (unless pagemux runs with --shared-context): these are its cookies alone.", pageScope,
 		func(ctx context.Context, c *call, a *cookieListArgs) error {
 			f, err := newCookieFilter(a.cookieScope, a.Path, a.Name)
 			if err != nil {
@@ -73,12 +75,14 @@ func (s *Server) cookieList() tool {
 		})
 }
 
+// cookieGetArgs are the arguments of cookie_get.
 type cookieGetArgs struct {
 	pageArg
 	cookieScope
 	Name string `json:"name" jsonschema:"The cookie's name."`
 }
 
+// cookieGet is cookie_get: the cookies of a name.
 func (s *Server) cookieGet() tool {
 	t := newTool("cookie_get", "Gets a cookie of the page's browser context by name (each of that name, one per domain and path; domain or url narrow it down).", pageScope,
 		func(ctx context.Context, c *call, a *cookieGetArgs) error {
@@ -103,6 +107,7 @@ func (s *Server) cookieGet() tool {
 	return t
 }
 
+// cookieSetArgs are the arguments of cookie_set.
 type cookieSetArgs struct {
 	pageArg
 	Name     string   `json:"name" jsonschema:"The cookie's name."`
@@ -118,6 +123,7 @@ type cookieSetArgs struct {
 	PartitionKey string `json:"partitionKey,omitempty" jsonschema:"Sets a partitioned cookie (CHIPS) for this top-level site, such as https://example.com: sent only in frames under that site. Needs secure."`
 }
 
+// cookieSet is cookie_set: one cookie, with every attribute.
 func (s *Server) cookieSet() tool {
 	t := newTool("cookie_set", "Sets a cookie in the page's browser context, with its attributes, as a response's Set-Cookie would: pages of the context send it from their next request on.", pageScope,
 		func(ctx context.Context, c *call, a *cookieSetArgs) error {
@@ -184,13 +190,16 @@ func cookieParam(a *cookieSetArgs, pageURL string) (*network.CookieParam, error)
 	return p, nil
 }
 
+// cookieDeleteArgs are the arguments of cookie_delete.
 type cookieDeleteArgs struct {
 	pageArg
-	cookieScope
-	Name string `json:"name" jsonschema:"The name of the cookies to delete."`
-	Path string `json:"path,omitempty" jsonschema:"Only the cookie of exactly this path."`
+	Name   string `json:"name" jsonschema:"The name of the cookies to delete."`
+	Domain string `json:"domain,omitempty" jsonschema:"Only the cookies of exactly this domain (.example.com and example.com are two)."`
+	URL    string `json:"url,omitempty" jsonschema:"Only the cookies a request to this URL would carry. Neither domain nor url: the page's URL."`
+	Path   string `json:"path,omitempty" jsonschema:"Only the cookies of exactly this path."`
 }
 
+// cookieDelete is cookie_delete: the cookies of a name, where they are sent.
 func (s *Server) cookieDelete() tool {
 	t := newTool("cookie_delete", "Deletes the cookies of a name from the page's browser context: those sent to the page's URL, or to url, or of exactly domain (and path, if given).", pageScope,
 		func(ctx context.Context, c *call, a *cookieDeleteArgs) error {
@@ -199,7 +208,7 @@ func (s *Server) cookieDelete() tool {
 			}
 			d := network.DeleteCookiesParams{Name: a.Name, Domain: a.Domain, URL: a.URL, Path: a.Path}
 			if a.URL != "" {
-				if _, err := newCookieFilter(a.cookieScope, "", ""); err != nil {
+				if _, err := newCookieFilter(cookieScope{URL: a.URL}, "", ""); err != nil {
 					return err
 				}
 			}
@@ -220,6 +229,7 @@ func (s *Server) cookieDelete() tool {
 	return t
 }
 
+// cookieClear is cookie_clear: every cookie of the context.
 func (s *Server) cookieClear() tool {
 	return newTool("cookie_clear", "Deletes every cookie of the page's browser context (every site's). Over HTTP, the calling agent's context alone.", pageScope,
 		func(ctx context.Context, c *call, a *pageArg) error {
@@ -379,11 +389,13 @@ type originArg struct {
 	Origin string `json:"origin,omitempty" jsonschema:"The origin whose storage to use, such as https://app.example.com: the page's top document's (the default) or one of its frames'. Others are refused: open a page of that origin first."`
 }
 
+// storageListArgs are the arguments of the storage list and clear tools.
 type storageListArgs struct {
 	pageArg
 	originArg
 }
 
+// storageList is localstorage_list or sessionstorage_list.
 func (s *Server) storageList(k storageKind) tool {
 	return newTool(k.tool+"_list", fmt.Sprintf("Lists the %s items (key and value) of an origin of the page: its top document's unless origin names one of its frames'. %s is shared by %s.", k.name, k.name, k.scope), pageScope,
 		func(ctx context.Context, c *call, a *storageListArgs) error {
@@ -406,12 +418,14 @@ func (s *Server) storageList(k storageKind) tool {
 		})
 }
 
+// storageKeyArgs are the arguments of the storage get and delete tools.
 type storageKeyArgs struct {
 	pageArg
 	originArg
 	Key string `json:"key" jsonschema:"The item's key."`
 }
 
+// storageGet is localstorage_get or sessionstorage_get.
 func (s *Server) storageGet(k storageKind) tool {
 	return newTool(k.tool+"_get", fmt.Sprintf("Gets a %s item by key, of an origin of the page (its top document's unless origin says).", k.name), pageScope,
 		func(ctx context.Context, c *call, a *storageKeyArgs) error {
@@ -432,6 +446,7 @@ func (s *Server) storageGet(k storageKind) tool {
 		})
 }
 
+// storageSetArgs are the arguments of the storage set tools.
 type storageSetArgs struct {
 	pageArg
 	originArg
@@ -439,6 +454,7 @@ type storageSetArgs struct {
 	Value string `json:"value" jsonschema:"The item's value."`
 }
 
+// storageSet is localstorage_set or sessionstorage_set.
 func (s *Server) storageSet(k storageKind) tool {
 	return newTool(k.tool+"_set", fmt.Sprintf("Sets a %s item of an origin of the page (its top document's unless origin says); the origin's documents see it at once, as if another tab had set it. %s is shared by %s.", k.name, k.name, k.scope), pageScope,
 		func(ctx context.Context, c *call, a *storageSetArgs) error {
@@ -454,6 +470,7 @@ func (s *Server) storageSet(k storageKind) tool {
 		})
 }
 
+// storageDelete is localstorage_delete or sessionstorage_delete.
 func (s *Server) storageDelete(k storageKind) tool {
 	return newTool(k.tool+"_delete", fmt.Sprintf("Deletes a %s item by key, of an origin of the page (its top document's unless origin says).", k.name), pageScope,
 		func(ctx context.Context, c *call, a *storageKeyArgs) error {
@@ -477,6 +494,7 @@ func (s *Server) storageDelete(k storageKind) tool {
 		})
 }
 
+// storageClear is localstorage_clear or sessionstorage_clear.
 func (s *Server) storageClear(k storageKind) tool {
 	return newTool(k.tool+"_clear", fmt.Sprintf("Deletes every %s item of an origin of the page (its top document's unless origin says).", k.name), pageScope,
 		func(ctx context.Context, c *call, a *storageListArgs) error {
@@ -531,11 +549,13 @@ func pageOrigin(ctx context.Context, p *browser.Page, origin string) (browser.St
 	return browser.StorageOrigin{}, &argError{fmt.Sprintf("origin %s is not one of page %d's documents (they are of %s); open a page of that origin (new_page) and name that page", want, p.ID, cmp.Or(strings.Join(have, ", "), "no origin"))}
 }
 
+// indexedDBArgs are the arguments of indexeddb_list.
 type indexedDBArgs struct {
 	pageArg
 	originArg
 }
 
+// indexedDBList is indexeddb_list: an origin's databases, described.
 func (s *Server) indexedDBList() tool {
 	return newTool("indexeddb_list", "Lists the IndexedDB databases of an origin of the page (its top document's unless origin says): each database's version and object stores, with their key path, indexes and how many records each holds. Reads no record.", pageScope,
 		func(ctx context.Context, c *call, a *indexedDBArgs) error {
@@ -579,11 +599,13 @@ func storeDetails(st browser.ObjectStore) string {
 	return " (" + strings.Join(parts, "; ") + ")"
 }
 
+// storageStateArgs are the arguments of storage_state.
 type storageStateArgs struct {
 	pageArg
 	Filename string `json:"filename,omitempty" jsonschema:"File name to save the storage state to: a path in your workspace. Defaults to storage-state-{timestamp}.json."`
 }
 
+// storageState is storage_state: the context's state saved to a file.
 func (s *Server) storageState() tool {
 	return newTool("storage_state", "Saves the storage state of the page's browser context to a file in your workspace, as Playwright's storageState() writes it: the context's cookies and the localStorage of the origins its pages show. set_storage_state (or pagemux smoke --storage-state) restores it: log in once, reuse the session. The file holds secrets: hand it only to whom may have them.", pageScope,
 		func(ctx context.Context, c *call, a *storageStateArgs) error {
@@ -683,11 +705,14 @@ func (s *Server) contextPages(ctx context.Context, p *browser.Page) []*browser.P
 	return out
 }
 
+// setStorageStateArgs are the arguments of set_storage_state.
 type setStorageStateArgs struct {
 	pageArg
 	Filename string `json:"filename" jsonschema:"The storage state file to restore, in your workspace: one storage_state saved, or Playwright's storageState() wrote."`
 }
 
+// setStorageState is set_storage_state: a state file restored into the
+// context.
 func (s *Server) setStorageState() tool {
 	t := newTool("set_storage_state", "Restores a storage state file (storage_state's, or Playwright's storageState) into the page's browser context: its cookies are set, and each origin's localStorage items, which the context's pages of that origin see at once and pages loaded later find before their scripts run. It adds to what the context has (cookie_clear first for a clean slate). Reload a page to send the cookies.", pageScope,
 		func(ctx context.Context, c *call, a *setStorageStateArgs) error {
