@@ -91,6 +91,8 @@ const (
 	MaxRouteDelay = 60 * time.Second
 	// MaxRoutes bounds the routes of one owner.
 	MaxRoutes = 100
+	// MaxRouteBodies bounds the bodies of one owner's routes together.
+	MaxRouteBodies = 4 * MaxRouteBody
 	// maxPattern bounds a pattern's length.
 	maxPattern = 2048
 )
@@ -509,9 +511,9 @@ func (b *Browser) AddRoute(ctx context.Context, r Route) (RouteInfo, error) {
 	nr := &route{Route: r, pattern: pat, removed: make(chan struct{})}
 	rs := &b.routes
 	rs.mu.Lock()
-	if n := countFunc(rs.list, func(x *route) bool { return x.Owner == r.Owner }); n >= MaxRoutes {
+	if err := rs.roomFor(r); err != nil {
 		rs.mu.Unlock()
-		return RouteInfo{}, ErrTooManyRoutes
+		return RouteInfo{}, err
 	}
 	rs.nextID++
 	nr.id = rs.nextID
@@ -529,14 +531,23 @@ func (b *Browser) AddRoute(ctx context.Context, r Route) (RouteInfo, error) {
 	return nr.info(), nil
 }
 
-func countFunc[T any](s []T, f func(T) bool) int {
-	n := 0
-	for _, x := range s {
-		if f(x) {
+// roomFor fails when r would take its owner past MaxRoutes routes or
+// MaxRouteBodies bytes of bodies. Under mu.
+func (rs *routeSet) roomFor(r Route) error {
+	n, bytes := 0, len(r.Action.Body)
+	for _, x := range rs.list {
+		if x.Owner == r.Owner {
 			n++
+			bytes += len(x.Action.Body)
 		}
 	}
-	return n
+	switch {
+	case n >= MaxRoutes:
+		return ErrTooManyRoutes
+	case bytes > MaxRouteBodies:
+		return fmt.Errorf("the bodies of your routes would take %d bytes, past %d: remove some with unroute", bytes, MaxRouteBodies)
+	}
+	return nil
 }
 
 // dropWithPage removes the route of one page when the page closes or its

@@ -1,7 +1,9 @@
 package browser
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 )
 
 // TestURLPattern: globs and regexes match as Playwright's page.route reads
@@ -201,5 +204,81 @@ func TestRouteGoesWithPage(t *testing.T) {
 	}
 	if _, err := b.AddRoute(t.Context(), Route{Pattern: pattern, Page: p, Action: RouteAction{Abort: network.ErrorReasonFailed}}); err == nil {
 		t.Error("a route was added to a closed page")
+	}
+}
+
+// TestRoutesRelaunch: when Chrome dies, a page's route goes with the page,
+// and a route for a set of pages is armed on the new Chrome, where it acts
+// on the first page.
+func TestRoutesRelaunch(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t, Config{})
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "real") }))
+	defer site.Close()
+	old := b.Pages()[0]
+	if _, err := b.AddRoute(t.Context(), Route{Pattern: "**/page-route", Page: old, Action: RouteAction{Abort: network.ErrorReasonFailed}}); err != nil {
+		t.Fatal(err)
+	}
+	every, err := b.AddRoute(t.Context(), Route{Pattern: "**/mocked", Action: RouteAction{Fulfil: true, Body: []byte("mocked"), Headers: http.Header{"Content-Type": {"text/html"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	proc := chromedp.FromContext(b.members[0].launch.rootCtx).Browser.Process()
+	b.mu.Unlock()
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-old.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the page of a dead Chrome did not close")
+	}
+	p, err := b.Selected(t.Context()) // starts the new Chrome
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(b.routes.fetchPatterns()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead page's route is kept: %v", b.Routes(""))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := b.Routes(""); len(got) != 1 || got[0].ID != every.ID {
+		t.Fatalf("routes after the relaunch: %v, want %v alone", got, every)
+	}
+	if err := p.Navigate(t.Context(), site.URL+"/mocked", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalString(t, p, "() => document.body.textContent"); got != `"mocked"` {
+		t.Errorf("the relaunched Chrome's page shows %s, want the route's answer", got)
+	}
+}
+
+// TestRouteRoom: an owner's routes are bounded in number and in the bytes
+// of their bodies, each owner apart.
+func TestRouteRoom(t *testing.T) {
+	t.Parallel()
+	var rs routeSet
+	big := Route{Owner: "a", Action: RouteAction{Fulfil: true, Body: make([]byte, MaxRouteBody)}}
+	for range MaxRouteBodies / MaxRouteBody {
+		if err := rs.roomFor(big); err != nil {
+			t.Fatal(err)
+		}
+		rs.list = append(rs.list, &route{Route: big})
+	}
+	if err := rs.roomFor(big); err == nil || !strings.Contains(err.Error(), "remove some with unroute") {
+		t.Errorf("a body past the owner's bytes: %v", err)
+	}
+	if err := rs.roomFor(Route{Owner: "b", Action: big.Action}); err != nil {
+		t.Errorf("another owner's route: %v", err)
+	}
+	small := Route{Owner: "b", Action: RouteAction{Delay: time.Millisecond}}
+	for range MaxRoutes {
+		rs.list = append(rs.list, &route{Route: small})
+	}
+	if err := rs.roomFor(small); err != ErrTooManyRoutes {
+		t.Errorf("route %d of an owner: %v", MaxRoutes+1, err)
 	}
 }

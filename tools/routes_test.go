@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/policy"
 	"github.com/pagemux/pagemux/serve"
@@ -178,6 +179,34 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("the route of closed page %d is listed:\n%s", p, list)
 		}
 		e.fails(t, "route", map[string]any{"pageId": p, "pattern": "**/api/gone", "abort": "failed"})
+	})
+
+	t.Run("a route of one page waits for its lock, one of every page does not", func(t *testing.T) {
+		p := e.openPage(t, site.app("/api/ok"))
+		e.ok(t, "route", map[string]any{"pageId": p, "pattern": "**/api/hold", "delayMs": 1500})
+		held := make(chan result, 1)
+		go func() {
+			held <- e.callCtx(context.Background(), t, "evaluate_script", map[string]any{"pageId": p, "function": `() => fetch('/api/hold').then(r => r.text())`})
+		}()
+		// The script holds page p's lock while its request is delayed.
+		waitFor(t, "the delayed request", func() bool {
+			return strings.Contains(e.ok(t, "route_list", nil), "**/api/hold on page "+strconv.Itoa(p)+": delay 1.5s, then continue; hits: 1")
+		})
+		api := fmt.Sprintf("/api/lockless-%d", time.Now().UnixNano())
+		e.ok(t, "route", map[string]any{"pattern": "**" + api, "abort": "failed"})
+		e.ok(t, "unroute", map[string]any{"pattern": "**" + api})
+		select {
+		case r := <-held:
+			t.Fatalf("a route for every page waited for page %d's call: %v", p, r)
+		default:
+		}
+		// The wait notice says the call waited for the page's lock.
+		waited := mcptest.Call(t.Context(), e.client, "route", map[string]any{"pageId": p, "pattern": "**" + api, "abort": "failed"})
+		if waited.Err != nil || waited.IsError {
+			t.Fatalf("route: %v %s", waited.Err, waited.Text)
+		}
+		mustContain(t, waited.Text, fmt.Sprintf("ms for page %d", p))
+		mustContain(t, (<-held).text, "real /api/hold")
 	})
 
 	t.Run("bad input", func(t *testing.T) {
