@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +131,11 @@ func (s *Server) harSave() tool {
 			if err != nil {
 				return err
 			}
-			harAnswer(c, full, len(data), sel, st, a)
+			size := int64(len(data))
+			if fi, err := os.Stat(full); err == nil {
+				size = fi.Size() // what the file holds once secrets are masked
+			}
+			harAnswer(c, full, size, sel, st, a)
 			return nil
 		})
 	patchSchema(&t, map[string]map[string]any{
@@ -222,7 +227,7 @@ func (sel harSelection) comment(a *harSaveArgs) string {
 const maxListedMissing = 20
 
 // harAnswer says what was saved and what it lacks.
-func harAnswer(c *call, full string, size int, sel harSelection, st browser.HARStats, a *harSaveArgs) {
+func harAnswer(c *call, full string, size int64, sel harSelection, st browser.HARStats, a *harSaveArgs) {
 	c.resp.say("Saved the HAR of page %d to %s (%d bytes): %d requests, since %s.", c.page.ID, full, size, st.Entries, sel.since)
 	if sel.lost > 0 {
 		c.resp.say("%d requests of that span are no longer kept (pagemux keeps the current document and the %d before it, at most %d requests each) and are missing.", sel.lost, browser.PreservedDocuments, browser.BucketCap)

@@ -4,15 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/pagelock"
+	"github.com/pagemux/pagemux/secrets"
+	"github.com/pagemux/pagemux/serve"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -396,12 +401,32 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
+// harPIN is alice's secret in TestHARPDFIsolation.
+const harPIN = "har-pin-4711-0815"
+
+// newHAREnv is newIsoEnv's server (tokens alice and bob, a browser context
+// each) with a secret of alice's, ALICE_PIN.
+func newHAREnv(t *testing.T) *isoEnv {
+	t.Helper()
+	set, err := secrets.Parse(strings.NewReader("ALICE_PIN="+harPIN+"\n"), "alice.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := agents.New(agents.Owned)
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute},
+		Server: Options{Agents: reg, IsolateAgents: true, AgentSecrets: map[string]*secrets.Set{"alice": set}}})
+	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{Tokens: map[string]string{"alice": aliceSecret, "bob": bobSecret}}))
+	t.Cleanup(ts.Close)
+	return &isoEnv{testEnv: e, url: ts.URL, reg: reg}
+}
+
 // TestHARPDFIsolation: over HTTP, bob cannot record, save or print alice's
 // page, nor write where alice's files are or outside his workspace; his own
-// HAR holds none of alice's traffic.
+// HAR holds none of alice's traffic. A secret alice typed and posted shows
+// as its name in her HAR, and a page that shows it is not printed.
 func TestHARPDFIsolation(t *testing.T) {
 	t.Parallel()
-	e := newIsoEnv(t, pagelock.PerPage, false, 0)
+	e := newHAREnv(t)
 	alice, bob := e.as(t, aliceSecret, "har"), e.as(t, bobSecret, "har")
 	mine := newPageAs(t, alice, "/network.html?who=alice-private")
 	text, failed := use(t, alice, "har_save", map[string]any{"pageId": mine, "filename": "alice.har"})
@@ -469,5 +494,33 @@ func TestHARPDFIsolation(t *testing.T) {
 	}
 	if _, pdf := savedFile(t, text); !strings.HasPrefix(string(pdf), "%PDF-") {
 		t.Errorf("bob's PDF starts %.20q", pdf)
+	}
+
+	// Alice's secret, typed into a field and posted: her HAR names it, her
+	// PDF is refused while the page shows it.
+	form := newPageAs(t, alice, "/form.html")
+	snap, _ := use(t, alice, "take_snapshot", map[string]any{"pageId": form})
+	box := uidIn(t, snap, `textbox "Name"`)
+	if text, failed := use(t, alice, "fill", map[string]any{"pageId": form, "uid": box, "value": "${ALICE_PIN}"}); failed {
+		t.Fatal(text)
+	}
+	evalAs(t, alice, form, `async () => (await fetch("/net/echo", {method: "POST", body: "pin=" + document.getElementById("name").value})).text()`)
+	text, failed = use(t, alice, "har_save", map[string]any{"pageId": form, "filename": "secret.har"})
+	if failed {
+		t.Fatal(text)
+	}
+	_, har := savedFile(t, text)
+	if strings.Contains(string(har), harPIN) || !strings.Contains(string(har), "pin=${ALICE_PIN}") || !strings.Contains(string(har), "echo: pin=${ALICE_PIN}") {
+		t.Errorf("the HAR of a posted secret:\n%s", har)
+	}
+	text, failed = use(t, alice, "pdf_save", map[string]any{"pageId": form, "filename": "secret.pdf"})
+	if !failed || !strings.Contains(text, "shows the value of a secret") || strings.Contains(text, harPIN) {
+		t.Errorf("pdf_save of a page that shows a secret: failed=%v %s", failed, text)
+	}
+	if text, failed := use(t, alice, "fill", map[string]any{"pageId": form, "uid": box, "value": ""}); failed {
+		t.Fatal(text)
+	}
+	if text, failed := use(t, alice, "pdf_save", map[string]any{"pageId": form, "filename": "secret.pdf"}); failed {
+		t.Errorf("pdf_save once the secret is gone from the page: %s", text)
 	}
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,6 +55,9 @@ func (s *Server) pdfSave() tool {
 			if err != nil {
 				return err
 			}
+			if err := s.refuseSecretPrint(ctx, c.page); err != nil {
+				return err
+			}
 			n, err := writePDF(ctx, c.page, opts, full)
 			if err != nil {
 				if errors.Is(err, browser.ErrPDFRange) {
@@ -69,6 +73,39 @@ func (s *Server) pdfSave() tool {
 		"scale":  {"minimum": 0.1, "maximum": 2},
 	})
 	return t
+}
+
+// shownTextJS is what a print of the page would show as text: the main
+// document's title, text and the values of its fields (a password field
+// prints as dots).
+const shownTextJS = `() => {
+  const parts = [document.title, document.body ? document.body.innerText : ''];
+  for (const el of document.querySelectorAll('input, textarea, select')) {
+    if (el.type !== 'password' && el.type !== 'hidden') parts.push(el.value);
+  }
+  return parts.join('\n');
+}`
+
+// refuseSecretPrint refuses to print a page that shows the value of a
+// secret (--secrets): the masks that keep values out of answers and text
+// files cannot reach into a PDF's drawn text. It checks the main document
+// only; with no secrets it sends nothing.
+func (s *Server) refuseSecretPrint(ctx context.Context, p *browser.Page) error {
+	if s.masker == nil {
+		return nil
+	}
+	raw, err := p.Evaluate(ctx, shownTextJS, nil)
+	if err != nil {
+		return fmt.Errorf("check the page for secrets before printing: %w", err)
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return fmt.Errorf("check the page for secrets before printing: %w", err)
+	}
+	if s.masker.Mask(text) != text {
+		return &argError{fmt.Sprintf("page %d shows the value of a secret (in its text or a field), and a PDF would carry it where no mask reaches; clear it from the page (fill the field with \"\") or print another page", p.ID)}
+	}
+	return nil
 }
 
 // writePDF prints the page into the file at full, removing what it wrote
