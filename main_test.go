@@ -54,6 +54,14 @@ func TestParseFlags(t *testing.T) {
 			}
 			return ""
 		}},
+		{[]string{"--secrets=testdata/secrets-short.env"}, "--secrets: testdata/secrets-short.env:1 (SITE_PASSWORD): a secret needs at least 4 characters", nil},
+		{[]string{"--agent-secrets=bob=testdata/secrets.env"}, `"bob" names no --auth-token`, nil},
+		{[]string{"--http=127.0.0.1:0", "--auth-token=bob=s3cret-token", "--agent-secrets=bob=testdata/secrets.env", "--secrets=testdata/secrets.env"}, "", func(c *config) string {
+			if c.secrets.all.Len() != 1 || c.secrets.byToken["bob"].Len() != 1 {
+				return fmt.Sprintf("secrets %v, by token %v", c.secrets.all.Names(), c.secrets.byToken)
+			}
+			return ""
+		}},
 		{[]string{"--snapshot-source=dom"}, `--snapshot-source "dom": want auto, page or chrome`, nil},
 		{[]string{"--snapshot-source=chrome"}, "", func(c *config) string {
 			if c.browser.SnapshotSource != "chrome" {
