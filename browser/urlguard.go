@@ -266,8 +266,10 @@ func (b *Browser) fetchPatterns() []*fetch.RequestPattern {
 // policy's), a request to an endpoint of pagemux or Chrome, one to an
 // origin that gets headers, which go on with them, or one a route's pattern
 // matches. The policy judges first, and every request a route covers: a
-// route never makes a refused URL load. The policy does not judge the
-// subresources it never paused for.
+// route never makes a refused URL load. A subresource that pauses only for
+// a route's pattern is judged too (one of another page included, as
+// Chrome's patterns cannot name a page); the policy does not judge the
+// subresources that never pause.
 func (b *Browser) decide(l *launch, ev *fetch.EventRequestPaused) {
 	ctx, cancel := context.WithTimeout(l.rootCtx, guardTimeout)
 	defer cancel()

@@ -158,6 +158,17 @@ func TestRoutes(t *testing.T) {
 		}
 	})
 
+	t.Run("a page's route covers its frames", func(t *testing.T) {
+		p := e.openPage(t, site.app("/api/ok"))
+		e.ok(t, "route", map[string]any{"pageId": p, "pattern": "**/api/in-frame", "body": "mocked in the frame"})
+		got := e.eval(t, p, `async () => {
+			const f = document.createElement('iframe');
+			await new Promise(loaded => { f.onload = loaded; f.src = '/api/frame-doc'; document.body.append(f) });
+			return f.contentWindow.fetch('/api/in-frame').then(r => r.text());
+		}`)
+		mustContain(t, got, "mocked in the frame")
+	})
+
 	t.Run("a route for every page covers pages opened later", func(t *testing.T) {
 		// A path of this test's own: on stdio the route covers every page,
 		// those of the tests running beside it too.
