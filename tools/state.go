@@ -711,6 +711,11 @@ type setStorageStateArgs struct {
 	Filename string `json:"filename" jsonschema:"The storage state file to restore, in your workspace: one storage_state saved, or Playwright's storageState() wrote."`
 }
 
+// maxStateFile bounds a storage state file set_storage_state reads: a
+// browser's localStorage is at most 10 MiB an origin, and a file is a few
+// origins'.
+const maxStateFile = 64 << 20
+
 // setStorageState is set_storage_state: a state file restored into the
 // context.
 func (s *Server) setStorageState() tool {
@@ -719,6 +724,9 @@ func (s *Server) setStorageState() tool {
 			path, err := s.files.input(ctx, a.Filename)
 			if err != nil {
 				return err
+			}
+			if fi, err := os.Stat(path); err == nil && fi.Size() > maxStateFile {
+				return &argError{fmt.Sprintf("%s is %d bytes, past the %d MiB a storage state may have: give the file storage_state saved", a.Filename, fi.Size(), maxStateFile>>20)}
 			}
 			b, err := os.ReadFile(path)
 			if err != nil {

@@ -336,6 +336,13 @@ func TestStorageStateRoundTrip(t *testing.T) {
 		}
 	}
 	mustContain(t, failedText(use(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "missing.json"})), "cannot read")
+	huge, err := os.Create(filepath.Join(filepath.Dir(probe), "huge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge.Truncate(maxStateFile + 1)
+	huge.Close()
+	mustContain(t, failedText(use(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "huge.json"})), "past the 64 MiB")
 }
 
 // writeState writes a storage state file, as an agent's user would.
