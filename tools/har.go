@@ -85,7 +85,7 @@ func (s *Server) harStart() tool {
 type harSaveArgs struct {
 	pageArg
 	Filename                 string `json:"filename,omitempty" jsonschema:"File name to save the HAR to, a path relative to the workspace (its first root) or absolute inside it. Defaults to page-{timestamp}.har."`
-	Since                    string `json:"since,omitempty" jsonschema:"Which requests: \"start\" (those since har_start on this page), \"document\" (those of the page's current document; with includePreservedRequests those of the 3 documents before it too), or a reqid from list_network_requests (that request and every later one). Defaults to \"start\" after har_start, else \"document\"."`
+	Since                    string `json:"since,omitempty" jsonschema:"Which requests: \"start\" (those since har_start on this page), \"document\" (those of the page's current document; with includePreservedRequests those of the 3 documents before it too), or a reqid from list_network_requests (that request and every later one). Defaults to \"start\" after har_start (unless includePreservedRequests is set), else \"document\"."`
 	IncludePreservedRequests bool   `json:"includePreservedRequests,omitempty" jsonschema:"With since \"document\": also the requests of the 3 documents before the current one."`
 	Content                  string `json:"content,omitempty" jsonschema:"\"embed\" (default) puts each response body Chrome still holds into the HAR, text as is and binary as base64, cut at maxBodySize; \"omit\" leaves response bodies out. Request bodies are always included."`
 	MaxBodySize              int    `json:"maxBodySize,omitempty" jsonschema:"The most bytes of one body the HAR keeps; longer ones are cut, with a comment saying so. Default 1048576 (1 MiB), at most 10485760."`
@@ -175,7 +175,7 @@ func (s *Server) harSelection(ctx context.Context, c *call, a *harSaveArgs) (har
 	mark, marked := s.harMarks.get(s.markKey(ctx, c), c.page)
 	if since == "" {
 		since = "document"
-		if marked {
+		if marked && !a.IncludePreservedRequests {
 			since = "start"
 		}
 	}

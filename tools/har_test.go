@@ -300,6 +300,13 @@ func TestHARSave(t *testing.T) {
 		}
 	}
 
+	// includePreservedRequests asks for documents, har_start or not.
+	kept := e.ok(t, "har_save", map[string]any{"pageId": id, "filename": dir + "/kept.har", "includePreservedRequests": true})
+	mustContain(t, kept, "since the current document and those kept before it.")
+	if _, ok := byPath(readHAR(t, schema, kept))["/network.html"]; !ok {
+		t.Errorf("includePreservedRequests after har_start lacks the first document:\n%s", kept)
+	}
+
 	// Bad input.
 	fresh := e.openPage(t, "/page2.html")
 	for _, tt := range []struct {
