@@ -142,7 +142,10 @@ func TestCookieTools(t *testing.T) {
 	if got := e.eval(t, p, "() => document.cookie"); got != `""` {
 		t.Errorf("after cookie_delete the page reads %s", got)
 	}
-	mustContain(t, e.ok(t, "cookie_clear", page), "Deleted 1 cookie")
+	// A partitioned cookie (CHIPS) of a top-level site.
+	e.ok(t, "cookie_set", with(map[string]any{"name": "chip", "value": "c", "domain": "127.0.0.1", "secure": true, "partitionKey": "https://top.test/"}))
+	mustContain(t, e.ok(t, "cookie_get", with(map[string]any{"name": "chip"})), "chip=c; Domain=127.0.0.1; Path=/; Session; Secure", "Partitioned=https://top.test")
+	mustContain(t, e.ok(t, "cookie_clear", page), "Deleted 2 cookies")
 	mustContain(t, e.ok(t, "cookie_list", page), "No cookies.")
 
 	for _, tt := range []struct {
