@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/audits"
+	"github.com/pagemux/pagemux/internal/jsonstr"
 
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
@@ -200,7 +201,7 @@ func boundObject(o *runtime.RemoteObject) *runtime.RemoteObject {
 	cp := *o
 	cp.Description = cutKept(o.Description)
 	if isString {
-		cp.Value = []byte(quote(cutKept(s)))
+		cp.Value = []byte(jsonstr.Quote(cutKept(s), false))
 	}
 	return &cp
 }
@@ -414,7 +415,7 @@ func FormatValue(o *runtime.RemoteObject) string {
 	switch o.Type {
 	case runtime.RemoteObjectTypeString:
 		s, _ := stringValue(o)
-		return quote(s)
+		return jsonstr.Quote(s, false)
 	case runtime.RemoteObjectTypeUndefined:
 		return "undefined"
 	case runtime.RemoteObjectTypeNumber, runtime.RemoteObjectTypeBigint:
@@ -467,7 +468,7 @@ func formatPreview(p *runtime.ObjectPreview) string {
 		if array {
 			parts = append(parts, v)
 		} else {
-			parts = append(parts, quote(prop.Name)+":"+v)
+			parts = append(parts, jsonstr.Quote(prop.Name, false)+":"+v)
 		}
 	}
 	for _, e := range p.Entries {
@@ -498,7 +499,7 @@ func formatProperty(prop *runtime.PropertyPreview) string {
 	}
 	switch prop.Type {
 	case runtime.PropertyPreviewTypeString:
-		return quote(prop.Value)
+		return jsonstr.Quote(prop.Value, false)
 	case runtime.PropertyPreviewTypeFunction:
 		return "ƒ"
 	case runtime.PropertyPreviewTypeAccessor:
@@ -509,15 +510,6 @@ func formatProperty(prop *runtime.PropertyPreview) string {
 		}
 	}
 	return prop.Value
-}
-
-// quote is JSON string quoting without HTML escapes.
-func quote(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // maxArgJSON bounds the JSON of one argument read whole.

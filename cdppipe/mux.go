@@ -11,12 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pagemux/pagemux/cdpcbor"
+	"github.com/pagemux/pagemux/internal/jsonstr"
 )
 
 // Options say how a Mux treats the pipe it sits in. The zero value is a
@@ -433,13 +433,13 @@ func (b *bigMessage) replacement(log *slog.Logger, limit int) []byte {
 	sid := messageSession(b.tail)
 	session := ""
 	if sid != "" {
-		session = `,"sessionId":` + quote(sid)
+		session = `,"sessionId":` + jsonstr.Quote(sid, false)
 	}
 	if id, state := parseAnswerPrefix(b.head); state == prefixAnswer {
 		log.Warn("devtools pipe: an answer from chrome is over the limit; the command fails", "id", id, "bytes", b.size, "limit", limit)
 		text := fmt.Sprintf("Chrome's answer is %s, over the %s that pagemux takes from Chrome in one message, so pagemux dropped it: ask for a smaller part at a time",
 			sizeText(b.size), sizeText(int64(limit)))
-		return fmt.Appendf(nil, `{"id":%d,"error":{"code":%d,"message":%s}%s}`, id, tooBigCode, quote(text), session)
+		return fmt.Appendf(nil, `{"id":%d,"error":{"code":%d,"message":%s}%s}`, id, tooBigCode, jsonstr.Quote(text, false), session)
 	}
 	method := eventMethod(b.head)
 	log.Warn("devtools pipe: an event from chrome is over the limit; dropped", "method", method, "bytes", b.size, "limit", limit)
@@ -448,7 +448,7 @@ func (b *bigMessage) replacement(log *slog.Logger, limit int) []byte {
 	}
 	text := fmt.Sprintf("pagemux dropped a console message of %s here: it is over the %s that pagemux takes from Chrome in one message", sizeText(b.size), sizeText(int64(limit)))
 	return fmt.Appendf(nil, `{"method":"Runtime.consoleAPICalled","params":{"type":"warning","args":[{"type":"string","value":%s}],"executionContextId":0,"timestamp":%d}%s}`,
-		quote(text), time.Now().UnixMilli(), session)
+		jsonstr.Quote(text, false), time.Now().UnixMilli(), session)
 }
 
 // eventMethod reads the method at the start of an event, `{"method":"…"`.
@@ -472,16 +472,6 @@ func sizeText(n int64) string {
 		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
-}
-
-// quote is JSON string quoting without HTML escapes (as package browser's
-// console text quotes).
-func quote(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // skipMessage reads one message away without keeping it.

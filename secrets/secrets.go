@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -21,6 +20,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pagemux/pagemux/internal/jsonstr"
 )
 
 // MinLength is the shortest value a secret may have: a shorter one would
@@ -267,16 +268,10 @@ func latin1(v string) string {
 	return string(rs)
 }
 
-// jsonInner is v in a JSON string, without its quotes: with & < > escaped
-// as Go writes them, or as they are, as JavaScript's JSON.stringify
-// writes them.
+// jsonInner is v in a JSON string, without its quotes.
 func jsonInner(v string, escapeHTML bool) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(escapeHTML)
-	_ = enc.Encode(v) // a string always encodes
-	js := bytes.TrimSpace(b.Bytes())
-	return string(js[1 : len(js)-1])
+	q := jsonstr.Quote(v, escapeHTML)
+	return q[1 : len(q)-1]
 }
 
 // Mask returns text with every secret shown as ${NAME}.
