@@ -307,6 +307,9 @@ func TestStorageStateRoundTrip(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	writeState(t, handed, string(data))
 	mustContain(t, useOK(t, bob, "set_storage_state", map[string]any{"pageId": b, "filename": "from-alice.json"}), "Restored 1 cookie and 1 localStorage item of 1 origin")
+	if got := evalAs(t, bob, b, "() => localStorage.getItem('token')"); !strings.Contains(got, `"t0k3n-alice"`) {
+		t.Errorf("bob's page on the origin does not read the restored token at once: %s", got)
+	}
 	useOK(t, bob, "navigate_page", map[string]any{"pageId": b, "url": site.URL + "/app"})
 	mustContain(t, useOK(t, bob, "take_snapshot", map[string]any{"pageId": b}), "Signed in as alice", "token ok")
 
