@@ -123,17 +123,9 @@ func (s *Server) harSave() tool {
 			if err != nil {
 				return err
 			}
-			data, err := json.MarshalIndent(h, "", "  ")
-			if err != nil {
-				return fmt.Errorf("encode the HAR: %w", err)
-			}
-			full, err := s.files.write(ctx, name, data)
+			full, size, err := s.writeHAR(ctx, name, h)
 			if err != nil {
 				return err
-			}
-			size := int64(len(data))
-			if fi, err := os.Stat(full); err == nil {
-				size = fi.Size() // what the file holds once secrets are masked
 			}
 			harAnswer(c, full, size, sel, st, a)
 			return nil
@@ -143,6 +135,24 @@ func (s *Server) harSave() tool {
 		"maxBodySize": {"minimum": 1, "maximum": maxHARBodyArg},
 	})
 	return t
+}
+
+// writeHAR saves the archive to a checked path of the workspace and returns
+// where it went and its size as written (secrets masked, files.go).
+func (s *Server) writeHAR(ctx context.Context, name string, h *browser.HAR) (string, int64, error) {
+	data, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return "", 0, fmt.Errorf("encode the HAR: %w", err)
+	}
+	full, err := s.files.write(ctx, name, data)
+	if err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(full)
+	if err != nil {
+		return "", 0, fmt.Errorf("read back %s: %w", full, err)
+	}
+	return full, fi.Size(), nil
 }
 
 // checkHARArgs refuses what the schema lets through.
