@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pagemux/pagemux/pagelock"
@@ -71,6 +72,24 @@ func TestPDFSave(t *testing.T) {
 		if pages != tt.pages || !near(w, tt.w) || !near(h, tt.h) {
 			t.Errorf("%v: %d pages of %vx%v pt, want %d of %vx%v", tt.args, pages, w, h, tt.pages, tt.w, tt.h)
 		}
+	}
+
+	// A PDF of several MiB comes over in chunks (IO.read), whole: an image
+	// of noise, which no compression shrinks.
+	big := e.openPage(t, "/page2.html")
+	e.eval(t, big, `async () => {
+		const c = document.createElement('canvas'); c.width = c.height = 1200;
+		const ctx = c.getContext('2d'); const img = ctx.createImageData(1200, 1200);
+		for (let i = 0; i < img.data.length; i += 65536) crypto.getRandomValues(img.data.subarray(i, i + 65536));
+		for (let i = 3; i < img.data.length; i += 4) img.data[i] = 255;
+		ctx.putImageData(img, 0, 0);
+		const el = new Image(); el.src = c.toDataURL(); await el.decode(); el.style.width = '6in'; document.body.append(el);
+		return el.naturalWidth;
+	}`)
+	large := e.ok(t, "pdf_save", map[string]any{"pageId": big, "filename": dir + "/large.pdf"})
+	_, data := savedFile(t, large)
+	if len(data) < 2<<20 || !strings.HasPrefix(string(data), "%PDF-") || !strings.Contains(string(data[len(data)-32:]), "%%EOF") {
+		t.Errorf("a large PDF: %d bytes, starts %q, ends %q", len(data), data[:8], data[len(data)-32:])
 	}
 
 	// Bad input: Chrome's refusals of ranges made clear, the rest before
