@@ -99,6 +99,9 @@ type Reservation struct {
 	w *waiter // nil when g was complete at once
 }
 
+// Keys are the locks the reservation waits for, in locking order.
+func (r *Reservation) Keys() []Key { return r.g.Keys() }
+
 // Reserve takes the call's place in the queue of every lock the request's
 // keys map to, all in one step, and returns without waiting for them. A call reserved later
 // never gets one of these locks before this one. This lets a caller fix the

@@ -103,6 +103,8 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), nil
 	}
 	defer unbind()
+	obs := s.observe(ctx, t.def.Name, args)    // observe.go
+	defer func() { obs.end(ctx, res, page) }() // a call that ended before its handler
 	// The handler's arguments have the agent's secrets in place of their
 	// names; the rules, logs and records see the names.
 	handlerArgs, err := s.expandSecrets(ctx, t.def.Name, args) // secrets.go
@@ -124,6 +126,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	}
 	defer release()
 	defer func() { s.ruleEnd(ctx, rc, res, page) }() // rules.go
+	obs.queued(page, keyNames(r.Keys()))
 	ticket.Admit()
 	progressFrom(ctx).phase("waiting for its locks")
 	g, err := r.Wait()
@@ -134,6 +137,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(s.redactErr(ctx, err)), page // agents.go
 	}
 	defer g.Release()
+	obs.started(g.Waited())
 	ctx, hold, err := s.holdInCluster(ctx, t, page, g.Keys()) // cluster.go
 	if err != nil {
 		return toolError(err), page
@@ -165,7 +169,9 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 	} else {
 		s.log.Debug("tool call runs", "tool", t.def.Name)
 	}
-	return s.withAnswer(c, s.runBounded(ctx, t, c, g, w)), page // answers.go
+	res = s.withAnswer(c, s.runBounded(ctx, t, c, g, w)) // answers.go
+	obs.end(ctx, res, page)                              // holding the locks
+	return res, page
 }
 
 // lockAgent is who a call waits as in the lock queues (pagelock.Request.Agent):

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,7 +18,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/secrets"
@@ -127,10 +131,11 @@ func TestSecrets(t *testing.T) {
 	masker := secrets.NewMasker(aliceSet, bobSet)
 	log := slog.New(secrets.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), masker))
 	ws := t.TempDir()
+	rec := &recorder{}
 	reg := agents.New(agents.Owned)
 	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute},
 		Server: Options{Agents: reg, IsolateAgents: true, Log: log, Workspaces: []string{ws},
-			AgentSecrets: map[string]*secrets.Set{"alice": aliceSet, "bob": bobSet}}})
+			AgentSecrets: map[string]*secrets.Set{"alice": aliceSet, "bob": bobSet}, Observers: []Observer{rec}}})
 	ts := httptest.NewServer(serve.NewHTTP(e.srv.MCP(), serve.HTTPOptions{
 		Tokens: map[string]string{"alice": aliceSecret, "bob": bobSecret}}))
 	t.Cleanup(ts.Close)
@@ -219,7 +224,8 @@ func TestSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := strings.Join(answers, "\n") + string(files) + logs.String()
+	all := strings.Join(answers, "\n") + string(files) + logs.String() + rec.String()
+	rec.check(t)
 	for _, leak := range []string{alicePassword, url.QueryEscape(alicePassword), "Pa55 w", "w\\u0026rd", bobToken} {
 		if strings.Contains(all, leak) {
 			i := strings.Index(all, leak)
@@ -228,5 +234,80 @@ func TestSecrets(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(answers, "\n"), "${ALICE_PASSWORD}") || !bytes.Contains(files, []byte("${ALICE_PASSWORD}")) {
 		t.Errorf("the answers do not show ${ALICE_PASSWORD} where the value was:\n%s", strings.Join(answers, "\n"))
+	}
+}
+
+// recorder is an Observer that keeps what it saw, as a session record
+// would: each call's events, and the page's title as the call left it.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+	calls  map[uint64][]string
+}
+
+func (r *recorder) add(id uint64, ev string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[uint64][]string{}
+	}
+	r.calls[id] = append(r.calls[id], ev)
+	r.events = append(r.events, ev)
+}
+
+func (r *recorder) Queued(c CallInfo) { r.add(c.ID, "queued "+c.Tool+" "+strings.Join(c.Locks, ",")) }
+func (r *recorder) Started(c CallInfo) {
+	r.add(c.ID, "started "+c.Tool+" "+string(c.Args))
+}
+func (r *recorder) Ended(ctx context.Context, e CallEnd, page *browser.Page) {
+	text := ""
+	for _, c := range e.Result.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	after := ""
+	if page != nil && !page.Closed() {
+		// The page as the call left it, read under the call's locks.
+		snap, err := page.Snapshot(ctx, false)
+		if err != nil {
+			after = "snapshot failed: " + err.Error()
+		} else {
+			after = e.Mask(snap.Text)
+		}
+	}
+	r.add(e.ID, fmt.Sprintf("ended %s %s %s | %s", e.Tool, e.Outcome, text, after))
+}
+
+func (r *recorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.events, "\n")
+}
+
+// check: every call that queued started and ended, in that order, and a
+// fill's record names the secret and shows the page after it.
+func (r *recorder) check(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fills := 0
+	for id, evs := range r.calls {
+		last := evs[len(evs)-1]
+		if !strings.HasPrefix(last, "ended ") {
+			t.Errorf("call %d did not end last: %q", id, evs)
+		}
+		if len(evs) == 3 && (!strings.HasPrefix(evs[0], "queued ") || !strings.HasPrefix(evs[1], "started ")) {
+			t.Errorf("call %d: events out of order: %q", id, evs)
+		}
+		if strings.HasPrefix(evs[0], "queued fill page ") && strings.Contains(evs[1], `"${ALICE_PASSWORD}"`) {
+			fills++
+			if !strings.Contains(last, `textbox "Password"`) {
+				t.Errorf("call %d: no snapshot of the page after the fill: %q", id, last)
+			}
+		}
+	}
+	if fills == 0 {
+		t.Errorf("no fill of ${ALICE_PASSWORD} was observed:\n%s", strings.Join(r.events, "\n"))
 	}
 }

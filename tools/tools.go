@@ -45,6 +45,7 @@ type Server struct {
 	secrets      *secrets.Set
 	agentSecrets map[string]*secrets.Set
 	masker       *secrets.Masker
+	observers    []Observer // observe.go
 	// maxHold bounds a hold across calls (a trace, a screencast): see
 	// holds.go. holdLimits, nil by default, is the seam by which the action
 	// rules give an agent a limit of its own: when set, holdLimit asks it
@@ -140,6 +141,9 @@ type Options struct {
 	// agents. Every agent's values are masked in every answer.
 	Secrets      *secrets.Set
 	AgentSecrets map[string]*secrets.Set
+	// Observers see every call go by (observe.go): the live view, the
+	// session records.
+	Observers []Observer
 }
 
 // New registers every tool on a new MCP server. It does not start Chrome: the
@@ -155,7 +159,8 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	}
 	s := &Server{browser: b, locks: locks, log: log, files: files, toolTimeout: opts.ToolTimeout, onCall: opts.OnCall, maxOutput: opts.MaxOutput,
 		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents, snapshotMode: opts.SnapshotMode,
-		rules: opts.Rules, onDecision: opts.OnDecision, secrets: opts.Secrets, agentSecrets: opts.AgentSecrets}
+		rules: opts.Rules, onDecision: opts.OnDecision, secrets: opts.Secrets, agentSecrets: opts.AgentSecrets,
+		observers: opts.Observers}
 	sets := []*secrets.Set{opts.Secrets}
 	for _, set := range opts.AgentSecrets {
 		sets = append(sets, set)
