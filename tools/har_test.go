@@ -531,3 +531,27 @@ func TestHARPDFIsolation(t *testing.T) {
 		t.Errorf("pdf_save once the secret is gone from the page: %s", text)
 	}
 }
+
+// TestHARNotes: what a HAR and its answer say it lacks: requests the
+// collector dropped, a late start, bodies left out; and a long list of
+// reqids cut.
+func TestHARNotes(t *testing.T) {
+	sel := harSelection{since: "reqid=5", lost: 3, partial: true}
+	got := sel.comment(&harSaveArgs{Content: "omit"})
+	for _, want := range []string{"(requests since reqid=5)", "the 3 before it, at most 1000 each", "3 requests of this span are missing",
+		"Recording began after a document here had started", `Response bodies were left out (content "omit").`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in the comment %q", want, got)
+		}
+	}
+	if got := (harSelection{since: "the current document"}).comment(&harSaveArgs{}); strings.Contains(got, "missing") || strings.Contains(got, "left out") {
+		t.Errorf("a complete HAR's comment: %q", got)
+	}
+	ids := make([]int, maxListedMissing+5)
+	for i := range ids {
+		ids[i] = i + 1
+	}
+	if got := reqidList(ids); !strings.HasPrefix(got, "reqid=1, reqid=2,") || !strings.HasSuffix(got, fmt.Sprintf("reqid=%d, and 5 more", maxListedMissing)) {
+		t.Errorf("reqidList: %s", got)
+	}
+}
