@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/secrets"
+	"github.com/pagemux/pagemux/storagestate"
 )
 
 // Secrets (--secrets): an agent writes ${NAME} where a tool types or stores
@@ -21,15 +22,15 @@ import (
 // fields of each that may hold one bare (the whole value a secret's name).
 // Every string in their arguments may hold ${NAME}.
 var secretTools = map[string][]string{
-	"fill":                {"value"},
-	"fill_form":           {"value"},
-	"type_text":           {"text"},
-	"cookie_set":          {"value"},
-	"localstorage_set":    {"value"},
-	"sessionstorage_set":  {"value"},
-	"route":               {"body"},
-	"set_storage_state":   nil,
-	"handle_dialog":       {"promptText"},
+	"fill":               {"value"},
+	"fill_form":          {"value"},
+	"type_text":          {"text"},
+	"cookie_set":         {"value"},
+	"localstorage_set":   {"value"},
+	"sessionstorage_set": {"value"},
+	"route":              {"body"},
+	"set_storage_state":  nil, // and the file's values: expandState
+	"handle_dialog":      {"promptText"},
 }
 
 // secretsFor is the set the agent of ctx names secrets from.
@@ -114,4 +115,33 @@ func (s *Server) maskResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 		}
 	}
 	return res
+}
+
+// expandState puts the agent's secrets in the cookie and localStorage
+// values of a storage state file set_storage_state reads. A file
+// storage_state saved shows ${NAME} where a value was (the workspace masks
+// what it writes), so it restores as it was, for an agent with that
+// secret.
+func (s *Server) expandState(ctx context.Context, st *storagestate.State) error {
+	set := s.secretsFor(ctx)
+	if set.Len() == 0 {
+		return nil
+	}
+	for i, c := range st.Cookies {
+		v, err := set.Expand(c.Value, false)
+		if err != nil {
+			return &argError{fmt.Sprintf("cookies[%d] (%s): %v", i, c.Name, err)}
+		}
+		st.Cookies[i].Value = v
+	}
+	for _, o := range st.Origins {
+		for j, it := range o.LocalStorage {
+			v, err := set.Expand(it.Value, false)
+			if err != nil {
+				return &argError{fmt.Sprintf("origins %s localStorage %s: %v", o.Origin, it.Name, err)}
+			}
+			o.LocalStorage[j].Value = v
+		}
+	}
+	return nil
 }

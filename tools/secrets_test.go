@@ -194,6 +194,27 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("$${NAME} did not type ${NAME}: %s", v)
 	}
 
+	// Stored values and route bodies take names too; a storage state file
+	// keeps ${NAME} and restores the value.
+	call(alice, "localstorage_set", map[string]any{"pageId": page, "key": "tok", "value": "${ALICE_PASSWORD}"})
+	call(alice, "cookie_set", map[string]any{"pageId": page, "name": "sid", "value": "${ALICE_PASSWORD}"})
+	call(alice, "cookie_list", map[string]any{"pageId": page})
+	call(alice, "localstorage_list", map[string]any{"pageId": page})
+	call(alice, "storage_state", map[string]any{"pageId": page, "filename": "alice-state.json"})
+	call(alice, "cookie_clear", map[string]any{"pageId": page})
+	call(alice, "localstorage_clear", map[string]any{"pageId": page})
+	call(alice, "set_storage_state", map[string]any{"pageId": page, "filename": "alice-state.json"})
+	call(alice, "route", map[string]any{"pageId": page, "pattern": "**/mocked", "body": "${ALICE_PASSWORD}", "contentType": "text/plain"})
+	call(alice, "route_list", nil)
+	call(alice, "evaluate_script", map[string]any{"pageId": page, "function": `async () => {
+		const mocked = await (await fetch('/mocked')).text();
+		const cookie = document.cookie.split('; ').find(c => c.startsWith('sid=')).slice(4);
+		await fetch('/get?restored=' + encodeURIComponent(localStorage.getItem('tok')) + '&cookie=' + cookie + '&mocked=' + encodeURIComponent(mocked));
+		return 'sent';
+	}`})
+	enc := strings.ReplaceAll(url.QueryEscape(alicePassword), "+", "%20")
+	site.received(t, "restored="+enc, "&mocked="+enc)
+
 	// Attacks: a name of another agent's file is unknown to this one, and
 	// its error lists this agent's names only.
 	text, failed = use(t, alice, "fill", map[string]any{"pageId": page, "uid": box, "value": "${BOB_TOKEN}"})
@@ -216,13 +237,20 @@ func TestSecrets(t *testing.T) {
 	call(bob, "fill", map[string]any{"pageId": bobPage, "uid": uidIn(t, snap, `textbox "Password"`), "value": "${BOB_TOKEN}"})
 	call(bob, "evaluate_script", map[string]any{"pageId": bobPage, "function": "() => document.getElementById('pw').value + ' and ' + btoa(document.getElementById('pw').value)"})
 
-	written, _ := filepath.Glob(filepath.Join(ws, "*", "alice-snap.txt"))
-	if len(written) != 1 {
-		t.Fatalf("the snapshot file is not in alice's workspace: %v", written)
-	}
-	files, err := os.ReadFile(written[0])
-	if err != nil {
-		t.Fatal(err)
+	var files []byte
+	for _, name := range []string{"alice-snap.txt", "alice-state.json"} {
+		written, _ := filepath.Glob(filepath.Join(ws, "*", name))
+		if len(written) != 1 {
+			t.Fatalf("%s is not in alice's workspace: %v", name, written)
+		}
+		b, err := os.ReadFile(written[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("${ALICE_PASSWORD}")) {
+			t.Errorf("%s does not show ${ALICE_PASSWORD}: %s", name, b)
+		}
+		files = append(files, b...)
 	}
 	all := strings.Join(answers, "\n") + string(files) + logs.String() + rec.String()
 	rec.check(t)
@@ -232,7 +260,7 @@ func TestSecrets(t *testing.T) {
 			t.Errorf("%q shows in what pagemux answered, wrote or logged: …%s…", leak, all[max(0, i-200):min(len(all), i+100)])
 		}
 	}
-	if !strings.Contains(strings.Join(answers, "\n"), "${ALICE_PASSWORD}") || !bytes.Contains(files, []byte("${ALICE_PASSWORD}")) {
+	if !strings.Contains(strings.Join(answers, "\n"), "${ALICE_PASSWORD}") {
 		t.Errorf("the answers do not show ${ALICE_PASSWORD} where the value was:\n%s", strings.Join(answers, "\n"))
 	}
 }

@@ -736,6 +736,9 @@ func (s *Server) setStorageState() tool {
 			if err != nil {
 				return &argError{fmt.Sprintf("%s: %v", a.Filename, err)}
 			}
+			if err := s.expandState(ctx, st); err != nil { // secrets.go
+				return fmt.Errorf("%s: %w", a.Filename, err)
+			}
 			return s.restoreState(ctx, c, st)
 		})
 	patchSchema(&t, map[string]map[string]any{"filename": {"minLength": 1}})
