@@ -371,14 +371,19 @@ func TestRoutesAgents(t *testing.T) {
 	})
 
 	t.Run("bodyFile is read from the workspace only", func(t *testing.T) {
-		ok(alice, "take_screenshot", map[string]any{"pageId": ap, "filePath": "shot.png"})
+		shot := regexp.MustCompile(`/\S*shot\.png`).FindString(ok(alice, "take_screenshot", map[string]any{"pageId": ap, "filePath": "shot.png"}))
+		if shot == "" {
+			t.Fatal("take_screenshot did not say where it saved shot.png")
+		}
 		ok(alice, "route", map[string]any{"pattern": "**/api/image", "bodyFile": "shot.png", "contentType": "image/png"})
 		got := evalAs(t, alice, ap, `() => fetch('/api/image').then(r => r.blob()).then(b => b.type + ' ' + b.size)`)
 		m := regexp.MustCompile(`image/png (\d+)`).FindStringSubmatch(got)
 		if m == nil || m[1] == "0" {
 			t.Errorf("the route's file did not come back: %s", got)
 		}
-		mustContain(t, fails(bob, "route", map[string]any{"pattern": "**/x", "bodyFile": "/etc/passwd"}), "/etc/passwd")
+		mustContain(t, fails(bob, "route", map[string]any{"pattern": "**/x", "bodyFile": "/etc/passwd"}), `path "/etc/passwd" is outside the allowed roots`)
+		// Alice's file, by the path her answer gave, is out of bob's reach.
+		mustContain(t, fails(bob, "route", map[string]any{"pattern": "**/x", "bodyFile": shot}), "is outside the allowed roots")
 	})
 
 	t.Run("alice's routes go when her session ends", func(t *testing.T) {
