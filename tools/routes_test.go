@@ -326,6 +326,21 @@ func TestRoutesAgents(t *testing.T) {
 	waitText(alice, ap, "api says alice's mock")
 	waitText(bob, bp, "api failed")
 
+	t.Run("at the same time on the same URL, each gets their own route's", func(t *testing.T) {
+		fetches := `() => Promise.all([1, 2, 3, 4, 5].map(() => fetch('/api/shared').then(r => r.text(), e => 'failed'))).then(a => a.join('|'))`
+		var wg sync.WaitGroup
+		var aliceGot, bobGot mcptest.Result
+		wg.Go(func() {
+			aliceGot = mcptest.Call(t.Context(), alice, "evaluate_script", map[string]any{"pageId": ap, "function": fetches})
+		})
+		wg.Go(func() {
+			bobGot = mcptest.Call(t.Context(), bob, "evaluate_script", map[string]any{"pageId": bp, "function": fetches})
+		})
+		wg.Wait()
+		mustContain(t, aliceGot.Text, strings.Repeat("alice's mock|", 4)+"alice's mock")
+		mustContain(t, bobGot.Text, "failed|failed|failed|failed|failed")
+	})
+
 	t.Run("a page alice opens later, and her popup, are hers", func(t *testing.T) {
 		later := openAs(t, alice, site.app("/api/shared"))
 		waitText(alice, later, "api says alice's mock")
