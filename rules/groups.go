@@ -42,6 +42,8 @@ var Groups = map[string][]string{
 	"audits": {"lighthouse_audit", "performance_start_trace", "performance_stop_trace", "performance_analyze_insight",
 		"take_heapsnapshot", "screencast_start", "screencast_stop", "har_start", "har_save"},
 	"emulation": {"emulate", "resize_page"},
+	// routes: the network routes that mock, fail, delay or change requests.
+	"routes": {"route", "route_list", "unroute"},
 	// storage: the cookies, web storage and storage state of a page's browser context.
 	"storage": {"cookie_list", "cookie_get", "cookie_set", "cookie_delete", "cookie_clear",
 		"localstorage_list", "localstorage_get", "localstorage_set", "localstorage_delete", "localstorage_clear",
