@@ -299,7 +299,9 @@ func BuildHAR(o HAROptions, reqBodies, respBodies map[int]HARBody) (*HAR, HARSta
 		e.Response.RedirectURL = redirectURL(r, byID)
 		if b, ok := reqBodies[r.ID]; ok {
 			e.Request.PostData = harPostData(r, b, maxBody)
-			e.Request.BodySize = int64(len(b.Data))
+			if b.Missing == "" {
+				e.Request.BodySize = int64(b.size())
+			}
 		}
 		if b, ok := respBodies[r.ID]; ok {
 			st.count(r.ID, b, e.Response.Content.fill(b, maxBody))
