@@ -42,19 +42,6 @@ func (s *server) answers(ids map[int]bool) map[int]string {
 	return got
 }
 
-// pageOf returns the page id a process gives the tab at url, from its
-// list_pages (id is the request id to use).
-func (s *server) pageOf(id int, url string) string {
-	s.t.Helper()
-	s.call(id, "list_pages", `{}`)
-	a := s.answer(id)
-	m := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(url)).FindStringSubmatch(strings.ReplaceAll(a, `\n`, "\n"))
-	if m == nil {
-		s.t.Fatalf("no page on %s in list_pages: %s", url, a)
-	}
-	return m[1]
-}
-
 // TestSharedChromeOverEtcd: three pagemux processes attached to one
 // Chrome with --etcd, two on stdio and one over HTTP, take turns on one tab.
 // Bursts of calls sent at once by all three, each logging its enter and

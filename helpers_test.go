@@ -1,21 +1,31 @@
 package main
 
-// The helpers most tests of this package share, one of each: the pagemux
-// binary they run, the Chrome they attach to, the HTTP servers they start,
-// the sites they serve, and the calls they make (over mcptest.Call). The
-// stdio server harness (startServer) stays beside the exit tests in
-// main_test.go, and smoke's runners in smoke_main_test.go.
+// The helpers the tests of this package share, one of each, in one file:
+// the pagemux binary they run (pagemuxBinary), the Chrome they attach to
+// (sharedChrome, debuggableChrome, chromeTabs), the servers they start
+// (startHTTPServer over HTTP, startServer over raw stdio lines), the sites
+// they serve, the calls they make (callTool, mustCall over mcptest.Call;
+// server.call and answer for raw JSON-RPC), and smoke's runners
+// (smokeBinary, smokeArgs). A helper one test file alone needs stays in
+// that file.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,6 +34,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/pagemux/pagemux/internal/mcptest"
+	"github.com/pagemux/pagemux/internal/proc"
+	"github.com/pagemux/pagemux/internal/tmpcheck"
+	"github.com/pagemux/pagemux/smoke"
 )
 
 var (
@@ -281,4 +294,314 @@ func logSite(t testing.TB) *httptest.Server {
 	}))
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// server is the real pagemux binary, driven over raw stdio as an MCP client
+// drives it.
+type server struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	tmp    string
+	stdin  io.WriteCloser
+	stdout *os.File // the read end of its stdout
+	lines  chan string
+	stderr *mcptest.LockedBuffer
+	exited chan struct{}
+}
+
+// startServer starts pagemux with TMPDIR=tmp and initializes the session.
+func startServer(t *testing.T, tmp string, flags ...string) *server {
+	t.Helper()
+	bin := pagemuxBinary(t)
+	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &mcptest.LockedBuffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, append([]string{"--log-level=debug"}, flags...)...)
+	s.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	s.cmd.Stderr = s.stderr
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stdout = w
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s.stdout = r
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	go func() { s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			s.cmd.Process.Kill()
+			<-s.exited
+		}
+		if t.Failed() {
+			t.Logf("pagemux stderr:\n%s", s.stderr.String())
+		}
+	})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	s.answer(1)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *server) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatalf("write to pagemux: %v", err)
+	}
+}
+
+// call sends a tools/call request; answer reads its answer.
+func (s *server) call(id int, tool, args string) {
+	s.t.Helper()
+	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
+}
+
+// answer waits up to a minute for the answer with the id and returns it.
+func (s *server) answer(id int) string {
+	s.t.Helper()
+	want := fmt.Sprintf(`"id":%d,`, id)
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("stdout closed before the answer to %d", id)
+			}
+			if strings.Contains(line, want) {
+				return line
+			}
+		case <-timeout:
+			s.t.Fatalf("no answer to %d in a minute", id)
+		}
+	}
+}
+
+// waitExit waits up to limit for pagemux to exit and returns how long that
+// took from since.
+// waitLog waits up to a minute for pagemux to log a line containing text.
+func (s *server) waitLog(text string) {
+	s.t.Helper()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(s.stderr.String(), text); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("pagemux did not log %s in a minute", text)
+		}
+	}
+}
+
+func (s *server) waitExit(since time.Time, limit time.Duration) time.Duration {
+	s.t.Helper()
+	select {
+	case <-s.exited:
+		return time.Since(since)
+	case <-time.After(limit - time.Since(since)):
+		s.t.Fatalf("pagemux still runs %s after it was told to stop", limit)
+		return 0
+	}
+}
+
+// exitedCleanly fails the test unless pagemux exited with status 0, and not
+// by a signal (such as SIGPIPE: status 141 from a shell).
+func (s *server) exitedCleanly() {
+	s.t.Helper()
+	st := s.cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		s.t.Fatalf("pagemux was killed by %v", ws.Signal())
+	}
+	if st.ExitCode() != 0 {
+		s.t.Fatalf("pagemux exited with %d", st.ExitCode())
+	}
+}
+
+// startChrome makes pagemux start Chrome and returns the processes it then
+// runs: Chrome and its helpers, found as pagemux's descendants (never by
+// name, so that no other Chrome on the machine counts).
+func (s *server) startChrome() []proc.Proc {
+	s.t.Helper()
+	s.call(2, "list_pages", `{}`)
+	if a := s.answer(2); !strings.Contains(a, "about:blank") {
+		s.t.Fatalf("list_pages: %s", a)
+	}
+	chrome := proc.Descendants(s.cmd.Process.Pid)
+	if len(chrome) == 0 {
+		s.t.Fatal("pagemux runs no Chrome after list_pages")
+	}
+	return chrome
+}
+
+// noChromeLeft fails the test unless every process of chrome is gone within
+// 15 s.
+func noChromeLeft(t *testing.T, chrome []proc.Proc) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for len(proc.Running(chrome)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Chrome processes pagemux started still run 15 s after it exited: %v of %d", proc.Running(chrome), len(chrome))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func lineWith(text, needle string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, needle) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// smokeBinary runs `pagemux smoke ARGS` with a TMPDIR of its own, and
+// returns its exit code and output; it fails the test if Chrome's profile
+// is left behind.
+func smokeBinary(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	bin := pagemuxBinary(t)
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"smoke"}, args...)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
+		t.Errorf("left behind in TMPDIR: %v", left)
+	}
+	if m, _ := filepath.Glob(filepath.Join(tmp, "pagemux-smoke-*")); len(m) > 0 {
+		t.Errorf("left behind in TMPDIR: %v", m)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// smokeArgs runs `pagemux smoke ARGS` in this process, as main does (its
+// exit code is the one main exits with), for the runs that end at the
+// flags: each would cost a -race pagemux's start, and they start no Chrome.
+// TestSmokeBinary runs the binary for every exit code.
+func smokeArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := smoke.Main(t.Context(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// chromeTabs lists the tabs of the Chrome at url, from its own DevTools
+// endpoint: which Chrome of a pool a page is on, as Chrome says.
+func chromeTabs(t *testing.T, url string) []devToolsTab {
+	t.Helper()
+	resp, err := http.Get(url + "/json/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tabs []devToolsTab
+	if err := json.NewDecoder(resp.Body).Decode(&tabs); err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(tabs, func(tab devToolsTab) bool { return tab.Type != "page" })
+}
+
+// onChrome says which of the Chromes at urls has a tab whose URL ends in
+// path, -1 when none has.
+func onChrome(t *testing.T, urls []string, path string) int {
+	t.Helper()
+	for i, u := range urls {
+		for _, tab := range chromeTabs(t, u) {
+			if strings.HasSuffix(tab.URL, path) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// idOf is the id list_pages shows for the page whose URL ends in path.
+func idOf(t *testing.T, list, path string) int {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(path) + `\b`).FindStringSubmatch(list)
+	if m == nil {
+		t.Fatalf("no page %s in\n%s", path, list)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// pageIDs are the ids list_pages shows, in its order.
+func pageIDs(t *testing.T, list string) []int {
+	t.Helper()
+	var ids []int
+	for _, m := range regexp.MustCompile(`(?m)^(\d+): `).FindAllStringSubmatch(list, -1) {
+		n, _ := strconv.Atoi(m[1])
+		ids = append(ids, n)
+	}
+	return ids
+}
+
+// waitHolder polls /locks until a lock is held by holder (such as
+// "evaluate_script on page 3"), whichever lock that is in the lock mode.
+func waitHolder(t *testing.T, base, secret, holder string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/locks", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = string(body)
+		var locks []struct {
+			Holder string `json:"holder"`
+		}
+		if err := json.Unmarshal(body, &locks); err != nil {
+			t.Fatalf("/locks: %v: %s", err, body)
+		}
+		for _, l := range locks {
+			if strings.HasPrefix(l.Holder, holder) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no lock held by %s; /locks: %s", holder, last)
+}
+
+// pageOf returns the page id a process gives the tab at url, from its
+// list_pages (id is the request id to use).
+func (s *server) pageOf(id int, url string) string {
+	s.t.Helper()
+	s.call(id, "list_pages", `{}`)
+	a := s.answer(id)
+	m := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(url)).FindStringSubmatch(strings.ReplaceAll(a, `\n`, "\n"))
+	if m == nil {
+		s.t.Fatalf("no page on %s in list_pages: %s", url, a)
+	}
+	return m[1]
+}
+
+// devToolsTab is a tab as Chrome's /json/list shows it.
+type devToolsTab struct {
+	ID, Type, URL, Title string
 }

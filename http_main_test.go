@@ -291,35 +291,3 @@ func TestJoinBridgesInParallel(t *testing.T) {
 		t.Errorf("the long call took %v, not the %d ms its script sleeps", took, longMS)
 	}
 }
-
-// waitHolder polls /locks until a lock is held by holder (such as
-// "evaluate_script on page 3"), whichever lock that is in the lock mode.
-func waitHolder(t *testing.T, base, secret, holder string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodGet, base+"/locks", nil)
-		req.Header.Set("Authorization", "Bearer "+secret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		last = string(body)
-		var locks []struct {
-			Holder string `json:"holder"`
-		}
-		if err := json.Unmarshal(body, &locks); err != nil {
-			t.Fatalf("/locks: %v: %s", err, body)
-		}
-		for _, l := range locks {
-			if strings.HasPrefix(l.Holder, holder) {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no lock held by %s; /locks: %s", holder, last)
-}

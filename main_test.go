@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/internal/mcptest"
-	"github.com/pagemux/pagemux/internal/proc"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 )
 
@@ -181,15 +179,6 @@ func TestStdioBinary(t *testing.T) {
 	}
 }
 
-func lineWith(text, needle string) string {
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, needle) {
-			return strings.TrimSpace(l)
-		}
-	}
-	return ""
-}
-
 // --help and --version answer on the right stream.
 func TestHelpAndVersion(t *testing.T) {
 	var stderr bytes.Buffer
@@ -329,164 +318,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(pagemuxBin))
 	}
 	os.Exit(code)
-}
-
-// server is the real pagemux binary, driven over raw stdio as an MCP client
-// drives it.
-type server struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	tmp    string
-	stdin  io.WriteCloser
-	stdout *os.File // the read end of its stdout
-	lines  chan string
-	stderr *mcptest.LockedBuffer
-	exited chan struct{}
-}
-
-// startServer starts pagemux with TMPDIR=tmp and initializes the session.
-func startServer(t *testing.T, tmp string, flags ...string) *server {
-	t.Helper()
-	bin := pagemuxBinary(t)
-	s := &server{t: t, tmp: tmp, lines: make(chan string, 100), stderr: &mcptest.LockedBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, append([]string{"--log-level=debug"}, flags...)...)
-	s.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	s.cmd.Stderr = s.stderr
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.cmd.Stdout = w
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	s.stdout = r
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			s.lines <- sc.Text()
-		}
-		close(s.lines)
-	}()
-	go func() { s.cmd.Wait(); close(s.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			s.cmd.Process.Kill()
-			<-s.exited
-		}
-		if t.Failed() {
-			t.Logf("pagemux stderr:\n%s", s.stderr.String())
-		}
-	})
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	s.answer(1)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return s
-}
-
-func (s *server) send(line string) {
-	s.t.Helper()
-	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
-		s.t.Fatalf("write to pagemux: %v", err)
-	}
-}
-
-// call sends a tools/call request; answer reads its answer.
-func (s *server) call(id int, tool, args string) {
-	s.t.Helper()
-	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
-}
-
-// answer waits up to a minute for the answer with the id and returns it.
-func (s *server) answer(id int) string {
-	s.t.Helper()
-	want := fmt.Sprintf(`"id":%d,`, id)
-	timeout := time.After(time.Minute)
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if !ok {
-				s.t.Fatalf("stdout closed before the answer to %d", id)
-			}
-			if strings.Contains(line, want) {
-				return line
-			}
-		case <-timeout:
-			s.t.Fatalf("no answer to %d in a minute", id)
-		}
-	}
-}
-
-// waitExit waits up to limit for pagemux to exit and returns how long that
-// took from since.
-// waitLog waits up to a minute for pagemux to log a line containing text.
-func (s *server) waitLog(text string) {
-	s.t.Helper()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(s.stderr.String(), text); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("pagemux did not log %s in a minute", text)
-		}
-	}
-}
-
-func (s *server) waitExit(since time.Time, limit time.Duration) time.Duration {
-	s.t.Helper()
-	select {
-	case <-s.exited:
-		return time.Since(since)
-	case <-time.After(limit - time.Since(since)):
-		s.t.Fatalf("pagemux still runs %s after it was told to stop", limit)
-		return 0
-	}
-}
-
-// exitedCleanly fails the test unless pagemux exited with status 0, and not
-// by a signal (such as SIGPIPE: status 141 from a shell).
-func (s *server) exitedCleanly() {
-	s.t.Helper()
-	st := s.cmd.ProcessState
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		s.t.Fatalf("pagemux was killed by %v", ws.Signal())
-	}
-	if st.ExitCode() != 0 {
-		s.t.Fatalf("pagemux exited with %d", st.ExitCode())
-	}
-}
-
-// startChrome makes pagemux start Chrome and returns the processes it then
-// runs: Chrome and its helpers, found as pagemux's descendants (never by
-// name, so that no other Chrome on the machine counts).
-func (s *server) startChrome() []proc.Proc {
-	s.t.Helper()
-	s.call(2, "list_pages", `{}`)
-	if a := s.answer(2); !strings.Contains(a, "about:blank") {
-		s.t.Fatalf("list_pages: %s", a)
-	}
-	chrome := proc.Descendants(s.cmd.Process.Pid)
-	if len(chrome) == 0 {
-		s.t.Fatal("pagemux runs no Chrome after list_pages")
-	}
-	return chrome
-}
-
-// noChromeLeft fails the test unless every process of chrome is gone within
-// 15 s.
-func noChromeLeft(t *testing.T, chrome []proc.Proc) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for len(proc.Running(chrome)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Chrome processes pagemux started still run 15 s after it exited: %v of %d", proc.Running(chrome), len(chrome))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // A never-ending script cannot hold up an exit.

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,63 +16,6 @@ import (
 	"github.com/pagemux/pagemux/internal/etcdtest"
 	"github.com/pagemux/pagemux/internal/mcptest"
 )
-
-// devToolsTab is a tab as Chrome's /json/list shows it.
-type devToolsTab struct {
-	ID, Type, URL, Title string
-}
-
-// chromeTabs lists the tabs of the Chrome at url, from its own DevTools
-// endpoint: which Chrome of a pool a page is on, as Chrome says.
-func chromeTabs(t *testing.T, url string) []devToolsTab {
-	t.Helper()
-	resp, err := http.Get(url + "/json/list")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tabs []devToolsTab
-	if err := json.NewDecoder(resp.Body).Decode(&tabs); err != nil {
-		t.Fatal(err)
-	}
-	return slices.DeleteFunc(tabs, func(tab devToolsTab) bool { return tab.Type != "page" })
-}
-
-// onChrome says which of the Chromes at urls has a tab whose URL ends in
-// path, -1 when none has.
-func onChrome(t *testing.T, urls []string, path string) int {
-	t.Helper()
-	for i, u := range urls {
-		for _, tab := range chromeTabs(t, u) {
-			if strings.HasSuffix(tab.URL, path) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// pageIDs are the ids list_pages shows, in its order.
-func pageIDs(t *testing.T, list string) []int {
-	t.Helper()
-	var ids []int
-	for _, m := range regexp.MustCompile(`(?m)^(\d+): `).FindAllStringSubmatch(list, -1) {
-		n, _ := strconv.Atoi(m[1])
-		ids = append(ids, n)
-	}
-	return ids
-}
-
-// idOf is the id list_pages shows for the page whose URL ends in path.
-func idOf(t *testing.T, list, path string) int {
-	t.Helper()
-	m := regexp.MustCompile(`(?m)^(\d+): .*` + regexp.QuoteMeta(path) + `\b`).FindStringSubmatch(list)
-	if m == nil {
-		t.Fatalf("no page %s in\n%s", path, list)
-	}
-	n, _ := strconv.Atoi(m[1])
-	return n
-}
 
 // stdioPagemux starts pagemux on stdio with flags and initializes it.
 func stdioPagemux(t *testing.T, flags ...string) *client.Client {

@@ -2,63 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/pagemux/pagemux/internal/tmpcheck"
-	"github.com/pagemux/pagemux/smoke"
 )
-
-// smokeBinary runs `pagemux smoke ARGS` with a TMPDIR of its own, and
-// returns its exit code and output; it fails the test if Chrome's profile
-// is left behind.
-func smokeBinary(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	bin := pagemuxBinary(t)
-	tmp := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"smoke"}, args...)...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if left := tmpcheck.LeftBehind(tmp); len(left) > 0 {
-		t.Errorf("left behind in TMPDIR: %v", left)
-	}
-	if m, _ := filepath.Glob(filepath.Join(tmp, "pagemux-smoke-*")); len(m) > 0 {
-		t.Errorf("left behind in TMPDIR: %v", m)
-	}
-	return code, stdout.String(), stderr.String()
-}
-
-// smokeArgs runs `pagemux smoke ARGS` in this process, as main does (its
-// exit code is the one main exits with), for the runs that end at the
-// flags: each would cost a -race pagemux's start, and they start no Chrome.
-// TestSmokeBinary runs the binary for every exit code.
-func smokeArgs(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := smoke.Main(t.Context(), args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
 
 // The subcommand as CI runs it: flags before and after the URLs, the exit
 // code to gate on, a JUnit file; bad usage and a Chrome that cannot start
