@@ -1,0 +1,147 @@
+package browser
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// How thumbnails work. The live view (ui/) shows each page small, kept
+// fresh while someone looks. Chrome's screencast sends a frame only when
+// the page paints, and the next one only once the last is acknowledged:
+// holding the acknowledgement for ThumbnailOptions.Every throttles a busy
+// page to one small frame per Every, and a still page sends none. The
+// screencast runs only while Thumbnails does, so a page no one watches
+// costs nothing.
+//
+// A tab's DevTools session has one screencast: while a recording
+// (StartScreencast) runs on the page, Thumbnails leaves the screencast to it
+// and sends nothing, then starts its own again once the recording ended.
+
+// ThumbnailOptions say how small and how often. The zero value is 320×200,
+// JPEG quality 40, at most one frame a second.
+type ThumbnailOptions struct {
+	MaxWidth, MaxHeight int64
+	Quality             int64
+	Every               time.Duration
+}
+
+// thumbnailCheck is how often Thumbnails looks whether a recording started
+// or ended on its page: the recording gives no event of its own.
+const thumbnailCheck = time.Second
+
+// thumbnailCommand bounds one screencast command of Thumbnails.
+const thumbnailCommand = 5 * time.Second
+
+// Thumbnails sends small JPEG frames of the page to send as it paints,
+// throttled by o.Every, until ctx ends or the page closes; then it stops
+// the screencast it started. It does not take the page's lock: it reads
+// what the page shows, as a person looking would, whatever call acts on
+// it. It returns an error when the screencast cannot start (the page is
+// closed or crashed); send runs on Thumbnails' goroutine.
+func (p *Page) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpeg []byte)) error {
+	o.MaxWidth, o.MaxHeight = cmp.Or(o.MaxWidth, 320), cmp.Or(o.MaxHeight, 200)
+	o.Quality, o.Every = cmp.Or(o.Quality, 40), cmp.Or(o.Every, time.Second)
+	if err := p.Ready(ctx); err != nil {
+		return err
+	}
+	cctx, cancel := p.Context(ctx)
+	defer cancel()
+	frames := make(chan *page.EventScreencastFrame, 8)
+	if err := chromedp.Listen(cctx, func(ev any) {
+		if f, ok := ev.(*page.EventScreencastFrame); ok {
+			select {
+			case frames <- f:
+			default: // Chrome holds its next frame until an ack: never full
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	t := &thumbnailer{p: p, ctx: cctx, o: o}
+	defer t.stop()
+	tick := time.NewTicker(thumbnailCheck)
+	defer tick.Stop()
+	for {
+		if err := t.startUnlessRecording(); err != nil {
+			return p.explain(ctx, err)
+		}
+		select {
+		case <-cctx.Done():
+			return nil
+		case <-tick.C:
+		case f := <-frames:
+			if !t.casting || p.Screencast() != nil {
+				t.casting = false // the recording's frame: it acknowledges
+				continue
+			}
+			send(f.Data)
+			t.throttle()
+			_ = t.command(func(ctx context.Context) error {
+				_, err := chromedp.Call(ctx, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: f.SessionID})
+				return err
+			})
+		}
+	}
+}
+
+// thumbnailer is one Thumbnails' screencast.
+type thumbnailer struct {
+	p       *Page
+	ctx     context.Context
+	o       ThumbnailOptions
+	casting bool // its screencast runs
+}
+
+// startUnlessRecording starts the screencast unless it runs, or a
+// recording has the page's.
+func (t *thumbnailer) startUnlessRecording() error {
+	if t.p.Screencast() != nil {
+		t.casting = false
+		return nil
+	}
+	if t.casting {
+		return nil
+	}
+	err := t.command(func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, page.StartScreencast, page.StartScreencastParams{Format: page.StartScreencastFormatJpeg,
+			Quality: &t.o.Quality, MaxWidth: t.o.MaxWidth, MaxHeight: t.o.MaxHeight, EveryNthFrame: 1})
+		return err
+	})
+	t.casting = err == nil
+	return err
+}
+
+// throttle waits o.Every before the frame is acknowledged, or less when
+// the page goes or no one watches any longer.
+func (t *thumbnailer) throttle() {
+	timer := time.NewTimer(t.o.Every)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-t.ctx.Done():
+	}
+}
+
+// stop ends the screencast, unless a recording took it over.
+func (t *thumbnailer) stop() {
+	if !t.casting || t.p.Screencast() != nil || t.p.Closed() {
+		return
+	}
+	ctx, cancel := t.p.Context(context.Background())
+	defer cancel()
+	ctx, cancelCmd := context.WithTimeout(ctx, thumbnailCommand)
+	defer cancelCmd()
+	_, _ = chromedp.Call(ctx, page.StopScreencast, cdp.Empty{})
+}
+
+// command runs one screencast command, bounded.
+func (t *thumbnailer) command(fn func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(t.ctx, thumbnailCommand)
+	defer cancel()
+	return fn(ctx)
+}
