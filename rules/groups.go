@@ -44,6 +44,19 @@ var Groups = map[string][]string{
 	"emulation": {"emulate", "resize_page"},
 	// routes: the network routes that mock, fail, delay or change requests.
 	"routes": {"route", "route_list", "unroute"},
+	// The groups below are --tools' profiles as much as the rules': one
+	// vocabulary for both (tools/profiles.go).
+	// core: pages, navigation and input, what an agent that only browses needs with snapshot.
+	"core": {"list_pages", "new_page", "select_page", "close_page", "navigate_page", "wait_for",
+		"click", "hover", "fill", "fill_form", "type_text", "press_key", "drag", "handle_dialog", "upload_file"},
+	"snapshot":    {"take_snapshot", "take_screenshot", "get_css_styles"},
+	"console":     {"list_console_messages", "get_console_message"},
+	"network":     {"list_network_requests", "get_network_request"},
+	"performance": {"performance_start_trace", "performance_stop_trace", "performance_analyze_insight"},
+	"memory":      {"take_heapsnapshot"},
+	"screencast":  {"screencast_start", "screencast_stop"},
+	"har":         {"har_start", "har_save"},
+	"pdf":         {"pdf_save"},
 	// storage: the cookies, web storage and storage state of a page's browser context.
 	"storage": {"cookie_list", "cookie_get", "cookie_set", "cookie_delete", "cookie_clear",
 		"localstorage_list", "localstorage_get", "localstorage_set", "localstorage_delete", "localstorage_clear",
