@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -685,14 +686,71 @@ func (b *Browser) applyRoute(l *launch, ev *fetch.EventRequestPaused, r *route, 
 	switch {
 	case a.Abort != "":
 		_, err = chromedp.CallBrowser(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: a.Abort})
+	case a.Fulfil && isPreflight(ev):
+		_, err = chromedp.CallBrowser(ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusNoContent, ResponseHeaders: headerEntries(preflightHeaders(ev.Request.Headers))})
 	case a.Fulfil:
-		_, err = chromedp.CallBrowser(ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: int64(a.status()), ResponseHeaders: headerEntries(a.Headers), Body: a.Body})
+		_, err = chromedp.CallBrowser(ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: int64(a.status()), ResponseHeaders: headerEntries(withCORS(a.Headers, ev.Request.Headers)), Body: a.Body})
 	default:
 		_, err = chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: a.requestHeaders(ev.Request.Headers, headers)})
 	}
 	if err != nil {
 		b.log.Debug("a route's action", "route", r.id, "url", ev.Request.URL, "error", err)
 	}
+}
+
+// A route that answers a request of another origin answers as that
+// origin's server would have to for the page to read it, as Playwright's
+// route.fulfill does: its CORS preflight is answered yes for what it asks,
+// and the answer allows the page's origin, unless the route's headers say
+// otherwise.
+
+// isPreflight reports whether a paused request is a CORS preflight, which
+// Chrome may give the type of the request it asks for (XHR, Fetch).
+func isPreflight(ev *fetch.EventRequestPaused) bool {
+	return ev.ResourceType == network.ResourceTypePreflight ||
+		ev.Request.Method == http.MethodOptions && sentHeader(ev.Request.Headers, "Access-Control-Request-Method") != ""
+}
+
+// sentHeader is the value of a request header, any case, "" if absent.
+func sentHeader(h network.Headers, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return fmt.Sprint(v)
+		}
+	}
+	return ""
+}
+
+// preflightHeaders allow what a CORS preflight with request headers sent
+// asks for.
+func preflightHeaders(sent network.Headers) http.Header {
+	h := http.Header{}
+	h.Set("Access-Control-Allow-Origin", cmp.Or(sentHeader(sent, "Origin"), "*"))
+	h.Set("Access-Control-Allow-Credentials", "true")
+	h.Set("Access-Control-Allow-Methods", cmp.Or(sentHeader(sent, "Access-Control-Request-Method"), "GET, POST, PUT, PATCH, DELETE, OPTIONS"))
+	if asked := sentHeader(sent, "Access-Control-Request-Headers"); asked != "" {
+		h.Set("Access-Control-Allow-Headers", asked)
+	}
+	h.Set("Vary", "Origin")
+	return h
+}
+
+// withCORS adds to an answer's headers those that let a page of another
+// origin read it, when the request came with an Origin and the route set
+// no Access-Control-Allow-Origin.
+func withCORS(headers http.Header, sent network.Headers) http.Header {
+	origin := sentHeader(sent, "Origin")
+	if origin == "" || headers.Get("Access-Control-Allow-Origin") != "" {
+		return headers
+	}
+	h := headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Credentials", "true")
+	h.Add("Vary", "Origin")
+	return h
 }
 
 // headerEntries are h as Fetch takes them.

@@ -282,3 +282,24 @@ func TestRouteRoom(t *testing.T) {
 		t.Errorf("route %d of an owner: %v", MaxRoutes+1, err)
 	}
 }
+
+// TestRouteCORS: an answer to another origin's request allows that origin,
+// unless the route said otherwise; a preflight is allowed what it asks.
+func TestRouteCORS(t *testing.T) {
+	t.Parallel()
+	sent := network.Headers{"origin": "http://a.test", "Access-Control-Request-Method": "PUT", "access-control-request-headers": "x-custom"}
+	if h := withCORS(http.Header{"Content-Type": {"text/plain"}}, sent); h.Get("Access-Control-Allow-Origin") != "http://a.test" || h.Get("Content-Type") != "text/plain" {
+		t.Errorf("answer headers %v", h)
+	}
+	own := http.Header{"Access-Control-Allow-Origin": {"http://b.test"}}
+	if h := withCORS(own, sent); h.Get("Access-Control-Allow-Origin") != "http://b.test" {
+		t.Errorf("the route's own Access-Control-Allow-Origin was replaced: %v", h)
+	}
+	if h := withCORS(nil, network.Headers{}); h != nil {
+		t.Errorf("a same-origin request's answer got %v", h)
+	}
+	p := preflightHeaders(sent)
+	if p.Get("Access-Control-Allow-Methods") != "PUT" || p.Get("Access-Control-Allow-Headers") != "x-custom" || p.Get("Access-Control-Allow-Origin") != "http://a.test" {
+		t.Errorf("preflight headers %v", p)
+	}
+}

@@ -158,6 +158,17 @@ func TestRoutes(t *testing.T) {
 		}
 	})
 
+	t.Run("a mocked API of another origin answers its preflight and allows the page", func(t *testing.T) {
+		other := newRouteSite(t) // another port: another origin, whose server allows no one
+		p := e.openPage(t, site.app("/api/ok"))
+		e.ok(t, "route", map[string]any{"pageId": p, "pattern": other.URL + "/api/cors", "body": "cross-origin mock", "contentType": "text/plain"})
+		got := e.eval(t, p, fmt.Sprintf(`() => fetch(%q, {method: 'PUT', headers: {'X-Custom': '1'}, credentials: 'include'}).then(r => r.text(), e => 'failed: ' + e.message)`, other.URL+"/api/cors"))
+		mustContain(t, got, "cross-origin mock")
+		if n := len(other.requests("/api/cors")); n != 0 {
+			t.Errorf("the other origin's server got %d requests, want none (the preflight is answered too)", n)
+		}
+	})
+
 	t.Run("a page's route covers its frames", func(t *testing.T) {
 		p := e.openPage(t, site.app("/api/ok"))
 		e.ok(t, "route", map[string]any{"pageId": p, "pattern": "**/api/in-frame", "body": "mocked in the frame"})
