@@ -239,9 +239,9 @@ func TestRoutes(t *testing.T) {
 		}{
 			{map[string]any{"pattern": "/a(b/", "abort": "failed"}, "not a regex Go reads"},
 			{map[string]any{"pattern": "/api/x", "abort": "failed"}, "start it with a scheme"},
-			{map[string]any{"pattern": "**/x", "status": 999}, "status"},
-			{map[string]any{"pattern": "**/x", "abort": "exploded"}, "abort"},
-			{map[string]any{"pattern": "**/x", "delayMs": 600000}, "delayMs"},
+			{map[string]any{"pattern": "**/x", "status": 999}, `"status" for route: want at most 599`},
+			{map[string]any{"pattern": "**/x", "abort": "exploded"}, `want one of "aborted", "accessdenied"`},
+			{map[string]any{"pattern": "**/x", "delayMs": 600000}, "want at most 60000"},
 			{map[string]any{"pattern": "**/x"}, "the route does nothing"},
 			{map[string]any{"pattern": "**/x", "abort": "failed", "body": "x"}, "not both"},
 			{map[string]any{"pattern": "**/x", "body": "x", "removeHeaders": "Cookie"}, "never sent"},
@@ -249,7 +249,7 @@ func TestRoutes(t *testing.T) {
 			{map[string]any{"pattern": "**/x", "headers": []string{"X: a\r\nSet-Cookie: b"}}, "line break"},
 			{map[string]any{"pattern": "**/x", "body": strings.Repeat("x", maxRouteInlineBody+1)}, "give bodyFile"},
 			{map[string]any{"pattern": "**/x", "body": "x", "bodyFile": "a.txt"}, "not both"},
-			{map[string]any{"pattern": "**/x", "body": "x", "pageId": 999999}, "999999"},
+			{map[string]any{"pattern": "**/x", "body": "x", "pageId": 999999}, "no page with id 999999"},
 		} {
 			if _, ok := tc.args["pageId"]; !ok {
 				tc.args["pageId"] = p
