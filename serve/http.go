@@ -95,6 +95,11 @@ type HTTPOptions struct {
 	// may see the MCP task taskID: the streams of a session carry only the
 	// status notifications of such tasks (tasknotes.go). nil: all of them.
 	SeesTask func(ctx context.Context, session, taskID string) bool
+	// UI, if set, is the live view (package ui), served at /ui to admin
+	// tokens (AdminTokens) alone: no token 401, another token 403. Without
+	// Tokens (loopback) it is everyone's. A browser logs in at /ui with a
+	// form that keeps the secret in a cookie for /ui (uiauth).
+	UI http.Handler
 }
 
 // AgentHeader names one of several agents that share a token (or, without
@@ -186,6 +191,10 @@ func NewHTTP(srv *server.MCPServer, opts HTTPOptions) http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(opts.Locks(ctx))
 		})
+	}
+	if opts.UI != nil {
+		mux.HandleFunc("/ui", h.serveUI)
+		mux.HandleFunc("/ui/", h.serveUI)
 	}
 	return mux
 }
@@ -364,6 +373,14 @@ func (h *httpHandler) authenticate(w http.ResponseWriter, r *http.Request) (stri
 func (h *httpHandler) tokenName(r *http.Request) string {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
+		return ""
+	}
+	return h.tokenOf(got)
+}
+
+// tokenOf returns the name of the token whose secret is got, "" for none.
+func (h *httpHandler) tokenOf(got string) string {
+	if got == "" {
 		return ""
 	}
 	name := ""
