@@ -52,6 +52,20 @@ type Config struct {
 	// share one Chrome, each seeing none of the others' pages, for the cost
 	// of a window instead of a Chrome each.
 	OwnContext bool
+	// AutoConnect attaches to the Chrome the user runs with remote
+	// debugging on, found through the DevToolsActivePort file in its
+	// profile: UserDataDir, or else the default profile of Channel (see
+	// autoconnect.go). Connect reads it into WSEndpoint; nothing else reads
+	// AutoConnect.
+	AutoConnect bool
+	// Channel is the Chrome channel whose default profile AutoConnect looks
+	// in: ChannelStable ("" too), ChannelBeta, ChannelDev or ChannelCanary.
+	// It does not choose the Chrome that pagemux launches (ExecPath does).
+	Channel string
+	// Profile is where Connect found WSEndpoint: the profile of the
+	// running Chrome attached to; nil when pagemux launches Chrome or was
+	// given its address.
+	Profile *ProfileAttach
 
 	// MaxMessage bounds one message from a launched Chrome (0:
 	// cdppipe.DefaultMaxMessage); see cdppipe.DefaultMaxMessage for what

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -267,6 +268,10 @@ func (b *Browser) startError(err error, l *launch) error {
 		what = "launching " + path
 	}
 	msg := fmt.Sprintf("%v: %s: %v", ErrStart, what, err)
+	if a := b.cfg.Profile; a != nil {
+		// Its address was read from its profile when pagemux started.
+		msg += fmt.Sprintf("\nthat address is from %s: if that Chrome was restarted since pagemux started, or now runs without remote debugging (%s), start pagemux again", filepath.Join(a.Dir, ActivePortFile), howToDebug)
+	}
 	if tail := out.String(); tail != "" {
 		msg += "\nChrome said:\n" + tail
 	}

@@ -37,6 +37,8 @@ func AddBrowserFlags(fs *flag.FlagSet, cfg *browser.Config, isolated *bool) *Bro
 	fs.StringVar(&f.viewport, "viewport", "", "window size as `WxH`, such as 1280x720")
 	fs.Var(&f.browserURLs, "browser-url", "attach to a running Chrome at `URL` (http://127.0.0.1:9222) instead of launching one; that Chrome keeps its DevTools port, which every page it loads can reach (over --http: any agent's page can take the whole browser). Repeatable: a pool of Chromes, driven as one browser (a new page goes to the one with the fewest pages)")
 	fs.Var(&f.wsEndpoints, "ws-endpoint", "attach to a running Chrome at its DevTools websocket `URL` (ws://…/devtools/browser/…); repeatable, as --browser-url")
+	fs.BoolVar(&cfg.AutoConnect, "auto-connect", false, "attach to the Chrome you run with remote debugging on (allowed at chrome://inspect/#remote-debugging, or started with --remote-debugging-port), found through the DevToolsActivePort file in its profile: --user-data-dir, else the default profile of --channel (Linux: ~/.config/google-chrome, then ~/.config/chromium). pagemux then drives your Chrome, its profile and logged-in sessions, and leaves it running")
+	fs.StringVar(&cfg.Channel, "channel", "", "with --auto-connect, the Chrome `CHANNEL` whose default profile to look in: stable (the default), beta, dev or canary; it does not choose the Chrome pagemux launches (--executable-path does)")
 	fs.BoolVar(&cfg.OwnContext, "own-context", false, "with one --browser-url or --ws-endpoint: work in a browser context of pagemux's own in that Chrome, listing and driving only the tabs opened there, with cookies, storage and downloads of its own; Chrome disposes of it, closing its tabs, when pagemux exits. Several pagemux processes can so share one Chrome without seeing each other's pages (a performance trace still records the whole Chrome)")
 	fs.IntVar(&cfg.RendererProcessLimit, "renderer-process-limit", 0, "cap Chrome's renderer processes at `N` (0: Chrome's default)")
 	fs.BoolVar(&cfg.ProcessPerSite, "process-per-site", false, "share one renderer process between the tabs of a site")
@@ -77,21 +79,26 @@ func (f *BrowserFlags) Finish() error {
 		}
 		f.cfg.Pool = attach[1:]
 	}
-	switch {
-	case f.cfg.OwnContext && len(attach) == 0:
-		return errors.New("--own-context is for a Chrome pagemux attaches to: give --browser-url or --ws-endpoint (a Chrome pagemux launches is its own already)")
-	case f.cfg.OwnContext && len(attach) > 1:
-		return errors.New("--own-context takes one --browser-url or --ws-endpoint, not a pool")
-	}
 	if i := duplicate(attach); i >= 0 {
 		return fmt.Errorf("the browser %s is given twice: give each Chrome of a pool once", attach[i])
 	}
-	if !*f.isolated && f.cfg.UserDataDir == "" && !f.cfg.Attaches() {
+	if !*f.isolated && f.cfg.UserDataDir == "" && !f.cfg.Attaches() && !f.cfg.AutoConnect {
 		dir, err := os.UserCacheDir()
 		if err != nil {
 			return fmt.Errorf("--isolated=false needs a cache directory: %w; give --user-data-dir", err)
 		}
 		f.cfg.UserDataDir = filepath.Join(dir, "pagemux", "chrome-profile")
+	}
+	// --auto-connect, or a --user-data-dir a running Chrome holds, become
+	// a --ws-endpoint here (browser/autoconnect.go).
+	if err := f.cfg.Connect(); err != nil {
+		return err
+	}
+	switch {
+	case f.cfg.OwnContext && !f.cfg.Attaches():
+		return errors.New("--own-context is for a Chrome pagemux attaches to: give --browser-url, --ws-endpoint or --auto-connect (a Chrome pagemux launches is its own already)")
+	case f.cfg.OwnContext && len(f.cfg.Pool) > 0:
+		return errors.New("--own-context takes one --browser-url or --ws-endpoint, not a pool")
 	}
 	return nil
 }
