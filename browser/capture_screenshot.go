@@ -1,13 +1,19 @@
 package browser
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/jpeg" // image.DecodeConfig of a capture
+	_ "image/png"
 	"math"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -20,19 +26,43 @@ type ScreenshotOptions struct {
 	Quality  int    // 0-100, jpeg and webp only; 0 means the encoder's default
 	FullPage bool
 	UID      string // capture only this element
+	// Max caps the image's size in pixels, either side 0 for no cap of
+	// its own: a bigger capture is scaled down to fit (never cut), its
+	// aspect kept (capCapture).
+	Max Size
 }
 
-// Screenshot captures the viewport, the whole page or one element.
+// Size is an image's width and height in pixels.
+type Size struct{ Width, Height int }
+
+// Shot is a screenshot: the encoded image, and when Max scaled it down,
+// the size it would have had (Scaled false, From zero, when it was not).
+type Shot struct {
+	Data   []byte
+	Scaled bool
+	From   Size
+	Size   Size // the size Max scaled it to
+}
+
+// Screenshot captures the viewport, the whole page or one element: the
+// image of CaptureScreenshot.
 func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
+	shot, err := p.CaptureScreenshot(ctx, o)
+	return shot.Data, err
+}
+
+// CaptureScreenshot captures the viewport, the whole page or one element,
+// scaled down to fit o.Max when it is bigger.
+func (p *Page) CaptureScreenshot(ctx context.Context, o ScreenshotOptions) (Shot, error) {
 	if err := p.Ready(ctx); err != nil {
-		return nil, err
+		return Shot{}, err
 	}
 	release, err := p.HoldFront(ctx)
 	if err != nil {
-		return nil, err
+		return Shot{}, err
 	}
 	defer release()
-	var out []byte
+	var out Shot
 	err = p.await(ctx, func(ctx context.Context) error {
 		params := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(o.Format), OptimizeForSpeed: new(true)}
 		if o.Format == "" {
@@ -70,11 +100,96 @@ func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, err
 				params.CaptureBeyondViewport = new(true)
 			}
 		}
+		if o.Max.Width > 0 || o.Max.Height > 0 {
+			if err := capCapture(ctx, &params, o.Max, &out); err != nil {
+				return err
+			}
+		}
 		res, err := chromedp.Call(ctx, page.CaptureScreenshot, params)
-		out = res.Data
+		out.Data = res.Data
+		if err == nil && params.Clip != nil && (o.Max.Width > 0 || o.Max.Height > 0) {
+			err = recapOver(ctx, &params, o.Max, &out)
+		}
 		return err
 	})
 	return out, err
+}
+
+// recapOver captures again, smaller, an image that came out bigger than
+// max: a page that lies about its devicePixelRatio. Its real size says
+// by how much. An image it cannot read the size of (webp) is left as it
+// came.
+func recapOver(ctx context.Context, params *page.CaptureScreenshotParams, max Size, shot *Shot) error {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(shot.Data))
+	if err != nil {
+		return nil
+	}
+	got := Size{cfg.Width, cfg.Height}
+	f := fitFactor(float64(got.Width), float64(got.Height), max)
+	if f >= 1 || got.Width <= max.Width+1 && got.Height <= max.Height+1 {
+		return nil
+	}
+	if !shot.Scaled {
+		shot.From = got
+	}
+	clip := *params.Clip
+	clip.Scale *= f
+	params.Clip = &clip
+	res, err := chromedp.Call(ctx, page.CaptureScreenshot, *params)
+	shot.Data, shot.Scaled = res.Data, true
+	shot.Size = Size{int(math.Floor(float64(got.Width) * f)), int(math.Floor(float64(got.Height) * f))}
+	return err
+}
+
+// fitFactor is the scale, at most 1, that brings a w×h image within max
+// (a side of 0 is no bound).
+func fitFactor(w, h float64, max Size) float64 {
+	f := 1.0
+	if max.Width > 0 && w > float64(max.Width) {
+		f = float64(max.Width) / w
+	}
+	if max.Height > 0 && h > float64(max.Height) {
+		f = math.Min(f, float64(max.Height)/h)
+	}
+	return f
+}
+
+// capCapture scales params' clip (the visual viewport when it has none)
+// down so that the image fits max, and notes in shot what it did. Chrome
+// renders the clip at the smaller scale: the whole of it shows, smaller.
+func capCapture(ctx context.Context, params *page.CaptureScreenshotParams, max Size, shot *Shot) error {
+	m, err := chromedp.Call(ctx, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return err
+	}
+	// The image's pixels are device pixels. The page may lie about its
+	// ratio: CaptureScreenshot checks the image it gets.
+	dpr := 1.0
+	if r, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "window.devicePixelRatio", ReturnByValue: new(true)}); err == nil && r.Result != nil {
+		if json.Unmarshal(r.Result.Value, &dpr) != nil || dpr <= 0 || dpr > 16 {
+			dpr = 1
+		}
+	}
+	clip := params.Clip
+	if clip == nil {
+		v := m.CSSVisualViewport
+		if v == nil {
+			return nil
+		}
+		clip = &page.Viewport{X: v.PageX, Y: v.PageY, Width: v.ClientWidth, Height: v.ClientHeight, Scale: 1}
+	}
+	w, h := clip.Width*clip.Scale*dpr, clip.Height*clip.Scale*dpr
+	f := fitFactor(w, h, max)
+	scaled := *clip
+	scaled.Scale *= f
+	params.Clip = &scaled // set when not scaled too: recapOver may scale it
+	if f >= 1 {
+		return nil
+	}
+	shot.Scaled = true
+	shot.From = Size{int(math.Round(w)), int(math.Round(h))}
+	shot.Size = Size{int(math.Floor(w * f)), int(math.Floor(h * f))}
+	return nil
 }
 
 // clip returns the element's border box in page coordinates, and whether

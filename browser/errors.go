@@ -61,6 +61,9 @@ const (
 	// launched) and that went away or stopped responding: pagemux starts
 	// none in its place, and attaches again once it answers.
 	ClosedChromeLost
+	// ClosedIdle is a tab of a Chrome that pagemux launched and closed as
+	// idle (CloseIdle); the next call starts a new one.
+	ClosedIdle
 )
 
 // PageClosedError is returned for a page that went away. Why says how, and
@@ -81,6 +84,8 @@ func (e *PageClosedError) Error() string {
 		return fmt.Sprintf("page %d is gone (the browser was restarted)", e.ID)
 	case ClosedChromeLost:
 		return fmt.Sprintf("page %d is gone (the Chrome it was on, which pagemux attached to, went away or stopped responding)", e.ID)
+	case ClosedIdle:
+		return fmt.Sprintf("page %d is gone (pagemux closed its Chrome after a time without calls; call list_pages or new_page)", e.ID)
 	}
 	return fmt.Sprintf("page %d is closed", e.ID)
 }

@@ -74,6 +74,10 @@ type Server struct {
 	once       rules.Once    // rules.go: once-only actions' records
 	leases     leaseTable    // rules.go: the resources agents keep across calls
 	onDecision func(rule, outcome string, cost time.Duration)
+
+	profile profile      // profiles.go: the tools served and listed
+	shots   shotSettings // screenshot.go: the cap, quality, image responses
+	idle    *idleCloser  // idle.go: --browser-idle; nil: off
 }
 
 // Options are the settings of a Server beyond its browser and locks.
@@ -144,6 +148,26 @@ type Options struct {
 	// Observers see every call go by (observe.go): the live view, the
 	// session records.
 	Observers []Observer
+	// Tools is the tool profile (profiles.go): group names (rules.Groups)
+	// and tool names, -NAME to leave one out; only those are listed and
+	// served. Empty: every tool. CheckProfile checks it.
+	Tools []string
+	// Slim serves chrome-devtools-mcp's --slim tools alone (navigate,
+	// evaluate, screenshot), with Tools empty.
+	Slim bool
+	// ScreenshotMax caps a screenshot's pixels: a bigger one is scaled
+	// down to fit, and its answer says so. Zero sides: no cap.
+	ScreenshotMax browser.Size
+	// ScreenshotQuality is the quality of jpeg and webp screenshots whose
+	// call gives none (1-100); zero: Chrome's default.
+	ScreenshotQuality int
+	// ImageResponses is ImagesInclude ("" too) or ImagesOmit: screenshots
+	// saved in the workspace, answered with their path only.
+	ImageResponses string
+	// BrowserIdle, if positive, closes a Chrome pagemux launched after
+	// this long without calls, traces or screencasts (idle.go); the next
+	// call starts a new one. An attached browser is never closed.
+	BrowserIdle time.Duration
 	// StepTools registers the tools of scripted steps (steps.go:
 	// click_selector, fill_selector, wait_for_selector, wait_for_url,
 	// add_init_script, new_window) for pagemux smoke; agents never get them.
@@ -188,7 +212,9 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		s.leases.shared = s.cluster.Locks // rules.go: leases in etcd
 	}
 	s.tasks.max = cmp.Or(max(opts.MaxTasks, 0), DefaultMaxTasks)
+	s.setProfile(opts) // profiles.go
 	hooks := s.agentHooks()
+	s.addProfileHooks(hooks)
 	s.addTaskHooks(hooks) // tasks.go
 	s.mcp = server.NewMCPServer("pagemux", Version, append(s.taskOptions(),
 		server.WithToolCapabilities(false),
@@ -213,7 +239,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		}
 	})
 	for _, t := range s.tools() {
-		s.mcp.AddTool(t.def, s.guard(t))
+		s.mcp.AddTool(t.def, s.idling(s.profiled(t.def.Name, s.guard(t)))) // idle.go, profiles.go
 	}
 	s.addStepTools(opts.StepTools) // steps.go: smoke's, only when asked for
 	s.addLockResource()
@@ -224,6 +250,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 // in the temp dir (files.go). Files saved under a --workspace are kept. It
 // does not close the browser.
 func (s *Server) Close() error {
+	s.idle.stop()
 	s.replicas.close()
 	return s.files.close()
 }
@@ -345,7 +372,7 @@ func newTool[A any](name, description string, sc scope, handle func(ctx context.
 
 // tools lists every tool, group by group; each group's file lists its own.
 func (s *Server) tools() []tool {
-	return withIdempotencyKey(markTasks(withCompat(slices.Concat(
+	return append(withIdempotencyKey(markTasks(withCompat(slices.Concat(
 		s.pageTools(),        // pages.go: list, new, select, close, navigate
 		s.snapshotTools(),    // snapshot.go: wait_for, take_snapshot
 		s.inputTools(),       // input.go: click, hover, fill, type, keys, dialogs
@@ -364,7 +391,7 @@ func (s *Server) tools() []tool {
 		s.routeTools(),       // routes.go: route, route_list, unroute
 		s.harTools(),         // har.go: har_start, har_save
 		s.pdfTools(),         // pdf.go: pdf_save
-	)))) // tasks.go: the long ones may run as MCP tasks; rules.go: idempotencyKey
+	)))), s.slimToolList()...) // profiles.go: --slim's, as chrome-devtools-mcp has them; tasks.go: the long ones may run as MCP tasks; rules.go: idempotencyKey
 }
 
 // ms turns a timeout argument in milliseconds into a duration, def if 0 or
