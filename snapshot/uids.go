@@ -38,7 +38,7 @@ type uidError struct {
 
 func (e *uidError) Error() string {
 	uid := e.uid
-	if _, ok := parseUID(uid); !ok {
+	if _, ok := parseUID(uid); !ok && !isCompactUID(uid) {
 		uid = strconv.Quote(uid)
 	}
 	if e.kind == ErrStaleUID {
@@ -119,8 +119,12 @@ type UIDs struct {
 	resetSeq int   // latest seq taken before the last Reset
 	resets   int   // how many times Reset was called: the document's number
 	minted   []int // minted[seq-1]: how many uids that snapshot handed out
-	byNode   map[axRef]*uidEntry
-	byUID    map[uidKey]axRef
+	// firsts[seq-1] is how many uids the snapshots before seq handed out:
+	// the ordinal of that snapshot's first uid, which a compact uid
+	// spells (compact.go).
+	firsts []int
+	byNode map[axRef]*uidEntry
+	byUID  map[uidKey]axRef
 	// fromPage says the latest snapshot had nodes of a tree computed in
 	// the page (refs, see PageRef).
 	fromPage bool
@@ -144,6 +148,9 @@ func (u *UIDs) Document() int {
 func (u *UIDs) Element(uid string) (role, name string, ok bool) {
 	u.mu.Lock()
 	text := u.lastText
+	if k, compact := u.parseCompactLocked(uid); compact {
+		uid = string(k.append(nil))
+	}
 	u.mu.Unlock()
 	rest, ok := UIDLine(text, uid)
 	if !ok {
@@ -248,12 +255,15 @@ func (u *UIDs) Lookup(uid string) (cdp.BackendNodeID, error) {
 // SnapshotFrames (empty when the tree carried none). Nodes of an
 // out-of-process iframe must be resolved in that frame's session.
 func (u *UIDs) LookupFrame(uid string) (cdp.FrameID, cdp.BackendNodeID, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	k, ok := parseUID(uid)
+	if !ok {
+		k, ok = u.parseCompactLocked(uid)
+	}
 	if !ok {
 		return "", 0, &uidError{uid, ErrUnknownUID}
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
 	if ref, ok := u.byUID[k]; ok && ref.backend != 0 {
 		return ref.frame, ref.backend, nil
 	}
@@ -306,7 +316,11 @@ func (u *UIDs) assign(t *axTree) (int, int, []uidKey) {
 		u.byUID[k] = ref
 		uids[i] = k
 	}
-	u.minted = append(u.minted, n)
+	first := 0
+	if last := len(u.minted) - 1; last >= 0 {
+		first = u.firsts[last] + u.minted[last]
+	}
+	u.minted, u.firsts = append(u.minted, n), append(u.firsts, first)
 	u.prune()
 	return seq, u.resets, uids
 }
