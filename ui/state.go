@@ -19,8 +19,12 @@ type state struct {
 	Pages  []pageState       `json:"pages"`
 	Locks  []tools.LockState `json:"locks"`
 	Calls  []*call           `json:"calls"`
-	// Frames counts the thumbnail frames received, ever.
-	Frames uint64 `json:"frames"`
+	// Frames counts the thumbnail frames received, ever; Thumbnails the
+	// pages whose screencasts run now (until each stopped), Viewers the
+	// open streams: both 0 while no one looks.
+	Frames     uint64 `json:"frames"`
+	Thumbnails int    `json:"thumbnails"`
+	Viewers    int    `json:"viewers"`
 	// Records says the session records are served at /ui/records/.
 	Records bool `json:"records"`
 }
@@ -75,7 +79,7 @@ func (v *View) build(ctx context.Context) state {
 		st.Pages = append(st.Pages, ps)
 	}
 	st.Agents = agentsOf(st.Calls, views)
-	st.Frames = v.frames.Load()
+	st.Frames, st.Viewers, st.Thumbnails = v.frames.Load(), len(v.viewers), int(v.running.Load())
 	return st
 }
 

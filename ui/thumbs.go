@@ -41,6 +41,7 @@ func (v *View) syncThumbs(ctx context.Context, pages []pageState) {
 		}
 		tctx, cancel := context.WithCancel(ctx)
 		t.cancel, t.ended = cancel, false
+		v.running.Add(1)
 		go v.runThumb(tctx, p.PageView, t)
 	}
 	for id, t := range v.thumbs {
@@ -54,6 +55,7 @@ func (v *View) syncThumbs(ctx context.Context, pages []pageState) {
 // runThumb keeps t fresh with page's frames until ctx ends or the page
 // goes.
 func (v *View) runThumb(ctx context.Context, page tools.PageView, t *thumb) {
+	defer v.running.Add(-1)
 	err := page.Page.Thumbnails(ctx, v.opts.Thumbnails, func(jpeg []byte) {
 		n := v.frames.Add(1)
 		v.mu.Lock()

@@ -80,8 +80,9 @@ type View struct {
 	thumbs  map[int]*thumb     // by page id, while someone looks
 	closed  bool
 
-	dirty  chan struct{} // a call changed since the last push
-	frames atomic.Uint64 // thumbnail frames received, ever
+	dirty   chan struct{} // a call changed since the last push
+	frames  atomic.Uint64 // thumbnail frames received, ever
+	running atomic.Int64  // thumbnail goroutines not yet returned
 }
 
 // New returns a View; it shows nothing until Attach.
