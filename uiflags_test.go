@@ -257,3 +257,40 @@ func TestLiveView(t *testing.T) {
 		t.Errorf("a secret reached the logs:\n%s", stderr)
 	}
 }
+
+// TestUIStdio: pagemux on stdio with --ui serves the live view on loopback
+// without a token, showing the stdio client's calls, and refuses a request
+// that names another host (DNS rebinding).
+func TestUIStdio(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	s := startServer(t, shortTmp(t), "--ui", addr)
+	s.waitLog("serving the live view")
+	s.call(2, "select_page", `{"pageId":999}`)
+	if a := s.answer(2); !strings.Contains(a, `"isError":true`) {
+		t.Fatalf("select_page of no page: %s", a)
+	}
+	code, body := getUI(t, "http://"+addr+"/ui/state")
+	var st struct {
+		Calls []struct {
+			Agent, Tool, Outcome string
+		} `json:"calls"`
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &st) != nil || len(st.Calls) != 1 ||
+		st.Calls[0].Agent != "stdio" || st.Calls[0].Tool != "select_page" || st.Calls[0].Outcome != "error" {
+		t.Errorf("/ui/state: %d %s", code, body)
+	}
+	if code, _ := getUI(t, "http://"+addr+"/ui"); code != http.StatusOK {
+		t.Errorf("/ui: %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/ui/state", nil)
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Host evil.example: %d", resp.StatusCode)
+	}
+}
