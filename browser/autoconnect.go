@@ -78,13 +78,13 @@ func pidNote(pid int) string {
 // Connect turns c's --auto-connect (AutoConnect) or a UserDataDir that a
 // running Chrome holds into an attach: it reads the Chrome's
 // DevToolsActivePort, sets WSEndpoint to the websocket it names on
-// loopback, and Profile to where it found it. It does nothing for a config
-// that attaches already (BrowserURL, WSEndpoint, Pool), nor for a
-// UserDataDir that no Chrome holds (pagemux launches Chrome on it). It
-// fails, saying how to start Chrome with remote debugging, when there is
-// no DevToolsActivePort or nothing listens on the port it names. It reads
-// the file once: a Chrome restarted later is attached to by a pagemux
-// started anew.
+// loopback, and Profile and UserDataDir to where it found it. It does
+// nothing for a config that attaches already (BrowserURL, WSEndpoint,
+// Pool), nor for a UserDataDir that no Chrome holds (pagemux launches
+// Chrome on it). It fails, saying how to start Chrome with remote
+// debugging, when there is no DevToolsActivePort or nothing listens on the
+// port it names. It reads the file once: a Chrome restarted later is
+// attached to by a pagemux started anew.
 func (c *Config) Connect() error {
 	if err := checkChannel(c.Channel); err != nil {
 		return err
@@ -130,7 +130,10 @@ func (c *Config) autoConnect() error {
 		if err != nil {
 			return fmt.Errorf("--auto-connect: %w; %s, or give its profile with --user-data-dir", err, howToDebug)
 		}
-		c.WSEndpoint, c.Profile = ws, &ProfileAttach{Dir: dir}
+		// UserDataDir names the profile found, so that no tool reads or
+		// writes in it (its cookies, saved passwords), as in a launched
+		// Chrome's (ProfileDirs).
+		c.WSEndpoint, c.Profile, c.UserDataDir = ws, &ProfileAttach{Dir: dir}, dir
 		return nil
 	}
 	return fmt.Errorf("--auto-connect: %w: no %s in %s. Start Chrome and %s; for a Chrome on another profile give it with --user-data-dir, or its address with --browser-url",

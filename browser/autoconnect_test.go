@@ -170,7 +170,7 @@ func TestConnect(t *testing.T) {
 		if err := c.Connect(); err != nil {
 			t.Fatal(err)
 		}
-		if c.WSEndpoint != wantWS || c.Profile.Dir != chromium {
+		if c.WSEndpoint != wantWS || c.Profile.Dir != chromium || c.UserDataDir != chromium {
 			t.Errorf("got %q %+v", c.WSEndpoint, c.Profile)
 		}
 		c = Config{AutoConnect: true, Channel: ChannelBeta}

@@ -96,7 +96,7 @@ func (f *BrowserFlags) Finish() error {
 	}
 	switch {
 	case f.cfg.OwnContext && !f.cfg.Attaches():
-		return errors.New("--own-context is for a Chrome pagemux attaches to: give --browser-url, --ws-endpoint or --auto-connect (a Chrome pagemux launches is its own already)")
+		return errors.New("--own-context is for a Chrome pagemux attaches to: give --browser-url or --ws-endpoint, or --auto-connect (a Chrome pagemux launches is its own already)")
 	case f.cfg.OwnContext && len(f.cfg.Pool) > 0:
 		return errors.New("--own-context takes one --browser-url or --ws-endpoint, not a pool")
 	}
