@@ -73,6 +73,7 @@ type config struct {
 	allowFiles, noFiles      bool
 	allowedURLs, blockedURLs cli.Repeated
 	secrets                  secretsConfig // secretflags.go
+	profile                  profileConfig // profileflags.go
 	ui                       uiConfig      // uiflags.go
 }
 
@@ -85,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	bf := cli.AddBrowserFlags(fs, &c.browser, &c.isolated)
 	addEtcdFlags(fs, &c.etcd)
 	addSecretFlags(fs, &c.secrets)
+	addProfileFlags(fs, &c.profile)
 	addUIFlags(fs, &c.ui)
 	fs.Func("storage-state", "start logged in: set the cookies and localStorage of `FILE` (Playwright's storageState JSON, as the storage_state tool saves it) in the default browser context before its first page loads (the localStorage in each document of its origins before the page's scripts run); over HTTP, agents' own contexts do not get it (set_storage_state does)", func(path string) (err error) {
 		c.storageState, err = storagestate.Read(path)
@@ -147,6 +149,9 @@ Flags:
 		return nil, err
 	}
 	if err := c.etcd.check(); err != nil {
+		return nil, err
+	}
+	if err := c.profile.check(c.httpAddr != ""); err != nil {
 		return nil, err
 	}
 	if err := c.ui.check(); err != nil {

@@ -114,10 +114,10 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		return err
 	}
 	live := c.ui.open(ctx, log, c.httpAddr != "") // uiflags.go: the live view
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
+	srv := tools.New(b, locks, c.profile.options(tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
 		MaxTasks: c.maxTasks, Rules: engine, OnDecision: m.RuleDecision, Secrets: c.secrets.all, AgentSecrets: c.secrets.byToken,
-		Observers: live.observers()})
+		Observers: live.observers()}))
 	defer srv.Close()
 	c.http.UI = live.attach(srv)
 	if engine != nil {
