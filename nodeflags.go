@@ -42,11 +42,12 @@ var nodeFlags = map[string]nodeFlag{
 	"blockedUrlPattern":   {to: "blocked-url", value: true, many: true},
 	"allowedUrlPattern":   {to: "allowed-url", value: true, many: true},
 	"fileNavigations":     {to: "allow-file-navigations", negTo: "no-file-navigations"},
+	"autoConnect":         {to: "auto-connect", negTo: "auto-connect=false"},
 }
 
 // droppedNodeFlags have no meaning in pagemux; true: the flag takes a value.
 var droppedNodeFlags = map[string]bool{
-	"autoConnect": false, "wsHeaders": true, "channel": true, "ignoreDefaultChromeArg": true,
+	"wsHeaders": true, "ignoreDefaultChromeArg": true,
 	"screenshotFormat": true, "screenshotQuality": true, "screenshotMaxWidth": true, "screenshotMaxHeight": true,
 	"pageIdRouting": false, "devtoolsComments": false, "experimentalDevtools": false, "experimentalVision": false,
 	"memoryDebugging": false, "experimentalStructuredContent": false, "experimentalToonFormat": false,

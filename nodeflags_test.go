@@ -13,7 +13,7 @@ func TestNodeFlags(t *testing.T) {
 	c, err := parseFlags([]string{
 		"--executablePath=/usr/bin/chromium", "--headless", "--isolated=true", "--viewport", "1280x720",
 		"--chromeArg=--lang=de", "--chrome-arg", "--mute-audio", "-u", "http://127.0.0.1:9222",
-		"--no-usage-statistics", "--experimentalStructuredContent", "--channel", "canary",
+		"--no-usage-statistics", "--experimentalStructuredContent", "--experimentalDataFormat", "canary",
 		"--proxyServer", "http://127.0.0.1:3128", "--acceptInsecureCerts", "--logFile", "/tmp/x.log",
 		"--categoryEmulation=false", "--screenshot-format", "jpeg",
 	}, &stderr)
@@ -34,7 +34,7 @@ func TestNodeFlags(t *testing.T) {
 		}
 	}
 	warning := stderr.String()
-	if strings.Count(warning, "\n") != 1 || !strings.Contains(warning, "--no-usage-statistics") || !strings.Contains(warning, "--channel") ||
+	if strings.Count(warning, "\n") != 1 || !strings.Contains(warning, "--no-usage-statistics") || !strings.Contains(warning, "--experimentalDataFormat") ||
 		!strings.Contains(warning, "--screenshot-format") || strings.Contains(warning, "canary") {
 		t.Errorf("the warning: %q", warning)
 	}

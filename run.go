@@ -61,6 +61,9 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 		return serve.Join(ctx, c.join, stdin, stdout, serve.JoinOptions{Log: log, Token: c.joinToken, Agent: c.joinAgent})
 	}
 	c.browser.Logger = log
+	if a := c.browser.Profile; a != nil {
+		log.Info(a.String()) // --auto-connect, or a held --user-data-dir
+	}
 	// The profiles of a pagemux that was killed go now; a failed sweep is
 	// no reason not to serve.
 	swept := make(chan struct{})
