@@ -74,6 +74,7 @@ type config struct {
 	allowedURLs, blockedURLs cli.Repeated
 	secrets                  secretsConfig // secretflags.go
 	profile                  profileConfig // profileflags.go
+	record                   recordConfig  // recordflags.go
 	ui                       uiConfig      // uiflags.go
 }
 
@@ -87,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	addEtcdFlags(fs, &c.etcd)
 	addSecretFlags(fs, &c.secrets)
 	addProfileFlags(fs, &c.profile)
+	addRecordFlags(fs, &c.record)
 	addUIFlags(fs, &c.ui)
 	fs.Func("storage-state", "start logged in: set the cookies and localStorage of `FILE` (Playwright's storageState JSON, as the storage_state tool saves it) in the default browser context before its first page loads (the localStorage in each document of its origins before the page's scripts run); over HTTP, agents' own contexts do not get it (set_storage_state does)", func(path string) (err error) {
 		c.storageState, err = storagestate.Read(path)
@@ -152,6 +154,9 @@ Flags:
 		return nil, err
 	}
 	if err := c.profile.check(c.httpAddr != ""); err != nil {
+		return nil, err
+	}
+	if err := c.record.check(); err != nil {
 		return nil, err
 	}
 	if err := c.ui.check(); err != nil {

@@ -31,6 +31,10 @@ func main() {
 		stop()
 		os.Exit(runRules(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "record" {
+		stop()
+		os.Exit(runRecord(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "smoke" {
 		code := smoke.Main(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()

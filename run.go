@@ -116,13 +116,18 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	recorders, err := c.record.observers(b, log) // recordflags.go: --record
+	if err != nil {
+		return err
+	}
 	live := c.ui.open(ctx, log, c.httpAddr != "") // uiflags.go: the live view
 	srv := tools.New(b, locks, c.profile.options(tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode,
 		MaxTasks: c.maxTasks, Rules: engine, OnDecision: m.RuleDecision, Secrets: c.secrets.all, AgentSecrets: c.secrets.byToken,
-		Observers: live.observers()}))
+		Observers: append(live.observers(), recorders...)}))
 	defer srv.Close()
 	c.http.UI = live.attach(srv)
+	c.http.UI = c.record.withViewer(c.http.UI) // recordflags.go: /ui/records/
 	if engine != nil {
 		m.Gauge("rule_leases_waiting", "With --rules, calls waiting now for an exclusive resource another agent keeps as a lease.", func() float64 { return float64(srv.RuleLeasesWaiting()) })
 	}

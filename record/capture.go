@@ -59,9 +59,10 @@ func elementUIDs(tool string, args json.RawMessage) []string {
 
 // selectorJS returns a CSS selector for each element it is given, one
 // that matches that element first in its document: its id where that is
-// unique, else a unique name, data-testid or aria-label on its tag, else
-// the path of :nth-of-type steps from the nearest ancestor with a unique
-// id (or the root). "" for an element in another document than the top
+// unique, else a unique name, data-testid, aria-label, placeholder or
+// type on its tag, else the shortest path of tags (:nth-of-type where
+// siblings share one) up from it that is unique, or that ends at an
+// ancestor with a unique attribute. "" for an element in another document than the top
 // one (a frame's), which a steps file cannot reach.
 const selectorJS = `(...els) => {
   const unique = (sel, el) => { try { return document.querySelector(sel) === el; } catch { return false; } };
@@ -77,16 +78,18 @@ const selectorJS = `(...els) => {
     }
     return '';
   };
+  const step = (n) => {
+    const same = n.parentElement ? [...n.parentElement.children].filter((s) => s.localName === n.localName) : [n];
+    return same.length > 1 ? n.localName + ':nth-of-type(' + (same.indexOf(n) + 1) + ')' : n.localName;
+  };
   const path = (el) => {
-    const parts = [];
+    let sel = '';
     for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
       const own = n === el ? '' : attrSel(n);
-      if (own && own.startsWith('#')) { parts.unshift(own); break; }
-      let i = 1;
-      for (let s = n.previousElementSibling; s; s = s.previousElementSibling) if (s.localName === n.localName) i++;
-      parts.unshift(n.localName + ':nth-of-type(' + i + ')');
+      sel = own ? own + ' ' + sel : step(n) + (sel ? ' > ' + sel : '');
+      if (own || unique(sel, el)) break;
     }
-    return parts.join(' > ');
+    return sel;
   };
   return els.map((el) => {
     if (!el || el.ownerDocument !== document) return '';
@@ -117,22 +120,26 @@ type capture struct {
 	snapshot   string // masked
 	screenshot []byte
 	note       string // why one is missing
+	title, url string // masked; "" where the page did not say
 }
 
-// shownTextJS is the text a screenshot of the page may show: its title,
-// its body's text, the values of its fields but passwords (drawn as
-// dots).
-const shownTextJS = `() => {
+// shownJS is what a screenshot of the page may show: its title, its body's
+// text, the values of its fields but passwords (drawn as dots); and its URL.
+const shownJS = `() => {
   const parts = [document.title, document.body ? document.body.innerText : ''];
   for (const el of document.querySelectorAll('input, textarea, select')) {
     if (el.type !== 'password' && el.type !== 'hidden') parts.push(el.value);
   }
-  return parts.join('\n');
+  return {title: document.title, url: location.href, text: parts.join('\n')};
 }`
+
+// shown is shownJS's answer.
+type shown struct{ Title, URL, Text string }
 
 // capturePage takes p's snapshot text (masked) and a screenshot, which it
 // withholds when the page shows a secret's value: no mask reaches into
-// pixels.
+// pixels. It reads the page's title and URL as its document has them (the
+// page's own lag behind its events).
 func capturePage(ctx context.Context, p *browser.Page, mask func(string) string) capture {
 	ctx, cancel := context.WithTimeout(ctx, captureWait)
 	defer cancel()
@@ -143,15 +150,16 @@ func capturePage(ctx context.Context, p *browser.Page, mask func(string) string)
 	} else {
 		c.snapshot = mask(snap.Text)
 	}
-	raw, err := p.Evaluate(ctx, shownTextJS, nil)
-	var shown string
+	raw, err := p.Evaluate(ctx, shownJS, nil)
+	var on shown
 	if err == nil {
-		err = json.Unmarshal(raw, &shown)
+		err = json.Unmarshal(raw, &on)
 	}
+	c.title, c.url = mask(on.Title), mask(on.URL)
 	switch {
 	case err != nil:
 		c.note = join(c.note, "no screenshot: the page's text could not be checked for secrets: "+mask(err.Error()))
-	case mask(shown) != shown:
+	case mask(on.Text) != on.Text:
 		c.note = join(c.note, "no screenshot: the page shows the value of a secret")
 	default:
 		shot, err := p.Screenshot(ctx, browser.ScreenshotOptions{Format: "jpeg", Quality: screenshotQuality})

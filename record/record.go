@@ -77,8 +77,9 @@ type Step struct {
 	// (click, fill: one; fill_form: one per element, in order), found in
 	// the page before the call acted; "" for an element none was found for.
 	Selectors []string `json:"selectors,omitempty"`
-	// Snapshot and Screenshot name the files of the page after an action,
-	// in the record's directory; Note says why one is missing.
+	// Snapshot and Screenshot name the files of the page after an action
+	// on it, in the record's directory; Note says why one is missing.
+	// new_page, which holds no lock on the page it opens, has neither.
 	Snapshot   string `json:"snapshot,omitempty"`
 	Screenshot string `json:"screenshot,omitempty"`
 	Note       string `json:"note,omitempty"`

@@ -140,6 +140,7 @@ func (r *Recorder) Ended(ctx context.Context, e tools.CallEnd, page *browser.Pag
 		if captures[e.Tool] && e.Outcome != "cancelled" {
 			c = capturePage(ctx, page, mask)
 			st.Note = c.note
+			st.Title, st.URL = cmpOr(c.title, st.Title), cmpOr(c.url, st.URL)
 		}
 	}
 	s, err := r.session(e.CallInfo)

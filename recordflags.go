@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/record"
+	"github.com/pagemux/pagemux/tools"
+)
+
+// minRecordBytes is the least --record-max-bytes: a few steps with their
+// screenshots.
+const minRecordBytes = 64 << 10
+
+// recordConfig is what --record and --record-max-bytes say.
+type recordConfig struct {
+	dir      string
+	maxBytes int64
+}
+
+// addRecordFlags registers --record and --record-max-bytes on fs.
+func addRecordFlags(fs *flag.FlagSet, c *recordConfig) {
+	fs.StringVar(&c.dir, "record", "", "keep a record of each agent session in `DIR` (made private, 0700): every call with its arguments (secrets by name), answer (masked), outcome, timing and lock wait, and after each navigation or input the page's snapshot and a screenshot (none while the page shows a secret's value); replay them at /ui/records/, turn one into smoke steps with: pagemux record export DIR/RECORD --steps")
+	fs.Int64Var(&c.maxBytes, "record-max-bytes", record.DefaultMaxBytes, "with --record, the most `BYTES` one session's record takes; past it the record says it stopped and keeps nothing more")
+}
+
+// check refuses a cap too small to hold a step.
+func (c *recordConfig) check() error {
+	if c.dir != "" && c.maxBytes < minRecordBytes {
+		return fmt.Errorf("--record-max-bytes %d: a record needs %d bytes at least (a few steps with their screenshots); the default is %d", c.maxBytes, minRecordBytes, record.DefaultMaxBytes)
+	}
+	return nil
+}
+
+// observers are the Recorder of --record as tools' observers, made ready
+// (its directory made); none without --record.
+func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger) ([]tools.Observer, error) {
+	if c.dir == "" {
+		return nil, nil
+	}
+	r, err := record.New(record.Options{Dir: c.dir, MaxBytes: c.maxBytes, Browser: b, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("--record: %w", err)
+	}
+	log.Info("recording each session", "dir", c.dir, "max_bytes", c.maxBytes)
+	return []tools.Observer{r}, nil
+}
+
+// withViewer serves the records' replay at /ui/records/ (record.MountPath)
+// on the live view's handler ui, behind the same admin tokens (serve's
+// /ui); ui itself without --record or without a live view.
+func (c *recordConfig) withViewer(ui http.Handler) http.Handler {
+	if c.dir == "" || ui == nil {
+		return ui
+	}
+	records := record.Handler(c.dir)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == record.MountPath || strings.HasPrefix(r.URL.Path, record.MountPath+"/") {
+			records.ServeHTTP(w, r)
+			return
+		}
+		ui.ServeHTTP(w, r)
+	})
+}
