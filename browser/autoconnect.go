@@ -251,3 +251,22 @@ func defaultUserDataDirs(goos, channel, home string, getenv func(string) string)
 	}
 	return dirs
 }
+
+// checkHeld refuses to launch Chrome on a UserDataDir that a Chrome came to
+// hold after pagemux started (Connect attaches to one that held it then):
+// Chrome would hand its command line to that one, opening a window in the
+// user's Chrome, and exit. It checks only until pagemux's own first launch
+// succeeded: after it the lock may name the Chrome pagemux launched and
+// ended, for as long as that one takes to be reaped.
+func (b *Browser) checkHeld() error {
+	dir := b.cfg.UserDataDir
+	if dir == "" || b.counts.launches.Load() > 0 {
+		return nil
+	}
+	pid, held := ProfileHolder(dir)
+	if !held {
+		return nil
+	}
+	return fmt.Errorf("%w: --user-data-dir %s is in use by a Chrome%s started after pagemux: quit it, or turn remote debugging on in it (%s) and start pagemux again to attach to it",
+		ErrStart, dir, pidNote(pid), howToDebug)
+}

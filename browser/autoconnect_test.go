@@ -253,3 +253,17 @@ func TestConnect(t *testing.T) {
 		}
 	})
 }
+
+// TestLaunchOnHeldProfile: a profile that a Chrome came to hold after
+// pagemux started is not launched on (Chrome would open a window in that
+// one): the call fails saying so, and no Chrome starts.
+func TestLaunchOnHeldProfile(t *testing.T) {
+	dir := t.TempDir()
+	holdProfile(t, dir, os.Getpid())
+	b := New(Config{UserDataDir: dir, ExecPath: "/nonexistent/chrome"})
+	defer b.Close()
+	err := b.Start(t.Context())
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "in use by a Chrome (pid") || !strings.Contains(err.Error(), "chrome://inspect/#remote-debugging") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -229,6 +229,9 @@ func (b *Browser) allocator(l *launch) (context.Context, context.CancelFunc, err
 		ctx, cancel := newAttachAllocator(b.quitContext(), u, &b.fences, func(id string) { l.identity = id })
 		return ctx, cancel, nil
 	}
+	if err := b.checkHeld(); err != nil { // autoconnect.go
+		return nil, nil, err
+	}
 	c, err := newChromeProc(b.cfg, l, b.log)
 	if err != nil {
 		return nil, nil, err
