@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/lighthouse"
 )
 
@@ -314,17 +313,14 @@ func failedAudits(rep *lighthouse.Report, cat string) string {
 	return "; failed: " + firstThree(titles, "; ")
 }
 
-// openWindow opens a tab for an audit in a window of its own
-// (browser.InOwnWindow), where it draws and is captured without taking
-// turns at the front of the run's shared window. Like open, it returns its
-// page id and a func that closes it. It opens it in the browser itself: no
-// tool opens a page in a window of its own (new_page's share the run's
-// window), and an agent has no need to; the tab's checks then go through
-// the tools.
+// openWindow opens a tab for an audit in a window of its own (the step
+// tool new_window), where it draws and is captured without taking turns at
+// the front of the run's shared window: new_page's tabs share it. Like
+// open, it returns its page id and a func that closes it.
 func (k *checker) openWindow(ctx context.Context, name string) (int, func(), error) {
-	pg, err := k.b.NewPage(ctx, true, browser.InOwnWindow())
+	ans, err := k.a.call(ctx, "new_window", nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("open a window for %s: %w", name, err)
 	}
-	return k.prepareTab(ctx, pg.ID)
+	return k.prepareTab(ctx, ans.PageID)
 }

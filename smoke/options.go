@@ -6,6 +6,15 @@
 // reports which are broken. Steps (--steps, --login) act on pages before
 // the checks; --crawl adds the pages their links lead to.
 //
+// Smoke reaches Chrome only through pagemux's tools, over an in-process
+// MCP client, reading their typed answers (tools.StructuredMeta) rather
+// than their text: the agents' tools, and for what only smoke does (steps
+// by CSS selector, an audit's window of its own, a script in every
+// document of a tab) the step tools that tools.Options.StepTools adds. The
+// setup before any page exists (run.go: browser.New and Start, the
+// --header rules, the cookies of --cookie and --storage-state) is
+// the one place it calls browser/ itself.
+//
 // It does not parse pagemux's server flags: main adds the browser flags to
 // the same flag set and hands over the browser.Config they make.
 package smoke

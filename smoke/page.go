@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/tools"
 )
 
@@ -26,13 +25,12 @@ const (
 	checkIssues   = "issues"
 )
 
-// checker checks pages through the tools, one tab each.
+// checker checks pages through the tools, one tab each: the agents' tools,
+// and the step tools (tools.Options.StepTools) for what only smoke does, a
+// script in every document of a tab (prepareTab), an audit's own window
+// (openWindow) and steps on CSS selectors (selectorStep).
 type checker struct {
-	a *agent
-	// b is the browser, for the little no tool does: a script in every
-	// document of a tab (prepareTab), an audit's own window (openWindow),
-	// steps on CSS selectors (selectorStep).
-	b     *browser.Browser
+	a     *agent
 	o     *Options
 	tmp   string // a workspace of the run's own, for Lighthouse reports
 	shots string // --screenshots, absolute
@@ -196,14 +194,11 @@ func (k *checker) prepareTab(ctx context.Context, id int) (int, func(), error) {
 		_, _ = k.a.call(cctx, "close_page", map[string]any{"pageId": id})
 	}
 	if k.initScript != "" {
-		// No tool adds a script to run before a page's own in every
-		// document of a tab (navigate_page's initScript is for its one
-		// navigation, and steps navigate too): the page's own Chrome
-		// session does, as Playwright's addInitScript.
-		pg, err := k.b.Page(id)
-		if err == nil {
-			_, err = pg.AddInitScript(ctx, k.initScript)
-		}
+		// add_init_script, not navigate_page's initScript, which is for
+		// its one navigation (and steps navigate too); not
+		// set_storage_state either, which would set the items again in
+		// the other tabs of the context, whose checks are under way.
+		_, err := k.a.call(ctx, "add_init_script", map[string]any{"pageId": id, "script": k.initScript})
 		if err != nil {
 			closeTab()
 			return 0, nil, fmt.Errorf("set the storage state's localStorage in tab %d: %w", id, err)

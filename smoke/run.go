@@ -200,9 +200,12 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		}
 	}
 	locks := pagelock.New(pagelock.Options{Mode: pagelock.PerPage, Timeout: lockWait})
-	// A load may take --timeout, past the tools' default bound.
-	toolTimeout := max(tools.DefaultToolTimeout, o.Timeout+afterLoad)
-	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: workspaces, MaxOutput: 0, ToolTimeout: toolTimeout})
+	// A load may take --timeout, and a step its own, past the tools'
+	// default bound.
+	toolTimeout := max(tools.DefaultToolTimeout, max(o.Timeout, o.longestStep())+afterLoad)
+	// The step tools are smoke's alone: steps by CSS selector, a window
+	// of its own for an audit, a script in every document of a tab.
+	srv := tools.New(b, locks, tools.Options{Log: log, Workspaces: workspaces, MaxOutput: 0, ToolTimeout: toolTimeout, StepTools: true})
 	c := client.NewClient(transport.NewInProcessTransport(srv.MCP()))
 	if err := c.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start the MCP client: %w", err)
@@ -215,7 +218,7 @@ func runChecks(ctx context.Context, o *Options, bc browser.Config, prog *progres
 		return nil, fmt.Errorf("initialize the MCP session: %w", err)
 	}
 
-	k := &checker{a: &agent{c: c}, b: b, o: o, tmp: tmp, shots: shots, prog: prog, secrets: secretsOf(o), sharedClock: bc.Local()}
+	k := &checker{a: &agent{c: c}, o: o, tmp: tmp, shots: shots, prog: prog, secrets: secretsOf(o), sharedClock: bc.Local()}
 	if !bc.Attaches() {
 		// The tab Chrome starts with is attached already: the first page
 		// needs no new_page, which costs a tab's attach (0.3 s and more).

@@ -302,6 +302,23 @@ func (k *checker) runSteps(ctx context.Context, id int, steps []Step, c *Check) 
 	return true
 }
 
+// longestStep is the longest timeout a step of --login or --steps gives
+// itself; 0 when none does.
+func (o *Options) longestStep() time.Duration {
+	var d time.Duration
+	all := slices.Clone(o.Login)
+	if o.Steps != nil {
+		all = append(all, o.Steps.All...)
+		for _, steps := range o.Steps.Pages {
+			all = append(all, steps...)
+		}
+	}
+	for _, s := range all {
+		d = max(d, s.Timeout)
+	}
+	return d
+}
+
 // stepsTime is the longest the steps may take, each its timeout.
 func (k *checker) stepsTime(steps []Step) time.Duration {
 	var d time.Duration
@@ -313,9 +330,7 @@ func (k *checker) stepsTime(steps []Step) time.Duration {
 
 // step runs one step: a navigation with navigate_page, as the load, a key
 // with press_key and a wait for text with wait_for; the others with the
-// browser's actions that click, fill and wait_for run, on elements named
-// by CSS selectors rather than snapshot uids, and a wait for a URL, which
-// no tool does (see selectorStep).
+// step tools (see selectorStep).
 func (k *checker) step(ctx context.Context, id int, s Step) error {
 	timeout := cmp.Or(s.Timeout, k.o.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout+afterLoad)
@@ -346,29 +361,39 @@ func (k *checker) step(ctx context.Context, id int, s Step) error {
 	return k.selectorStep(ctx, id, s, timeout)
 }
 
-// selectorStep runs a step no tool can: tools name elements by snapshot
-// uids, which a steps file cannot know, and none waits for a URL. It acts
-// on the tab's page itself, as smoke alone drives its tabs.
+// selectorSteps are the step tools of the steps the agents' tools cannot
+// run: those name elements by snapshot uids, which a steps file cannot
+// know, and none waits for a URL.
+var selectorSteps = map[string]string{
+	stepClick:           "click_selector",
+	stepFill:            "fill_selector",
+	stepWaitForSelector: "wait_for_selector",
+	stepWaitForURL:      "wait_for_url",
+}
+
+// selectorStep runs a step with its step tool (tools.Options.StepTools).
+// A failure's message is the tool's own, without the tool's name: the
+// report names the step.
 func (k *checker) selectorStep(ctx context.Context, id int, s Step, timeout time.Duration) error {
-	pg, err := k.b.Page(id)
-	if err != nil {
-		return err
+	tool, ok := selectorSteps[s.Kind]
+	if !ok {
+		return fmt.Errorf("unknown step %q", s.Kind)
 	}
+	args := map[string]any{"pageId": id, "timeout": timeout.Milliseconds()}
 	switch s.Kind {
-	case stepClick:
-		return pg.ClickSelector(ctx, s.Target, timeout)
-	case stepFill:
-		return pg.FillSelector(ctx, s.Target, s.Value, timeout)
-	case stepWaitForSelector:
-		return pg.WaitForSelector(ctx, s.Target, timeout)
 	case stepWaitForURL:
-		last, ok, err := pg.WaitForURL(ctx, func(u string) bool { return urlMatches(u, s.Target) }, timeout)
-		if err == nil && !ok {
-			err = fmt.Errorf("the page is still at %s after %v", last, timeout)
-		}
-		return err
+		args["url"] = s.Target
+	case stepFill:
+		args["selector"], args["value"] = s.Target, s.Value
+	default:
+		args["selector"] = s.Target
 	}
-	return fmt.Errorf("unknown step %q", s.Kind)
+	_, err := k.a.call(ctx, tool, args)
+	var te *ToolError
+	if errors.As(err, &te) {
+		return errors.New(te.Text)
+	}
+	return err
 }
 
 // pageURL is the URL of tab id, as list_pages shows it.
@@ -400,30 +425,6 @@ func resolveOn(current, target string) (string, error) {
 		return "", fmt.Errorf("%q is a path, and the tab is on %s: give a full URL", target, current)
 	}
 	return base.ResolveReference(ref).String(), nil
-}
-
-// urlMatches says whether u matches a waitForURL: as a glob where it has a
-// * (which matches anything, slashes too), else when u contains it.
-func urlMatches(u, pattern string) bool {
-	if !strings.Contains(pattern, "*") {
-		return strings.Contains(u, pattern)
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(u, parts[0]) {
-		return false
-	}
-	rest := u[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(rest, p)
-		}
-		j := strings.Index(rest, p)
-		if j < 0 {
-			return false
-		}
-		rest = rest[j+len(p):]
-	}
-	return true
 }
 
 // login runs --login's steps once, in a tab of its own that is closed

@@ -221,25 +221,4 @@ func TestSmokeStepsErrors(t *testing.T) {
 	}
 }
 
-// TestSmokeURLMatches: waitForURL's patterns.
-func TestSmokeURLMatches(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		u, pattern string
-		want       bool
-	}{
-		{"http://a.test/account", "/account", true},
-		{"http://a.test/login", "/account", false},
-		{"http://a.test/account", "*/account", true},
-		{"http://a.test/account?x=1", "*/account", false},
-		{"http://a.test/account?x=1", "*/account*", true},
-		{"http://a.test/a/b/c", "http://a.test/*/c", true},
-		{"http://a.test/a/b/d", "http://a.test/*/c", false},
-	} {
-		if got := urlMatches(tt.u, tt.pattern); got != tt.want {
-			t.Errorf("urlMatches(%q, %q) = %v", tt.u, tt.pattern, got)
-		}
-	}
-}
-
 func regexpMatch(expr, s string) bool { return regexp.MustCompile(expr).MatchString(s) }

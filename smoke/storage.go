@@ -2,7 +2,9 @@ package smoke
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/pagemux/pagemux/storagestate"
 )
@@ -23,11 +25,17 @@ type StateOrigin = storagestate.Origin
 type StateItem = storagestate.Item
 
 // readStorageState reads and checks a --storage-state file. Its errors name
-// the file, the entry and the cookie or item name, never a value.
+// the file, the entry and the cookie or item name, never a value: "--storage-state
+// FILE: cookies[0] (sid) has no domain…", or "--storage-state: open FILE: …"
+// for a file it cannot read.
 func readStorageState(path string) (*StorageState, error) {
 	st, err := storagestate.Read(path)
-	if err != nil {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
 		return nil, fmt.Errorf("--storage-state: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("--storage-state %w", err) // storagestate puts the file first
 	}
 	return st, nil
 }

@@ -191,6 +191,30 @@ func TestStepTools(t *testing.T) {
 	})
 }
 
+// TestURLMatches: wait_for_url's patterns, as smoke's waitForURL steps
+// give them.
+func TestURLMatches(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		u, pattern string
+		want       bool
+	}{
+		{"http://a.test/account", "/account", true},
+		{"http://a.test/login", "/account", false},
+		{"http://a.test/account", "*/account", true},
+		{"http://a.test/account?x=1", "*/account", false},
+		{"http://a.test/account?x=1", "*/account*", true},
+		{"http://a.test/a/b/c", "http://a.test/*/c", true},
+		{"http://a.test/a/b/d", "http://a.test/*/c", false},
+		{"http://a.test/a/b/c", "http://a.test/a*b*c", true},
+		{"http://a.test/abc", "http://a.test/a*b*b", false},
+	} {
+		if got := URLMatches(tt.u, tt.pattern); got != tt.want {
+			t.Errorf("URLMatches(%q, %q) = %v", tt.u, tt.pattern, got)
+		}
+	}
+}
+
 // toolNames lists the tools e's server offers.
 func toolNames(t *testing.T, e *testEnv) []string {
 	t.Helper()
