@@ -329,7 +329,6 @@ func TestBrowserIdle(t *testing.T) {
 	if e.b.Running() {
 		t.Fatal("chrome still runs after the trace stopped and the idle time passed")
 	}
-	e.selectedNew(t)
 }
 
 // selectedNew opens page2.html in a new page, selected, and returns its id.
