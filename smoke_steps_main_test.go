@@ -82,7 +82,7 @@ func TestSmokeBinaryLogin(t *testing.T) {
 	state := filepath.Join(dir, "state.json")
 	os.WriteFile(state, []byte(`{"cookies": [{"name": "sid", "value": "s3cret", "path": "/"}]}`), 0o600)
 	code, stdout, stderr = smokeArgs(t, "--storage-state", state, site.URL+"/account")
-	if code != 2 || !strings.Contains(stderr, "--storage-state "+state+": cookies[0] (sid) has no domain; give the JSON Playwright's") || strings.Contains(stderr, "s3cret") {
+	if code != 2 || !strings.Contains(stderr, "--storage-state: "+state+": cookies[0] (sid) has no domain; give the JSON Playwright's") || strings.Contains(stderr, "s3cret") {
 		t.Errorf("a bad storage state: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
