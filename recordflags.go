@@ -37,12 +37,19 @@ func (c *recordConfig) check() error {
 }
 
 // observers are the Recorder of --record as tools' observers, made ready
-// (its directory made); none without --record.
-func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger) ([]tools.Observer, error) {
+// (its directory made); none without --record. sc names the secrets each
+// token's agents may type.
+func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger, sc *secretsConfig) ([]tools.Observer, error) {
 	if c.dir == "" {
 		return nil, nil
 	}
-	r, err := record.New(record.Options{Dir: c.dir, MaxBytes: c.maxBytes, Browser: b, Log: log})
+	names := func(token string) []string {
+		if s, ok := sc.byToken[token]; ok {
+			return s.Names()
+		}
+		return sc.all.Names()
+	}
+	r, err := record.New(record.Options{Dir: c.dir, MaxBytes: c.maxBytes, Browser: b, Log: log, SecretNames: names})
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", err)
 	}

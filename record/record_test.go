@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,43 @@ func TestViewer(t *testing.T) {
 	}
 	if !Sees(context.Background(), Meta{Token: "x"}) {
 		t.Error("a request its mount admitted without an agent sees nothing")
+	}
+}
+
+// A fill's value that is a bare secret's name is kept as ${NAME}, in
+// fill_form's elements too, so that Export writes it for smoke to take
+// from the environment; a value that only looks like one stays.
+func TestBareSecrets(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(Options{Dir: dir, SecretNames: func(token string) []string {
+		if token == "alice" {
+			return []string{"PW"}
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Ended(t.Context(), end(1, "token:alice", "alice", "fill", `{"uid":"1_1","value":"PW"}`, "ok"), nil)
+	r.Ended(t.Context(), end(2, "token:alice", "alice", "fill_form", `{"elements":[{"uid":"1_1","value":"PW"},{"uid":"1_2","value":"PWX"}]}`, "ok"), nil)
+	r.Ended(t.Context(), end(3, "token:alice", "alice", "type_text", `{"text":"PW"}`, "ok"), nil)
+	r.Ended(t.Context(), end(4, "token:bob", "bob", "fill", `{"uid":"1_1","value":"PW"}`, "ok"), nil)
+	metas, _ := List(dir)
+	var got []string
+	for _, m := range metas {
+		rec, _ := Open(dir, m.ID)
+		for _, s := range rec.Steps {
+			got = append(got, m.Token+" "+string(s.Args))
+		}
+	}
+	slices.Sort(got)
+	want := []string{
+		`alice {"elements":[{"uid":"1_1","value":"${PW}"},{"uid":"1_2","value":"PWX"}]}`,
+		`alice {"text":"PW"}`,
+		`alice {"uid":"1_1","value":"${PW}"}`,
+		`bob {"uid":"1_1","value":"PW"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("args:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

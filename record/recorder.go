@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,10 @@ type Options struct {
 	// Want, if set, says whether a call's session is recorded (by its
 	// agent); nil: every session is.
 	Want func(tools.CallInfo) bool
+	// SecretNames, if set, are the names of the secrets the agents of a
+	// token (--auth-token's name, "" for none) may type: a fill's value
+	// that is one bare NAME is kept as ${NAME}, as Export needs it.
+	SecretNames func(token string) []string
 }
 
 // Recorder writes a record of each session as a tools.Observer. Its zero
@@ -132,7 +137,11 @@ func (r *Recorder) Ended(ctx context.Context, e tools.CallEnd, page *browser.Pag
 	if mask == nil {
 		mask = func(s string) string { return s }
 	}
-	st := Step{Call: e.ID, Tool: e.Tool, Args: e.Args, Page: e.Page, Locks: e.Locks, Arrived: e.Arrived,
+	args := e.Args
+	if r.o.SecretNames != nil {
+		args = bareSecrets(e.Tool, args, r.o.SecretNames(e.Token))
+	}
+	st := Step{Call: e.ID, Tool: e.Tool, Args: args, Page: e.Page, Locks: e.Locks, Arrived: e.Arrived,
 		WaitedMs: ms(e.Waited), TookMs: ms(e.Took), Outcome: e.Outcome, Answer: mask(answerText(e.Result)), Selectors: sels}
 	var c capture
 	if page != nil && !page.Closed() {
@@ -272,6 +281,42 @@ func appendLine(path string, line []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// bareSecrets returns a fill's or fill_form's arguments with each value
+// that is a bare secret's name (tools take one so where a field holds one
+// value) written ${NAME}; others' as they are.
+func bareSecrets(tool string, args json.RawMessage, names []string) json.RawMessage {
+	if (tool != "fill" && tool != "fill_form") || len(names) == 0 {
+		return args
+	}
+	var v map[string]any
+	if json.Unmarshal(args, &v) != nil {
+		return args
+	}
+	named := func(m map[string]any) bool {
+		if val, ok := m["value"].(string); ok && slices.Contains(names, val) {
+			m["value"] = "${" + val + "}"
+			return true
+		}
+		return false
+	}
+	changed := named(v)
+	if els, ok := v["elements"].([]any); ok {
+		for _, el := range els {
+			if m, ok := el.(map[string]any); ok && named(m) {
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return args
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return args
+	}
+	return b
 }
 
 // answerText is the text of an answer, an image as "[image]", cut to
