@@ -2,9 +2,7 @@ package smoke
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/pagemux/pagemux/storagestate"
 )
@@ -25,17 +23,11 @@ type StateOrigin = storagestate.Origin
 type StateItem = storagestate.Item
 
 // readStorageState reads and checks a --storage-state file. Its errors name
-// the file, the entry and the cookie or item name, never a value: "--storage-state
-// FILE: cookies[0] (sid) has no domain…", or "--storage-state: open FILE: …"
-// for a file it cannot read.
+// the file, the entry and the cookie or item name, never a value.
 func readStorageState(path string) (*StorageState, error) {
 	st, err := storagestate.Read(path)
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &pe):
+	if err != nil {
 		return nil, fmt.Errorf("--storage-state: %w", err)
-	case err != nil:
-		return nil, fmt.Errorf("--storage-state %w", err) // storagestate puts the file first
 	}
 	return st, nil
 }
