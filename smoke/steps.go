@@ -345,7 +345,7 @@ func (k *checker) step(ctx context.Context, id int, s Step) error {
 		if err != nil {
 			return err
 		}
-		ans, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": target, "timeout": timeout.Milliseconds()})
+		ans, err := k.a.call(ctx, "navigate_page", map[string]any{"pageId": id, "url": target, "timeout": toolMillis(timeout)})
 		if err == nil {
 			var ignored Check
 			err = k.answerDialogs(ctx, id, ans.Dialog, &ignored)
@@ -355,10 +355,16 @@ func (k *checker) step(ctx context.Context, id int, s Step) error {
 		_, err := k.a.call(ctx, "press_key", map[string]any{"pageId": id, "key": s.Target})
 		return err
 	case stepWaitForText:
-		_, err := k.a.call(ctx, "wait_for", map[string]any{"pageId": id, "text": []string{s.Target}, "timeout": timeout.Milliseconds()})
+		_, err := k.a.call(ctx, "wait_for", map[string]any{"pageId": id, "text": []string{s.Target}, "timeout": toolMillis(timeout)})
 		return err
 	}
 	return k.selectorStep(ctx, id, s, timeout)
+}
+
+// toolMillis is a step's timeout as the tools take it, in milliseconds,
+// rounded up: a tool reads 0 as its default.
+func toolMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // selectorSteps are the step tools of the steps the agents' tools cannot
@@ -379,7 +385,7 @@ func (k *checker) selectorStep(ctx context.Context, id int, s Step, timeout time
 	if !ok {
 		return fmt.Errorf("unknown step %q", s.Kind)
 	}
-	args := map[string]any{"pageId": id, "timeout": timeout.Milliseconds()}
+	args := map[string]any{"pageId": id, "timeout": toolMillis(timeout)}
 	switch s.Kind {
 	case stepWaitForURL:
 		args["url"] = s.Target

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pagemux/pagemux/browser"
 )
@@ -218,6 +219,17 @@ func TestSmokeStepsErrors(t *testing.T) {
 	code, _, stderr := run(t, options(t, "--steps", path, "https://example.com/cart"), browser.Config{ExecPath: "/nonexistent/chrome"})
 	if code != ExitUsage || !strings.Contains(stderr, `--steps: the pages ["/checkout"] are none of the pages checked`) {
 		t.Errorf("a key no page has: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestSmokeToolMillis: a step's timeout goes to the tools in whole
+// milliseconds, never 0 (their default) for a positive one.
+func TestSmokeToolMillis(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]int64{time.Microsecond: 1, 500 * time.Millisecond: 500, 1500*time.Millisecond + 1: 1501, 2 * time.Second: 2000} {
+		if got := toolMillis(d); got != want {
+			t.Errorf("toolMillis(%v) = %d, want %d", d, got, want)
+		}
 	}
 }
 

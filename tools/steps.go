@@ -204,9 +204,9 @@ type addInitScriptArgs struct {
 	Script string `json:"script" jsonschema:"JavaScript to run in each new document of the page, its frames' too, before the document's own scripts."`
 }
 
-// maxInitScript bounds an init script: Chrome keeps it for every document
-// of the page, and smoke's (a storage state's localStorage) is far less.
-const maxInitScript = 16 << 20
+// maxInitScript bounds an init script: smoke's is a storage state's
+// localStorage, which set_storage_state bounds so too.
+const maxInitScript = maxStateFile
 
 // addInitScript is add_init_script: a script in every document the page
 // loads from now on, before its own (browser.Page.AddInitScript), as
