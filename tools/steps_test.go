@@ -60,10 +60,18 @@ func TestStepTools(t *testing.T) {
 
 	t.Run("listed only with the option", func(t *testing.T) {
 		t.Parallel()
-		have := toolNames(t, e)
+		list, err := e.client.ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, name := range stepToolNames {
-			if !slices.Contains(have, name) {
+			i := slices.IndexFunc(list.Tools, func(d mcp.Tool) bool { return d.Name == name })
+			if i < 0 {
 				t.Errorf("%s is not listed with StepTools", name)
+				continue
+			}
+			if a := list.Tools[i].Annotations; a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+				t.Errorf("%s lacks its hints: %+v", name, a)
 			}
 		}
 		agents := toolNames(t, sharedEnv(t, pagelock.PerPage))
