@@ -162,6 +162,13 @@ func TestProfiles(t *testing.T) {
 		if c := rgbAt(img, 500, 1995); c != (color.RGBA{255, 0, 0, 255}) {
 			t.Errorf("the bottom of the page is %v, want red: the page was cut, not scaled", c)
 		}
+		// A page that lies about its devicePixelRatio gets the same cap.
+		liar := openAs(t, team, testSite.URL+"/tall-liar.html")
+		text = useOK(t, team, "take_screenshot", map[string]any{"pageId": liar, "fullPage": true})
+		mustContain(t, text, "scaled down to 2000x2000 from 2400x2400 pixels")
+		if b := savedImage(t, text).Bounds(); b.Dx() != 2000 || b.Dy() != 2000 {
+			t.Fatalf("the lying page's screenshot is %dx%d, want 2000x2000", b.Dx(), b.Dy())
+		}
 		// The viewport fits: not scaled, and still no image in the answer.
 		r := mcptest.Call(t.Context(), team, "take_screenshot", map[string]any{"pageId": page})
 		if r.Err != nil || r.IsError || len(r.Images) != 0 || strings.Contains(r.Text, "scaled") {
@@ -346,4 +353,33 @@ func (e *testEnv) selectedNew(t *testing.T) int {
 	}
 	t.Fatalf("new_page: no selected page in\n%s", text)
 	return 0
+}
+
+// TestShotSettings: the cap and the default quality go on a capture's
+// options (the quality on jpeg and webp whose call gives none); bad
+// settings are refused.
+func TestShotSettings(t *testing.T) {
+	t.Parallel()
+	st, err := newShotSettings(Options{ScreenshotMax: browser.Size{Width: 800, Height: 600}, ScreenshotQuality: 70, ImageResponses: ImagesOmit})
+	if err != nil || !st.omit {
+		t.Fatal(err, st)
+	}
+	for _, tc := range []struct {
+		in   browser.ScreenshotOptions
+		want int
+	}{
+		{browser.ScreenshotOptions{Format: "jpeg"}, 70},
+		{browser.ScreenshotOptions{Format: "webp", Quality: 20}, 20},
+		{browser.ScreenshotOptions{Format: "png"}, 0},
+	} {
+		got := st.cap(tc.in)
+		if got.Quality != tc.want || got.Max != (browser.Size{Width: 800, Height: 600}) {
+			t.Errorf("cap(%+v) = %+v, want quality %d and the cap", tc.in, got, tc.want)
+		}
+	}
+	for _, o := range []Options{{ScreenshotMax: browser.Size{Width: -1}}, {ScreenshotQuality: 101}, {ImageResponses: "none"}} {
+		if _, err := newShotSettings(o); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
 }
