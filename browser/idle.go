@@ -1,5 +1,7 @@
 package browser
 
+import "time"
+
 // CloseIdle quits the Chrome pagemux launched, as Close does, and leaves
 // the Browser ready to start a new one on the next Start: what
 // --browser-idle does to a Chrome no call used for a while. Its pages go
@@ -32,11 +34,23 @@ func (b *Browser) CloseIdle() bool {
 	l.chrome.quit()
 	l.cancel()
 	<-l.dead
+	// The pages close as browserGone gets to them; a bound all the same,
+	// as the caller holds back every call meanwhile.
+	bound := time.NewTimer(idleCloseWait)
+	defer bound.Stop()
 	for _, p := range pages {
-		<-p.closed
+		select {
+		case <-p.closed:
+		case <-bound.C:
+			b.log.Warn("pages of the chrome closed for idleness still open", "wait", idleCloseWait)
+			return true
+		}
 	}
 	return true
 }
+
+// idleCloseWait bounds CloseIdle's wait for the pages to be gone.
+const idleCloseWait = 5 * time.Second
 
 // Running reports whether a Chrome of the browser runs now: started and
 // not gone.
