@@ -360,13 +360,28 @@ func devtoolsImport(t *testing.T, e *testEnv, answer string, h harFile) {
 	_, data := savedFile(t, answer)
 	const devtools = "devtools://devtools/bundled/devtools_app.html"
 	page := 0
-	for _, line := range strings.Split(e.ok(t, "new_page", map[string]any{"url": devtools, "background": true}), "\n") {
+	r := e.call(t, "new_page", map[string]any{"url": devtools, "background": true})
+	if m := regexp.MustCompile(`opened page (\d+), but navigating`).FindStringSubmatch(r.text); r.isError && m != nil {
+		// Under load DevTools' frontend may cancel its own first load
+		// (net::ERR_ABORTED) as it starts: the page is there, so load it
+		// again below.
+		page, _ = strconv.Atoi(m[1])
+	} else if r.isError {
+		t.Fatalf("new_page of DevTools: %s", r.text)
+	}
+	for _, line := range strings.Split(r.text, "\n") {
 		if n, err := strconv.Atoi(strings.SplitN(line, ":", 2)[0]); err == nil && strings.Contains(line, "("+devtools+")") {
 			page = max(page, n)
 		}
 	}
 	if page == 0 {
-		t.Fatal("no DevTools page")
+		t.Fatalf("no DevTools page:\n%s", r.text)
+	}
+	for tries := 0; !strings.Contains(e.eval(t, page, "() => location.href + ' ' + document.readyState"), devtools+" complete"); tries++ {
+		if tries == 3 {
+			t.Fatal("the DevTools page did not load")
+		}
+		e.call(t, "navigate_page", map[string]any{"pageId": page, "url": devtools})
 	}
 	t.Cleanup(func() {
 		e.client.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "close_page", Arguments: map[string]any{"pageId": page}}})
