@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,5 +43,17 @@ func TestRecordFlags(t *testing.T) {
 		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("pagemux record %q: exit %d\n%s", tc.args, code, errb.String())
 		}
+	}
+}
+
+// A --record directory that cannot be made stops pagemux at start, naming
+// the flag.
+func TestRecordDirUnusable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o600)
+	c := recordConfig{dir: filepath.Join(file, "records"), maxBytes: record.DefaultMaxBytes}
+	_, err := c.observers(nil, slog.New(slog.DiscardHandler), &secretsConfig{})
+	if err == nil || !strings.HasPrefix(err.Error(), "--record: ") {
+		t.Errorf("a record directory under a file: %v", err)
 	}
 }

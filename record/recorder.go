@@ -137,6 +137,9 @@ func (r *Recorder) Ended(ctx context.Context, e tools.CallEnd, page *browser.Pag
 	if mask == nil {
 		mask = func(s string) string { return s }
 	}
+	for i, sel := range sels {
+		sels[i] = mask(sel) // the page's own attributes
+	}
 	args := e.Args
 	if r.o.SecretNames != nil {
 		args = bareSecrets(e.Tool, args, r.o.SecretNames(e.Token))
