@@ -43,19 +43,20 @@ var nodeFlags = map[string]nodeFlag{
 	"allowedUrlPattern":   {to: "allowed-url", value: true, many: true},
 	"fileNavigations":     {to: "allow-file-navigations", negTo: "no-file-navigations"},
 	"autoConnect":         {to: "auto-connect", negTo: "auto-connect=false"},
+	"screenshotQuality":   {to: "screenshot-quality", value: true},
 }
 
 // droppedNodeFlags have no meaning in pagemux; true: the flag takes a value.
 var droppedNodeFlags = map[string]bool{
 	"wsHeaders": true, "ignoreDefaultChromeArg": true,
-	"screenshotFormat": true, "screenshotQuality": true, "screenshotMaxWidth": true, "screenshotMaxHeight": true,
+	"screenshotFormat": true, "screenshotMaxWidth": true, "screenshotMaxHeight": true,
 	"pageIdRouting": false, "devtoolsComments": false, "experimentalDevtools": false, "experimentalVision": false,
 	"memoryDebugging": false, "experimentalStructuredContent": false, "experimentalToonFormat": false,
 	"experimentalDataFormat": true, "experimentalIncludeAllPages": false, "experimentalInteropTools": false,
 	"experimentalScreencast": false, "experimentalFfmpegPath": true, "screencastFps": true,
 	"performanceCrux": false, "usageStatistics": false, "javascriptEvaluation": false,
 	"sourceMaps": false, "clearcutEndpoint": true, "clearcutForceFlushIntervalMs": true,
-	"clearcutIncludePidHeader": false, "slim": false, "viaCli": false, "redactNetworkHeaders": false,
+	"clearcutIncludePidHeader": false, "viaCli": false, "redactNetworkHeaders": false,
 	"allowUnrestrictedPaths": false, "filesystemRoot": true, "config": true,
 	"categoryInput": false, "categoryNavigation": false, "categoryEmulation": false, "categoryPerformance": false,
 	"categoryNetwork": false, "categoryDebugging": false, "categoryExtensions": false,
