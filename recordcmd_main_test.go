@@ -58,15 +58,20 @@ func recordSite(t *testing.T, codeValue string) *httptest.Server {
 // record exported with `pagemux record export --steps` passes `pagemux
 // smoke --steps` on the same site. The records page lists it for an
 // admin, 401 without a token, 403 for alice; in Chromium it steps through
-// every step.
+// every step. Bob, whose rules entry says record: false, has no record.
 func TestRecordBinary(t *testing.T) {
 	t.Parallel()
 	const secret = "hunter2 & more" // testdata/secrets.env's SITE_PASSWORD
 	site := recordSite(t, secret)
 	dir := filepath.Join(t.TempDir(), "records")
-	base, stderr := startHTTPServer(t, pagemuxBinary(t), "--browser-url="+sharedChrome(t), "--record", dir,
-		"--secrets=testdata/secrets.env", "--auth-token", "alice=rec-alice-secret", "--auth-token", "boss=rec-boss-secret",
-		"--admin-token", "boss", "--log-level=warn")
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	os.WriteFile(rulesFile, []byte("agents:\n  - agent: bob\n    record: false\n"), 0o600)
+	base, stderr := startHTTPServer(t, pagemuxBinary(t), "--browser-url="+sharedChrome(t), "--record", dir, "--rules", rulesFile,
+		"--secrets=testdata/secrets.env", "--auth-token", "alice=rec-alice-secret", "--auth-token", "bob=rec-bob-secret",
+		"--auth-token", "boss=rec-boss-secret", "--admin-token", "boss", "--log-level=warn")
+	// Bob's rules entry says record: false: his calls leave no record.
+	bob := mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer rec-bob-secret"}, "")
+	mustCall(t, bob, "new_page", map[string]any{"url": site.URL + "/done"})
 	alice := mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer rec-alice-secret"}, "")
 	mustCall(t, alice, "new_page", map[string]any{"url": site.URL + "/login"})
 	snap := mustCall(t, alice, "take_snapshot", nil)
@@ -124,7 +129,7 @@ func TestRecordBinary(t *testing.T) {
 	}
 }
 
-// aliceRecord is the one record of dir, alice's.
+// aliceRecord is the one record of dir, alice's (none of bob's).
 func aliceRecord(t *testing.T, dir string) *record.Record {
 	t.Helper()
 	metas, err := record.List(dir)

@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pagemux/pagemux/agents"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/record"
+	"github.com/pagemux/pagemux/rules"
 	"github.com/pagemux/pagemux/tools"
 )
 
@@ -38,8 +40,9 @@ func (c *recordConfig) check() error {
 
 // observers are the Recorder of --record as tools' observers, made ready
 // (its directory made); none without --record. sc names the secrets each
-// token's agents may type.
-func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger, sc *secretsConfig) ([]tools.Observer, error) {
+// token's agents may type; engine, if set, the agents whose rules entry
+// says record: false.
+func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger, sc *secretsConfig, engine *rules.Engine) ([]tools.Observer, error) {
 	if c.dir == "" {
 		return nil, nil
 	}
@@ -49,7 +52,8 @@ func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger, sc *secre
 		}
 		return sc.all.Names()
 	}
-	r, err := record.New(record.Options{Dir: c.dir, MaxBytes: c.maxBytes, Browser: b, Log: log, SecretNames: names})
+	r, err := record.New(record.Options{Dir: c.dir, MaxBytes: c.maxBytes, Browser: b, Log: log, SecretNames: names,
+		Want: recordedBy(engine)})
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", err)
 	}
@@ -72,4 +76,27 @@ func (c *recordConfig) withViewer(ui http.Handler) http.Handler {
 		}
 		ui.ServeHTTP(w, r)
 	})
+}
+
+// recordedBy says, for a call, whether the rules in force (engine, nil for
+// none) keep its agent's sessions in the records: an agent is named as the
+// rules name it over HTTP (tools' ruleAgent): its token's name, else the
+// name it gave, else anonymous. On stdio (no agent) --record alone decides:
+// the observers do not see the MCP client's name the rules match there.
+func recordedBy(engine *rules.Engine) func(tools.CallInfo) bool {
+	if engine == nil {
+		return nil
+	}
+	return func(info tools.CallInfo) bool {
+		name, ok := strings.CutPrefix(info.Agent, "agent:")
+		switch {
+		case info.Token != "":
+			name = info.Token
+		case info.Agent == "":
+			return true
+		case !ok:
+			name = agents.Anonymous
+		}
+		return engine.Set().Records(name)
+	}
 }

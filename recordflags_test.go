@@ -52,7 +52,7 @@ func TestRecordDirUnusable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o600)
 	c := recordConfig{dir: filepath.Join(file, "records"), maxBytes: record.DefaultMaxBytes}
-	_, err := c.observers(nil, slog.New(slog.DiscardHandler), &secretsConfig{})
+	_, err := c.observers(nil, slog.New(slog.DiscardHandler), &secretsConfig{}, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "--record: ") {
 		t.Errorf("a record directory under a file: %v", err)
 	}

@@ -116,7 +116,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	recorders, err := c.record.observers(b, log, &c.secrets) // recordflags.go: --record
+	recorders, err := c.record.observers(b, log, &c.secrets, engine) // recordflags.go: --record
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,10 @@ type AgentRule struct {
 	Rate *Rate `yaml:"rate"`
 	// Navigations bounds the agent's navigations to each site.
 	Navigations *Rate `yaml:"navigations"`
-	line        int
+	// Record, set false, keeps the agent's sessions out of --record's
+	// records (record.go); unset or true, they are recorded.
+	Record *bool `yaml:"record"`
+	line   int
 }
 
 // Rate is a token bucket: PerSecond or PerMinute tokens come back, Burst
