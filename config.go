@@ -76,6 +76,7 @@ type config struct {
 	profile                  profileConfig // profileflags.go
 	record                   recordConfig  // recordflags.go
 	ui                       uiConfig      // uiflags.go
+	snapshots                snapConfig    // snapshotflags.go
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -90,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	addProfileFlags(fs, &c.profile)
 	addRecordFlags(fs, &c.record)
 	addUIFlags(fs, &c.ui)
+	addSnapshotFlags(fs, &c.snapshots)
 	fs.Func("storage-state", "start logged in: set the cookies and localStorage of `FILE` (Playwright's storageState JSON, as the storage_state tool saves it) in the default browser context before its first page loads (the localStorage in each document of its origins before the page's scripts run); over HTTP, agents' own contexts do not get it (set_storage_state does)", func(path string) (err error) {
 		c.storageState, err = storagestate.Read(path)
 		return err

@@ -44,7 +44,7 @@ type schemaDoc struct {
 var (
 	// pagemux-only parameters.
 	extraParams = map[string]bool{"lighthouse_audit.categories": true, "take_snapshot.to": true, "lighthouse_audit.wait": true, "performance_start_trace.wait": true,
-		"take_snapshot.mode": true, "take_snapshot.uid": true}
+		"take_snapshot.mode": true, "take_snapshot.uid": true, "take_snapshot.format": true, "wait_for.format": true}
 	// "No emulation" ends network throttling, as the description says.
 	extraEnum = map[string][]any{"emulate.networkConditions": {"No emulation"}}
 )

@@ -37,6 +37,9 @@ type response struct {
 	// bound still runs.
 	answer Answer
 	typed  atomic.Pointer[Answer]
+
+	// snapshotFormat is the call's own format ("" for the server's).
+	snapshotFormat string
 }
 
 // publish makes the answer as it is now the call's typed answer.
@@ -216,6 +219,7 @@ func (s *Server) render(ctx context.Context, c *call, g *pagelock.Guard) *mcp.Ca
 	if snapAt >= 0 && nonEmpty[snapAt] != whole {
 		s.seen.markPartial(s.seenKeyOf(ctx, c)) // incremental.go
 	}
+	s.compactSections(c, nonEmpty) // snapshot.go
 	text := strings.Join(nonEmpty, "\n")
 	if n := len(nonEmpty); n > 0 && strings.HasPrefix(nonEmpty[n-1], snapshotHeading) {
 		text += "\n" // chrome-devtools-mcp ends a snapshot with its newline

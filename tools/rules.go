@@ -231,6 +231,9 @@ func (s *Server) ruleCall(ctx context.Context, set *rules.Set, t tool, req mcp.C
 		s.seen.mu.Unlock()
 	}
 	for _, uid := range callUIDs(c.Args) {
+		// A compact uid (snapshot/compact.go) is matched as the default
+		// spelling of the same uid, which rules and snapshot texts use.
+		uid = p.UIDs.Canonical(uid)
 		el := rules.Element{UID: uid}
 		if names {
 			el.Role, el.Name, _ = p.UIDs.Element(uid)

@@ -70,6 +70,9 @@ type Server struct {
 	seen          seenSnapshots // incremental.go: each agent's last snapshot of each page
 	harMarks      harMarks      // har.go: where har_start began each agent's recording
 
+	// snapshotFormat is snapshot.FormatDefault or FormatCompact (snapshot.go).
+	snapshotFormat string
+
 	rules      *rules.Engine // rules.go: the action rules; nil: none
 	once       rules.Once    // rules.go: once-only actions' records
 	leases     leaseTable    // rules.go: the resources agents keep across calls
@@ -127,6 +130,11 @@ type Options struct {
 	// SnapshotIncremental, what changed since the agent's last snapshot of
 	// the page's document (incremental.go).
 	SnapshotMode string
+	// SnapshotFormat is how snapshots are written unless a call says
+	// otherwise: snapshot.FormatDefault ("" too), chrome-devtools-mcp's
+	// text, or snapshot.FormatCompact, the same tree and uids in fewer
+	// tokens (snapshot/compact.go).
+	SnapshotFormat string
 	// Cluster, if set, shares every call's locks with the other pagemux
 	// processes that drive the same browser, in etcd (cluster.go).
 	Cluster *Cluster
@@ -198,6 +206,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		s.toolTimeout = DefaultToolTimeout
 	}
 	s.maxHold = cmp.Or(max(opts.MaxHold, 0), DefaultMaxHold)
+	s.snapshotFormat = opts.SnapshotFormat
 	if opts.Cluster != nil {
 		s.cluster = &clusterState{Cluster: *opts.Cluster}
 		if s.agents != nil && b.Attaches() {
