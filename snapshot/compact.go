@@ -126,7 +126,7 @@ func (u *UIDs) Compact(text string, marked bool, pageURL string) string {
 	for line := range strings.Lines(text) {
 		c.line(strings.TrimSuffix(line, "\n"))
 	}
-	c.flush()
+	c.flush(0)
 	if !strings.HasSuffix(text, "\n") {
 		c.out = c.out[:max(len(c.out)-1, 0)]
 	}
@@ -141,15 +141,19 @@ type compacter struct {
 	page   *url.URL
 	bases  []docBase
 	out    []byte
-	// run is the text line being merged: its mark and indent, its uid as
-	// spelled, its text so far; open says there is one.
+	// run is the text line being merged: its mark and indent, and the
+	// text lines it joins (none: no run).
 	run struct {
-		open   bool
 		lead   string
-		uid    string
-		text   []byte
-		merged bool
+		depth  int
+		pieces []textPiece
 	}
+}
+
+// textPiece is one text line of a run: its uid as spelled, its text.
+type textPiece struct {
+	uid  string
+	text []byte
 }
 
 // docBase is the URL of the document a RootWebArea line at depth opens.
@@ -168,7 +172,7 @@ func (c *compacter) line(line string) {
 	depth := (len(line) - len(body)) / 2
 	lead := mark + strings.Repeat(" ", depth)
 	if !strings.HasPrefix(body, "uid=") {
-		c.flush()
+		c.flush(depth)
 		c.out = append(c.out, lead...)
 		c.out = append(respellRefs(c.out, body, c.sp), '\n')
 		return
@@ -182,40 +186,62 @@ func (c *compacter) line(line string) {
 		c.bases = c.bases[:len(c.bases)-1]
 	}
 	if s, ok := onlyQuoted(tail); ok {
-		c.text(lead, spelled, s)
+		c.text(lead, depth, spelled, s)
 		return
 	}
-	c.flush()
+	c.flush(depth)
 	c.out = append(c.out, lead...)
 	c.out = append(c.out, spelled...)
 	c.out = c.tail(tail, depth)
 	c.out = append(c.out, '\n')
 }
 
-// text adds a text line (a node with a quoted name alone) to the run, or
-// starts a run with it.
-func (c *compacter) text(lead, uid string, s []byte) {
+// text adds a text line (a node with a quoted name alone) at depth to the
+// run, or starts a run with it.
+func (c *compacter) text(lead string, depth int, uid string, s []byte) {
 	r := &c.run
-	if r.open && r.lead == lead {
-		r.text = joinText(r.text, s)
-		r.merged = true
-		return
+	if len(r.pieces) == 0 || r.lead != lead {
+		c.flush(depth)
+		r.lead, r.depth = lead, depth
 	}
-	c.flush()
-	r.open, r.lead, r.uid, r.text, r.merged = true, lead, uid, append(r.text[:0], s...), false
+	r.pieces = append(r.pieces, textPiece{uid, s})
 }
 
-// flush writes the text run, if there is one.
-func (c *compacter) flush() {
+// flush writes the text run, if there is one, before a line at depth. A
+// line below the run's is a child of its last text (a verbose snapshot's
+// InlineTextBox), which then keeps a line of its own, with its uid.
+func (c *compacter) flush(depth int) {
 	r := &c.run
-	if !r.open {
+	ps := r.pieces
+	if len(ps) == 0 {
 		return
 	}
-	r.open = false
-	c.out = append(c.out, r.lead...)
-	c.out = append(c.out, r.uid...)
+	r.pieces = r.pieces[:0]
+	if depth > r.depth && len(ps) > 1 {
+		c.writeText(joinPieces(ps[:len(ps)-1]))
+		ps = ps[len(ps)-1:]
+	}
+	c.writeText(joinPieces(ps))
+}
+
+// joinPieces is one text piece of a run of them, under the first's uid.
+func joinPieces(ps []textPiece) textPiece {
+	if len(ps) == 1 {
+		return ps[0]
+	}
+	joined := textPiece{uid: ps[0].uid}
+	for _, p := range ps {
+		joined.text = joinText(joined.text, p.text)
+	}
+	return joined
+}
+
+// writeText writes a text line of the run.
+func (c *compacter) writeText(p textPiece) {
+	c.out = append(c.out, c.run.lead...)
+	c.out = append(c.out, p.uid...)
 	c.out = append(c.out, ' ')
-	c.out = appendAXQuoted(c.out, r.text)
+	c.out = appendAXQuoted(c.out, p.text)
 	c.out = append(c.out, '\n')
 }
 

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -304,5 +305,43 @@ func TestRelativeURL(t *testing.T) {
 	}
 	if got := relativeURL(nil, "https://x.test/"); got != "https://x.test/" {
 		t.Errorf("without a base: %s", got)
+	}
+}
+
+// TestCompactVerboseText: a text line with lines below it (a verbose
+// snapshot's InlineTextBox) keeps its own line, so that they stay below it.
+func TestCompactVerboseText(t *testing.T) {
+	t.Parallel()
+	u := NewUIDs()
+	root := axt{id: 1, role: "RootWebArea", kids: []axt{
+		{id: 2, role: "StaticText", name: "A"},
+		{id: 3, role: "StaticText", name: "B"},
+		{id: 4, role: "StaticText", name: "C", kids: []axt{{id: 5, role: "InlineTextBox", name: "C", noDOM: true}}},
+		{id: 6, role: "StaticText", name: "D"},
+	}}
+	snap := u.Snapshot(flatten(t, root), true)
+	want := "e0 RootWebArea\n e1 \"A B\"\n e3 \"C\"\n  e4 InlineTextBox \"C\"\n e5 \"D\"\n"
+	if got := u.Compact(snap.Text, false, ""); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s\ndefault:\n%s", got, want, snap.Text)
+	}
+}
+
+// TestCompactOutline: an outline's folds name their uids compact, and say
+// how to open them with those.
+func TestCompactOutline(t *testing.T) {
+	t.Parallel()
+	root := axt{id: 1, role: "RootWebArea", name: "Big"}
+	for i := range 200 {
+		root.kids = append(root.kids, axt{id: 10 + i, role: "button", name: fmt.Sprint("Buy ", i)})
+	}
+	u := NewUIDs()
+	snap := u.Snapshot(flatten(t, root), false)
+	outline, ok := ParseTree(snap.Text).Outline(600)
+	if !ok {
+		t.Fatal("no outline")
+	}
+	got := u.Compact(outline, false, "")
+	if strings.Contains(got, "uid=1_") || !regexp.MustCompile(`(?m)^ … \d+ nodes from uid=e\d+ to uid=e\d+ \(\d+ characters\): take_snapshot uid=e\d+ to=e\d+$`).MatchString(got) {
+		t.Errorf("outline:\n%s\ncompact:\n%s", outline, got)
 	}
 }
