@@ -40,6 +40,8 @@ func recordSite(t *testing.T, codeValue string) *httptest.Server {
 			fmt.Fprint(w, `<!doctype html><html lang="en"><title>Sign in</title><main><h1>Sign in</h1>
 <form method="post" action="/login"><label>Name <input id="name" name="name"></label>
 <label>Code <input name="code"></label><div><button>Sign in</button></div></form></main></html>`)
+		case r.URL.Path == "/alert":
+			fmt.Fprint(w, `<!doctype html><html lang="en"><title>Alert</title><main><button onclick="alert('hi')">Alert</button></main></html>`)
 		case r.URL.Path == "/done":
 			fmt.Fprint(w, `<!doctype html><html lang="en"><title>Welcome</title><main><h1>Welcome, Ada</h1></main></html>`)
 		default:
@@ -89,8 +91,23 @@ func TestRecordBinary(t *testing.T) {
 		t.Fatalf("the click did not sign in: %s", got)
 	}
 
-	rec := aliceRecord(t, dir)
+	// A click that leaves a dialog open is recorded at once, without the
+	// page (whose scripts wait for the dialog), and the step that answers
+	// it with the page.
+	boss := mcptest.HTTPClient(t, base+"/mcp", map[string]string{"Authorization": "Bearer rec-boss-secret"}, "")
+	mustCall(t, boss, "new_page", map[string]any{"url": site.URL + "/alert"})
+	snap = mustCall(t, boss, "take_snapshot", nil)
+	start := time.Now()
+	if got := mustCall(t, boss, "click", map[string]any{"uid": uid("button", "Alert")}); !strings.Contains(got, "hi") || time.Since(start) > 5*time.Second {
+		t.Errorf("a click that opens an alert took %v: %s", time.Since(start), got)
+	}
+	mustCall(t, boss, "handle_dialog", map[string]any{"action": "accept"})
+
+	rec := recordOf(t, dir, "alice")
 	checkRecordSteps(t, rec)
+	if bs := recordOf(t, dir, "boss").Steps; len(bs) != 4 || !strings.Contains(bs[2].Note, "a alert dialog is open") || bs[3].Snapshot == "" {
+		t.Errorf("boss's steps: %+v", bs)
+	}
 	checkRecordFiles(t, filepath.Join(dir, rec.Meta.ID), secret)
 
 	t.Run("export", func(t *testing.T) {
@@ -129,18 +146,25 @@ func TestRecordBinary(t *testing.T) {
 	}
 }
 
-// aliceRecord is the one record of dir, alice's (none of bob's).
-func aliceRecord(t *testing.T, dir string) *record.Record {
+// recordOf is the record of token's agent in dir, which has one each of
+// alice's and boss's (none of bob's).
+func recordOf(t *testing.T, dir, token string) *record.Record {
 	t.Helper()
 	metas, err := record.List(dir)
-	if err != nil || len(metas) != 1 || metas[0].Token != "alice" {
+	if err != nil || len(metas) != 2 {
 		t.Fatalf("records: %v %+v", err, metas)
 	}
-	rec, err := record.Open(dir, metas[0].ID)
-	if err != nil {
-		t.Fatal(err)
+	for _, m := range metas {
+		if m.Token == token {
+			rec, err := record.Open(dir, m.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rec
+		}
 	}
-	return rec
+	t.Fatalf("no record of %s: %+v", token, metas)
+	return nil
 }
 
 // checkRecordSteps checks the record of the scripted session: each call

@@ -141,9 +141,14 @@ type shown struct{ Title, URL, Text string }
 // pixels. It reads the page's title and URL as its document has them (the
 // page's own lag behind its events).
 func capturePage(ctx context.Context, p *browser.Page, mask func(string) string) capture {
+	var c capture
+	if dlg := p.Dialog(); dlg != nil {
+		// The page's scripts wait for the dialog's answer, and so would
+		// ours: the next step (handle_dialog) shows the page.
+		return capture{note: "no snapshot nor screenshot: a " + string(dlg.Type) + " dialog is open"}
+	}
 	ctx, cancel := context.WithTimeout(ctx, captureWait)
 	defer cancel()
-	var c capture
 	snap, err := p.Snapshot(ctx, false)
 	if err != nil {
 		c.note = "no snapshot: " + mask(err.Error())
