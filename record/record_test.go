@@ -251,3 +251,25 @@ func TestBareSecrets(t *testing.T) {
 		t.Errorf("args:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// On stdio (no agent, no session) the one client's calls are one record,
+// named for it.
+func TestStdioRecord(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		e := end(uint64(i+1), "", "", "list_pages", `{}`, "ok")
+		e.Session = ""
+		r.Ended(t.Context(), e, nil)
+	}
+	metas, _ := List(dir)
+	if len(metas) != 1 || !strings.Contains(metas[0].ID, "-stdio-") {
+		t.Fatalf("records: %+v", metas)
+	}
+	if rec, err := Open(dir, metas[0].ID); err != nil || len(rec.Steps) != 3 {
+		t.Errorf("the record: %v %+v", err, rec)
+	}
+}
