@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,5 +272,37 @@ func TestStdioRecord(t *testing.T) {
 	}
 	if rec, err := Open(dir, metas[0].ID); err != nil || len(rec.Steps) != 3 {
 		t.Errorf("the record: %v %+v", err, rec)
+	}
+}
+
+// Calls of one session that end at once (on several pages) are steps of
+// one record, each numbered once, each line whole.
+func TestRecorderConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				r.Ended(t.Context(), end(uint64(g*100+i), "token:alice", "alice", "list_pages", `{}`, strings.Repeat("y", 5000)), nil)
+			}
+		})
+	}
+	wg.Wait()
+	metas, _ := List(dir)
+	if len(metas) != 1 {
+		t.Fatalf("records: %+v", metas)
+	}
+	rec, err := Open(dir, metas[0].ID)
+	if err != nil || len(rec.Steps) != 160 {
+		t.Fatalf("%v: %d steps", err, len(rec.Steps))
+	}
+	for i, s := range rec.Steps {
+		if s.N != i+1 || len(s.Answer) != 5000 {
+			t.Fatalf("line %d is step %d with an answer of %d bytes", i+1, s.N, len(s.Answer))
+		}
 	}
 }
