@@ -11,12 +11,13 @@ import (
 )
 
 // How thumbnails work. The live view (ui/) shows each page small, kept
-// fresh while someone looks. Chrome's screencast sends a frame only when
-// the page paints, and the next one only once the last is acknowledged:
-// holding the acknowledgement for ThumbnailOptions.Every throttles a busy
-// page to one small frame per Every, and a still page sends none. The
-// screencast runs only while Thumbnails does, so a page no one watches
-// costs nothing.
+// fresh while someone looks. Chrome's screencast sends a frame when the
+// page paints, and while it runs Chrome copies out every frame the page
+// paints: on a page that animates, that costs Chrome several times the
+// CPU of the page itself. So Thumbnails takes one frame and stops the
+// screencast, waits ThumbnailOptions.Every, and starts it again: a busy
+// page costs one small frame per Every, a still page none. Nothing runs
+// while no one watches.
 //
 // A tab's DevTools session has one screencast: while a recording
 // (StartScreencast) runs on the page, Thumbnails leaves the screencast to it
@@ -80,11 +81,13 @@ func (p *Page) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpe
 				continue
 			}
 			send(f.Data)
-			t.throttle()
 			_ = t.command(func(ctx context.Context) error {
 				_, err := chromedp.Call(ctx, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: f.SessionID})
 				return err
 			})
+			t.stop()
+			t.throttle()
+			drain(frames)
 		}
 	}
 }
@@ -132,11 +135,23 @@ func (t *thumbnailer) stop() {
 	if !t.casting || t.p.Screencast() != nil || t.p.Closed() {
 		return
 	}
+	t.casting = false
 	ctx, cancel := t.p.Context(context.Background())
 	defer cancel()
 	ctx, cancelCmd := context.WithTimeout(ctx, thumbnailCommand)
 	defer cancelCmd()
 	_, _ = chromedp.Call(ctx, page.StopScreencast, cdp.Empty{})
+}
+
+// drain drops the frames of a screencast that was stopped.
+func drain(frames <-chan *page.EventScreencastFrame) {
+	for {
+		select {
+		case <-frames:
+		default:
+			return
+		}
+	}
 }
 
 // command runs one screencast command, bounded.
