@@ -8,20 +8,37 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/snapshot"
 )
 
-// compactEnv is a server whose snapshots are compact unless a call says
-// otherwise (--snapshot-format compact): one for all of this file's tests.
-func compactEnv(t *testing.T) *testEnv {
-	t.Helper()
-	return newEnv(t, envOptions{
-		Locks:  pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute},
-		Server: Options{SnapshotFormat: snapshot.FormatCompact},
-	})
+// compact is a call's arguments on page with format compact.
+func compact(page int, args map[string]any) map[string]any {
+	a := map[string]any{"pageId": page, "format": snapshot.FormatCompact}
+	for k, v := range args {
+		a[k] = v
+	}
+	return a
+}
+
+// TestCompactFormatOption: --snapshot-format (Options.SnapshotFormat) is
+// every call's format, unless the call names its own.
+func TestCompactFormatOption(t *testing.T) {
+	t.Parallel()
+	b := browser.New(browser.Config{}) // never started: New starts no Chrome
+	formats := []string{"", snapshot.FormatDefault, snapshot.FormatCompact}
+	for _, server := range formats[1:] { // "" is as default, whose test is TestSnapshotsMatchNode
+		s := New(b, pagelock.New(pagelock.Options{}), Options{SnapshotFormat: server})
+		for _, own := range formats {
+			want := own == snapshot.FormatCompact || own == "" && server == snapshot.FormatCompact
+			if got := s.compact(&call{resp: &response{snapshotFormat: own}}); got != want {
+				t.Errorf("server %q, call %q: compact %v", server, own, got)
+			}
+		}
+		s.Close()
+	}
 }
 
 // snapLine is a node line of a snapshot: its depth, uid and what follows.
@@ -69,7 +86,7 @@ func (l snapLine) isText() bool {
 // arguments of every kind of tool.
 func TestCompactSnapshot(t *testing.T) {
 	t.Parallel()
-	e := compactEnv(t)
+	e := sharedEnv(t, pagelock.PerPage)
 	const apg = "/aria-practices/patterns/"
 	for _, path := range []string{"/form.html", "/widgets.html", "/controls.html",
 		apg + "menu-button/examples/menu-button-actions.html", apg + "treeview/examples/treeview-1a.html"} {
@@ -81,7 +98,7 @@ func TestCompactSnapshot(t *testing.T) {
 				e.ok(t, "wait_for", map[string]any{"pageId": id, "text": []string{"Open In CodePen"}})
 			}
 			def := snapLines(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id, "format": "default"}), false)
-			comp := snapLines(t, e.ok(t, "take_snapshot", map[string]any{"pageId": id}), true)
+			comp := snapLines(t, e.ok(t, "take_snapshot", compact(id, nil)), true)
 			p, err := e.b.Page(id)
 			if err != nil {
 				t.Fatal(err)
@@ -170,26 +187,25 @@ func compactUID(t *testing.T, answer, needle string) string {
 }
 
 // compactActs: compact uids act in the tools that take uids (click, fill,
-// evaluate_script's args, take_snapshot's uid and to), the answers that
-// include a snapshot follow the server's format unless the call names its
-// own, a filePath gets it too, and a bad format, an unknown compact uid and
-// one from before a navigation are refused saying what to do.
+// evaluate_script's args, take_snapshot's uid), wait_for answers in the
+// call's format, a filePath gets it too, and a bad format, an unknown
+// compact uid and one from before a navigation are refused saying what to
+// do.
 func compactActs(t *testing.T, e *testEnv) {
 	id := e.openPage(t, "/form.html")
-	snap := e.ok(t, "take_snapshot", map[string]any{"pageId": id})
+	snap := e.ok(t, "take_snapshot", compact(id, nil))
 	if !strings.HasPrefix(snap, "## Latest page snapshot\ne0 RootWebArea \"Harness Form\"") {
 		t.Fatalf("not compact:\n%s", snap)
 	}
-	click := e.ok(t, "click", map[string]any{"pageId": id, "uid": compactUID(t, snap, `button "Later"`), "includeSnapshot": true})
-	mustContain(t, click, "Successfully clicked on the element\n## Latest page snapshot\ne0 RootWebArea")
+	e.ok(t, "click", map[string]any{"pageId": id, "uid": compactUID(t, snap, `button "Later"`)})
 	waited := e.ok(t, "wait_for", map[string]any{"pageId": id, "text": []string{"Done loading"}, "format": "default"})
 	mustContain(t, waited, "## Latest page snapshot\nuid=", `"Done loading"`)
-	compact := e.ok(t, "wait_for", map[string]any{"pageId": id, "text": []string{"Done loading"}})
+	waitedCompact := e.ok(t, "wait_for", compact(id, map[string]any{"text": []string{"Done loading"}}))
 	p, err := e.b.Page(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, d := compactUID(t, compact, `"Done loading"`), uidIn(t, waited, `"Done loading"`); p.UIDs.Canonical(c) != d {
+	if c, d := compactUID(t, waitedCompact, `"Done loading"`), uidIn(t, waited, `"Done loading"`); p.UIDs.Canonical(c) != d {
 		t.Errorf("Done loading is %s in the compact answer, %s in the default one", c, d)
 	}
 
@@ -199,13 +215,13 @@ func compactActs(t *testing.T, e *testEnv) {
 		t.Errorf("the textbox filled by %s holds %s", name, got)
 	}
 	color := compactUID(t, snap, `combobox "Color"`)
-	scoped := e.ok(t, "take_snapshot", map[string]any{"pageId": id, "uid": color})
+	scoped := e.ok(t, "take_snapshot", compact(id, map[string]any{"uid": color}))
 	if !strings.HasPrefix(scoped, "## Latest page snapshot (uid="+color+" and below)\n"+color+" combobox \"Color\"") {
 		t.Errorf("scoped by a compact uid:\n%s", scoped)
 	}
 	mustContain(t, scoped, ` option "red" selected`)
 	file := filepath.Join(t.TempDir(), "snap.txt")
-	e.ok(t, "take_snapshot", map[string]any{"pageId": id, "filePath": file})
+	e.ok(t, "take_snapshot", compact(id, map[string]any{"filePath": file}))
 	if b, err := os.ReadFile(file); err != nil || !strings.HasPrefix(string(b), "e0 RootWebArea") {
 		t.Errorf("filePath: %v\n%s", err, b)
 	}
@@ -220,10 +236,10 @@ func compactActs(t *testing.T, e *testEnv) {
 // marks and folds kept.
 func compactIncremental(t *testing.T, e *testEnv) {
 	id := e.openPage(t, "/form.html")
-	first := e.ok(t, "take_snapshot", map[string]any{"pageId": id, "mode": "incremental"})
+	first := e.ok(t, "take_snapshot", compact(id, map[string]any{"mode": "incremental"}))
 	mustContain(t, first, "Full snapshot (your first snapshot of this page)", "\ne0 RootWebArea")
 	e.eval(t, id, `() => { const b = document.createElement('button'); b.textContent = 'Added'; document.body.prepend(b); return 1 }`)
-	changes := e.ok(t, "take_snapshot", map[string]any{"pageId": id, "mode": "incremental"})
+	changes := e.ok(t, "take_snapshot", compact(id, map[string]any{"mode": "incremental"}))
 	mustContain(t, changes, "## Latest page snapshot (changes since your last one)\n")
 	if !regexp.MustCompile(`(?m)^\+  e\d+ button "Added"$`).MatchString(changes) || !regexp.MustCompile(`(?m)^ {3}… \d+ lines unchanged \(uid=e\d+ to uid=e\d+\)$`).MatchString(changes) {
 		t.Errorf("compact changes:\n%s", changes)
