@@ -139,6 +139,36 @@ func TestInspectorCLI(t *testing.T) {
 	if !strings.Contains(string(out), "42") {
 		t.Errorf("evaluate_script through the Inspector: %s", out)
 	}
+
+	// --slim lists chrome-devtools-mcp's three slim tools alone.
+	var slim struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(inspect(t, "--slim", "--method", "tools/list"), &slim); err != nil {
+		t.Fatal(err)
+	}
+	if len(slim.Tools) != 3 {
+		t.Errorf("--slim lists %d tools: %+v", len(slim.Tools), slim.Tools)
+	}
+
+	// A secret set as a cookie by name, in one process, is the value in
+	// Chrome and shows as its name when another process lists it.
+	const name = "pagemux_inspector_secret"
+	env, err := filepath.Abs("testdata/secrets.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []string{"--secrets", env, "--method", "tools/call"}
+	inspect(t, append(secret, "--tool-name", "cookie_set", "--tool-arg", "name="+name, "--tool-arg", "value=${SITE_PASSWORD}", "--tool-arg", "url=http://127.0.0.1/")...)
+	listed := string(inspect(t, append(secret, "--tool-name", "cookie_list", "--tool-arg", "name="+name)...))
+	if !strings.Contains(listed, "${SITE_PASSWORD}") || strings.Contains(listed, "hunter2") {
+		t.Errorf("cookie_list with --secrets: %s", listed)
+	}
+	plain := string(inspect(t, "--method", "tools/call", "--tool-name", "cookie_list", "--tool-arg", "name="+name))
+	if !strings.Contains(plain, "hunter2") {
+		t.Errorf("without --secrets the cookie's value should show, as Chrome has it: %s", plain)
+	}
+	inspect(t, "--method", "tools/call", "--tool-name", "cookie_delete", "--tool-arg", "name="+name, "--tool-arg", "url=http://127.0.0.1/")
 }
 
 // TestTeam: a lead agent over Streamable HTTP and three subagents through
