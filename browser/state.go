@@ -26,11 +26,20 @@ import (
 // keys the frames' storage, so sessionStorage is the tab's own. Nothing
 // here runs the page's scripts: a page cannot stand in for its storage.
 
+// Storage is a page's view of its browser context's storage: the
+// context's cookies, and the web storage and IndexedDB of the origins the
+// page's frames show, through the page's own DevTools sessions (no page
+// script runs). Take it with Page.Storage; call it holding the page's lock.
+type Storage struct{ p *Page }
+
+// Storage returns the page's storage view.
+func (p *Page) Storage() Storage { return Storage{p} }
+
 // Cookies returns the cookies of the page's browser context, every domain
 // of it. It does not filter: callers do.
-func (p *Page) Cookies(ctx context.Context) ([]*network.Cookie, error) {
+func (s Storage) Cookies(ctx context.Context) ([]*network.Cookie, error) {
 	var res storage.GetCookiesResult
-	err := p.inContext(ctx, func(cctx context.Context, id cdp.BrowserContextID) (err error) {
+	err := s.inContext(ctx, func(cctx context.Context, id cdp.BrowserContextID) (err error) {
 		res, err = chromedp.CallBrowser(cctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: id})
 		return err
 	})
@@ -43,8 +52,8 @@ func (p *Page) Cookies(ctx context.Context) ([]*network.Cookie, error) {
 // SetCookies sets cookies in the page's browser context, as Set-Cookie
 // would: each scoped by its URL or Domain. Chrome refuses all of them if
 // it refuses one.
-func (p *Page) SetCookies(ctx context.Context, cookies []*network.CookieParam) error {
-	err := p.inContext(ctx, func(cctx context.Context, id cdp.BrowserContextID) error {
+func (s Storage) SetCookies(ctx context.Context, cookies []*network.CookieParam) error {
+	err := s.inContext(ctx, func(cctx context.Context, id cdp.BrowserContextID) error {
 		_, err := chromedp.CallBrowser(cctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookies, BrowserContextID: id})
 		return err
 	})
@@ -57,7 +66,8 @@ func (p *Page) SetCookies(ctx context.Context, cookies []*network.CookieParam) e
 // DeleteCookies deletes the cookies of the page's browser context that
 // match d (a name, and a URL, domain or path if set), through the page's
 // session, which acts on its context's cookies only.
-func (p *Page) DeleteCookies(ctx context.Context, d network.DeleteCookiesParams) error {
+func (s Storage) DeleteCookies(ctx context.Context, d network.DeleteCookiesParams) error {
+	p := s.p
 	if err := p.Ready(ctx); err != nil {
 		return err
 	}
@@ -70,8 +80,8 @@ func (p *Page) DeleteCookies(ctx context.Context, d network.DeleteCookiesParams)
 }
 
 // ClearCookies deletes every cookie of the page's browser context.
-func (p *Page) ClearCookies(ctx context.Context) error {
-	err := p.inContext(ctx, func(cctx context.Context, id cdp.BrowserContextID) error {
+func (s Storage) ClearCookies(ctx context.Context) error {
+	err := s.inContext(ctx, func(cctx context.Context, id cdp.BrowserContextID) error {
 		_, err := chromedp.CallBrowser(cctx, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: id})
 		return err
 	})
@@ -84,7 +94,8 @@ func (p *Page) ClearCookies(ctx context.Context) error {
 // inContext runs fn with a context for browser commands and the id of the
 // page's browser context, which the browser's commands must be given:
 // without it they act on Chrome's default context, whatever the page's.
-func (p *Page) inContext(ctx context.Context, fn func(cctx context.Context, id cdp.BrowserContextID) error) error {
+func (s Storage) inContext(ctx context.Context, fn func(cctx context.Context, id cdp.BrowserContextID) error) error {
+	p := s.p
 	if err := p.Ready(ctx); err != nil {
 		return err
 	}
@@ -108,7 +119,7 @@ func (p *Page) SameContext(ctx context.Context, q *Page) (bool, error) {
 	}
 	var ids [2]cdp.BrowserContextID
 	for i, pg := range []*Page{p, q} {
-		err := pg.inContext(ctx, func(_ context.Context, id cdp.BrowserContextID) error {
+		err := pg.Storage().inContext(ctx, func(_ context.Context, id cdp.BrowserContextID) error {
 			ids[i] = id
 			return nil
 		})
@@ -136,7 +147,8 @@ type StorageOrigin struct {
 // origin (about:blank, data:) have none. Frames of other sites, which
 // Chrome runs out of the page's process, are found among the browser's
 // iframe targets by their parent frame.
-func (p *Page) StorageOrigins(ctx context.Context) ([]StorageOrigin, error) {
+func (s Storage) StorageOrigins(ctx context.Context) ([]StorageOrigin, error) {
+	p := s.p
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}
@@ -154,7 +166,7 @@ func (p *Page) StorageOrigins(ctx context.Context) ([]StorageOrigin, error) {
 			return
 		}
 		o.Key = o.Origin + "/"
-		scctx, err := p.sessionOf(cctx, o)
+		scctx, err := s.sessionOf(cctx, o)
 		if err != nil {
 			return // a frame that went away meanwhile
 		}
@@ -176,7 +188,7 @@ func (p *Page) StorageOrigins(ctx context.Context) ([]StorageOrigin, error) {
 		}
 	}
 	walk(tree.FrameTree)
-	if err := p.remoteFrames(cctx, frames, add); err != nil {
+	if err := s.remoteFrames(cctx, frames, add); err != nil {
 		return nil, p.explain(ctx, err)
 	}
 	return out, nil
@@ -184,7 +196,7 @@ func (p *Page) StorageOrigins(ctx context.Context) ([]StorageOrigin, error) {
 
 // remoteFrames adds the frames of the page that run in processes of their
 // own (iframe targets), children of frames already known, to add.
-func (p *Page) remoteFrames(ctx context.Context, known map[cdp.FrameID]bool, add func(o StorageOrigin, id cdp.FrameID)) error {
+func (s Storage) remoteFrames(ctx context.Context, known map[cdp.FrameID]bool, add func(o StorageOrigin, id cdp.FrameID)) error {
 	res, err := chromedp.CallBrowser(ctx, target.GetTargets, target.GetTargetsParams{})
 	if err != nil {
 		return fmt.Errorf("list the frames of other sites: %w", err)
@@ -205,7 +217,8 @@ func (p *Page) remoteFrames(ctx context.Context, known map[cdp.FrameID]bool, add
 
 // sessionOf is a context for commands on the session that holds o's
 // storage: the page's (whose call context cctx is), or its frame's.
-func (p *Page) sessionOf(cctx context.Context, o StorageOrigin) (context.Context, error) {
+func (s Storage) sessionOf(cctx context.Context, o StorageOrigin) (context.Context, error) {
+	p := s.p
 	if o.frame == "" {
 		return cctx, nil
 	}
@@ -238,9 +251,9 @@ func (w WebStorage) id() *domstorage.StorageID {
 
 // StorageItems returns the items of w, as [key, value] pairs in Chrome's
 // order.
-func (p *Page) StorageItems(ctx context.Context, w WebStorage) ([][2]string, error) {
+func (s Storage) StorageItems(ctx context.Context, w WebStorage) ([][2]string, error) {
 	var items [][2]string
-	err := p.onSession(ctx, w.Origin, func(cctx context.Context) error {
+	err := s.onSession(ctx, w.Origin, func(cctx context.Context) error {
 		res, err := chromedp.Call(cctx, domstorage.GetDOMStorageItems, domstorage.GetDOMStorageItemsParams{StorageID: w.id()})
 		if err != nil {
 			return err
@@ -260,8 +273,8 @@ func (p *Page) StorageItems(ctx context.Context, w WebStorage) ([][2]string, err
 
 // SetStorageItem sets key to value in w; the origin's documents see it at
 // once, as another tab's setItem.
-func (p *Page) SetStorageItem(ctx context.Context, w WebStorage, key, value string) error {
-	err := p.onSession(ctx, w.Origin, func(cctx context.Context) error {
+func (s Storage) SetStorageItem(ctx context.Context, w WebStorage, key, value string) error {
+	err := s.onSession(ctx, w.Origin, func(cctx context.Context) error {
 		_, err := chromedp.Call(cctx, domstorage.SetDOMStorageItem, domstorage.SetDOMStorageItemParams{StorageID: w.id(), Key: key, Value: value})
 		return err
 	})
@@ -272,8 +285,8 @@ func (p *Page) SetStorageItem(ctx context.Context, w WebStorage, key, value stri
 }
 
 // RemoveStorageItem removes key from w; a key it lacks is no error.
-func (p *Page) RemoveStorageItem(ctx context.Context, w WebStorage, key string) error {
-	err := p.onSession(ctx, w.Origin, func(cctx context.Context) error {
+func (s Storage) RemoveStorageItem(ctx context.Context, w WebStorage, key string) error {
+	err := s.onSession(ctx, w.Origin, func(cctx context.Context) error {
 		_, err := chromedp.Call(cctx, domstorage.RemoveDOMStorageItem, domstorage.RemoveDOMStorageItemParams{StorageID: w.id(), Key: key})
 		return err
 	})
@@ -284,8 +297,8 @@ func (p *Page) RemoveStorageItem(ctx context.Context, w WebStorage, key string) 
 }
 
 // ClearStorage removes every item of w.
-func (p *Page) ClearStorage(ctx context.Context, w WebStorage) error {
-	err := p.onSession(ctx, w.Origin, func(cctx context.Context) error {
+func (s Storage) ClearStorage(ctx context.Context, w WebStorage) error {
+	err := s.onSession(ctx, w.Origin, func(cctx context.Context) error {
 		_, err := chromedp.Call(cctx, domstorage.Clear, domstorage.ClearParams{StorageID: w.id()})
 		return err
 	})
@@ -297,13 +310,14 @@ func (p *Page) ClearStorage(ctx context.Context, w WebStorage) error {
 
 // onSession runs fn with a context for commands on the session that holds
 // o's storage.
-func (p *Page) onSession(ctx context.Context, o StorageOrigin, fn func(cctx context.Context) error) error {
+func (s Storage) onSession(ctx context.Context, o StorageOrigin, fn func(cctx context.Context) error) error {
+	p := s.p
 	if err := p.Ready(ctx); err != nil {
 		return err
 	}
 	cctx, cancel := p.Context(ctx)
 	defer cancel()
-	scctx, err := p.sessionOf(cctx, o)
+	scctx, err := s.sessionOf(cctx, o)
 	if err != nil {
 		return p.explain(ctx, err)
 	}
@@ -329,9 +343,9 @@ type ObjectStore struct {
 // IndexedDBs lists the IndexedDB databases of an origin of the page, with
 // their object stores and how many records each holds. It reads no
 // record.
-func (p *Page) IndexedDBs(ctx context.Context, o StorageOrigin) ([]IndexedDB, error) {
+func (s Storage) IndexedDBs(ctx context.Context, o StorageOrigin) ([]IndexedDB, error) {
 	var dbs []IndexedDB
-	err := p.onSession(ctx, o, func(cctx context.Context) error {
+	err := s.onSession(ctx, o, func(cctx context.Context) error {
 		names, err := chromedp.Call(cctx, indexeddb.RequestDatabaseNames, indexeddb.RequestDatabaseNamesParams{StorageKey: o.Key})
 		if err != nil {
 			return err

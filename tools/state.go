@@ -58,7 +58,7 @@ func (s *Server) cookieList() tool {
 			if err != nil {
 				return err
 			}
-			all, err := c.page.Cookies(ctx)
+			all, err := c.page.Storage().Cookies(ctx)
 			if err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func (s *Server) cookieGet() tool {
 			if err != nil {
 				return err
 			}
-			all, err := c.page.Cookies(ctx)
+			all, err := c.page.Storage().Cookies(ctx)
 			if err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func (s *Server) cookieSet() tool {
 			if err != nil {
 				return err
 			}
-			if err := c.page.SetCookies(ctx, []*network.CookieParam{p}); err != nil {
+			if err := c.page.Storage().SetCookies(ctx, []*network.CookieParam{p}); err != nil {
 				return &argError{fmt.Sprintf("Chrome refused cookie %q (%v); check its domain or url, path, sameSite and secure", a.Name, err)}
 			}
 			c.resp.say("Set cookie %s for %s in page %d's browser context.", a.Name, cmp.Or(p.Domain, p.URL), c.page.ID)
@@ -218,7 +218,7 @@ func (s *Server) cookieDelete() tool {
 				}
 				d.URL = c.page.URL()
 			}
-			n, err := countDeleted(ctx, c.page, func() error { return c.page.DeleteCookies(ctx, d) })
+			n, err := countDeleted(ctx, c.page, func() error { return c.page.Storage().DeleteCookies(ctx, d) })
 			if err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func (s *Server) cookieDelete() tool {
 func (s *Server) cookieClear() tool {
 	return newTool("cookie_clear", "Deletes every cookie of the page's browser context (every site's). Over HTTP, the calling agent's context alone.", pageScope,
 		func(ctx context.Context, c *call, a *pageArg) error {
-			n, err := countDeleted(ctx, c.page, func() error { return c.page.ClearCookies(ctx) })
+			n, err := countDeleted(ctx, c.page, func() error { return c.page.Storage().ClearCookies(ctx) })
 			if err != nil {
 				return err
 			}
@@ -245,14 +245,14 @@ func (s *Server) cookieClear() tool {
 // countDeleted runs del and returns how many cookies of p's context it
 // took away.
 func countDeleted(ctx context.Context, p *browser.Page, del func() error) (int, error) {
-	before, err := p.Cookies(ctx)
+	before, err := p.Storage().Cookies(ctx)
 	if err != nil {
 		return 0, err
 	}
 	if err := del(); err != nil {
 		return 0, err
 	}
-	after, err := p.Cookies(ctx)
+	after, err := p.Storage().Cookies(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -403,7 +403,7 @@ func (s *Server) storageList(k storageKind) tool {
 			if err != nil {
 				return err
 			}
-			items, err := c.page.StorageItems(ctx, w)
+			items, err := c.page.Storage().StorageItems(ctx, w)
 			if err != nil {
 				return err
 			}
@@ -433,7 +433,7 @@ func (s *Server) storageGet(k storageKind) tool {
 			if err != nil {
 				return err
 			}
-			items, err := c.page.StorageItems(ctx, w)
+			items, err := c.page.Storage().StorageItems(ctx, w)
 			if err != nil {
 				return err
 			}
@@ -462,7 +462,7 @@ func (s *Server) storageSet(k storageKind) tool {
 			if err != nil {
 				return err
 			}
-			if err := c.page.SetStorageItem(ctx, w, a.Key, a.Value); err != nil {
+			if err := c.page.Storage().SetStorageItem(ctx, w, a.Key, a.Value); err != nil {
 				return err
 			}
 			c.resp.say("Set %s item %q of %s.", k.name, a.Key, w.Origin.Origin)
@@ -478,7 +478,7 @@ func (s *Server) storageDelete(k storageKind) tool {
 			if err != nil {
 				return err
 			}
-			items, err := c.page.StorageItems(ctx, w)
+			items, err := c.page.Storage().StorageItems(ctx, w)
 			if err != nil {
 				return err
 			}
@@ -486,7 +486,7 @@ func (s *Server) storageDelete(k storageKind) tool {
 				c.resp.say("%s of %s has no item %q: nothing to delete.", k.name, w.Origin.Origin, a.Key)
 				return nil
 			}
-			if err := c.page.RemoveStorageItem(ctx, w, a.Key); err != nil {
+			if err := c.page.Storage().RemoveStorageItem(ctx, w, a.Key); err != nil {
 				return err
 			}
 			c.resp.say("Deleted %s item %q of %s.", k.name, a.Key, w.Origin.Origin)
@@ -502,11 +502,11 @@ func (s *Server) storageClear(k storageKind) tool {
 			if err != nil {
 				return err
 			}
-			items, err := c.page.StorageItems(ctx, w)
+			items, err := c.page.Storage().StorageItems(ctx, w)
 			if err != nil {
 				return err
 			}
-			if err := c.page.ClearStorage(ctx, w); err != nil {
+			if err := c.page.Storage().ClearStorage(ctx, w); err != nil {
 				return err
 			}
 			c.resp.say("Deleted %s of %s of %s.", plural(len(items), "item"), k.name, w.Origin.Origin)
@@ -525,7 +525,7 @@ func webStorage(ctx context.Context, p *browser.Page, origin string, k storageKi
 // documents; "" is its top document's. An origin no document of the page
 // has is refused: a page holds the storage of its own documents only.
 func pageOrigin(ctx context.Context, p *browser.Page, origin string) (browser.StorageOrigin, error) {
-	origins, err := p.StorageOrigins(ctx)
+	origins, err := p.Storage().StorageOrigins(ctx)
 	if err != nil {
 		return browser.StorageOrigin{}, err
 	}
@@ -563,7 +563,7 @@ func (s *Server) indexedDBList() tool {
 			if err != nil {
 				return err
 			}
-			dbs, err := c.page.IndexedDBs(ctx, o)
+			dbs, err := c.page.Storage().IndexedDBs(ctx, o)
 			if err != nil {
 				return err
 			}
@@ -638,7 +638,7 @@ func (s *Server) storageState() tool {
 // the other pages are read without their locks, in the browser: their
 // storage, not their documents.
 func (s *Server) stateOf(ctx context.Context, p *browser.Page) (*storagestate.State, error) {
-	cookies, err := p.Cookies(ctx)
+	cookies, err := p.Storage().Cookies(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +647,7 @@ func (s *Server) stateOf(ctx context.Context, p *browser.Page) (*storagestate.St
 		st.Cookies = append(st.Cookies, storagestate.FromChrome(ck))
 	}
 	err = s.eachOrigin(ctx, p, func(q *browser.Page, o browser.StorageOrigin) error {
-		items, err := q.StorageItems(ctx, browser.WebStorage{Origin: o, Local: true})
+		items, err := q.Storage().StorageItems(ctx, browser.WebStorage{Origin: o, Local: true})
 		if err != nil {
 			return err
 		}
@@ -669,7 +669,7 @@ func (s *Server) stateOf(ctx context.Context, p *browser.Page) (*storagestate.St
 func (s *Server) eachOrigin(ctx context.Context, p *browser.Page, fn func(q *browser.Page, o browser.StorageOrigin) error) error {
 	seen := map[string]bool{}
 	for _, q := range s.contextPages(ctx, p) {
-		origins, err := q.StorageOrigins(ctx)
+		origins, err := q.Storage().StorageOrigins(ctx)
 		if err != nil {
 			if q == p {
 				return err
@@ -753,7 +753,7 @@ func (s *Server) setStorageState() tool {
 // later in the context do not.
 func (s *Server) restoreState(ctx context.Context, c *call, st *storagestate.State) error {
 	if len(st.Cookies) > 0 {
-		if err := c.page.SetCookies(ctx, st.CookieParams()); err != nil {
+		if err := c.page.Storage().SetCookies(ctx, st.CookieParams()); err != nil {
 			return &argError{fmt.Sprintf("Chrome refused the file's cookies (%v); check their domain, path and sameSite", err)}
 		}
 	}
@@ -765,7 +765,7 @@ func (s *Server) restoreState(ctx context.Context, c *call, st *storagestate.Sta
 	err := s.eachOrigin(ctx, c.page, func(q *browser.Page, o browser.StorageOrigin) error {
 		open[o.Origin] = true
 		for _, it := range items[o.Origin] {
-			if err := q.SetStorageItem(ctx, browser.WebStorage{Origin: o, Local: true}, it.Name, it.Value); err != nil {
+			if err := q.Storage().SetStorageItem(ctx, browser.WebStorage{Origin: o, Local: true}, it.Name, it.Value); err != nil {
 				return err
 			}
 			n++
