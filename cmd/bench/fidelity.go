@@ -22,8 +22,12 @@ import (
 const referencePeer = "chrome-devtools-mcp 1.11.0"
 
 // ownFormat says whether a server's text is not in chrome-devtools-mcp's
-// format, so that comparing it would say nothing.
-func ownFormat(server string) bool { return strings.HasPrefix(server, "@playwright/mcp") }
+// format, so that comparing it would say nothing: Playwright MCP's, and
+// pagemux's compact snapshots (compact.go checks those against pagemux's
+// default ones).
+func ownFormat(server string) bool {
+	return strings.HasPrefix(server, "@playwright/mcp") || server == variantName(compactFlags)
+}
 
 // escapesQuoted says whether a server escapes the strings it quotes as JSON
 // does: pagemux does (snapshot.appendAXQuoted), chrome-devtools-mcp prints

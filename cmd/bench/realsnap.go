@@ -54,6 +54,9 @@ type realResult struct {
 	// chrome-devtools-mcp gave none.
 	Fidelity map[string]*nodeDiff `json:"fidelity,omitempty"`
 	Failure  string               `json:"failure,omitempty"`
+	// Compact is the check of the compact variant's snapshots of the
+	// page (compact.go).
+	Compact *compactCheck `json:"compact_check,omitempty"`
 	// texts are the whole answers by server, kept until the page is
 	// compared and dumped.
 	texts map[string]string
@@ -108,8 +111,8 @@ func writePlaywrightConfig(tmp string) error {
 // variants are the flags of the pagemux servers timed besides the main one,
 // each named "pagemux FLAGS" in the figures: the whole tree as an answer,
 // as chrome-devtools-mcp's is, not outlined; and that from Chrome's own
-// tree.
-var variants = []string{"--max-output=0", "--snapshot-source=chrome --max-output=0"}
+// tree; and compact snapshots (compact.go).
+var variants = []string{defaultFlags, "--snapshot-source=chrome --max-output=0", compactFlags}
 
 func variantName(flags string) string { return "pagemux " + flags }
 
@@ -296,6 +299,9 @@ func (r *realResult) snapshots(ctx context.Context, cfg *config, reps int, other
 		if answer != "" {
 			r.texts[l.name] = answer
 		}
+		if l.name == variantName(compactFlags) {
+			r.Compact = checkCompact(ctx, cfg, l) // compact.go
+		}
 	}
 	for _, l := range ls {
 		// Tabs closed: a corpus of 76 pages does not pile up 76 tabs.
@@ -433,6 +439,7 @@ func printReal(w io.Writer, cfg *config, cs []*corpus) {
 		if c.sizes {
 			printSizes(w, cfg, c.rs)
 		}
+		printCompact(w, c.name, c.rs) // compact.go
 		printFidelity(w, cfg, c)
 	}
 }
