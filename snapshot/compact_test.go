@@ -345,3 +345,14 @@ func TestCompactOutline(t *testing.T) {
 		t.Errorf("outline:\n%s\ncompact:\n%s", outline, got)
 	}
 }
+
+// BenchmarkCompact50000 compacts the text of a 50,000-node tree.
+func BenchmarkCompact50000(b *testing.B) {
+	u := NewUIDs()
+	snap := u.Snapshot(bigTree(b, 50000), false)
+	b.SetBytes(int64(len(snap.Text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		u.Compact(snap.Text, false, "http://127.0.0.1/big")
+	}
+}
