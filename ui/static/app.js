@@ -3,7 +3,9 @@
 // are the pages' own, written by whoever made the site.
 "use strict";
 
-const SPAN_MS = 60000; // the timeline shows the last minute
+const SPAN_MS = 60000;     // the timeline shows at most the last minute
+const MIN_SPAN_MS = 10000; // and at least ten seconds
+const ROW_PX = 22;         // one row of bars
 let last = null;       // the latest state
 let skew = 0;          // server clock minus ours, ms
 
@@ -96,9 +98,30 @@ function renderPages(st) {
   }
 }
 
+// span is how much of the past the timeline shows: the calls kept, at
+// least MIN_SPAN_MS and at most SPAN_MS, so that a few seconds of calls
+// fill the width rather than its last pixels.
+function span(st, now) {
+  const first = Math.min(now, ...st.calls.map(c => c.arrived));
+  return Math.min(SPAN_MS, Math.max(MIN_SPAN_MS, (now - first) * 1.1));
+}
+
+// rows gives each call of a lane the first row where it overlaps no other,
+// so that a wait under a hold on the same page shows beside it.
+function rows(calls, now) {
+  const ends = [];
+  return calls.sort((a, b) => a.arrived - b.arrived).map(c => {
+    let r = ends.findIndex(e => e <= c.arrived);
+    if (r < 0) r = ends.length;
+    ends[r] = c.ended || now;
+    return [c, r];
+  });
+}
+
 function renderTimeline() {
   if (!last) return;
-  const st = last, now = Date.now() + skew, from = now - SPAN_MS;
+  const st = last, now = Date.now() + skew, width = span(st, now), from = now - width;
+  document.getElementById("window").textContent = Math.round(width / 1000);
   const lanes = new Map();
   for (const p of st.pages) lanes.set(p.id, []);
   for (const c of st.calls) {
@@ -108,17 +131,20 @@ function renderTimeline() {
   }
   const box = document.getElementById("timeline");
   box.replaceChildren();
-  const pct = t => Math.max(0, (t - from) / SPAN_MS * 100);
+  const pct = t => Math.max(0, (t - from) / width * 100);
   for (const [page, calls] of [...lanes].sort((a, b) => a[0] - b[0])) {
     const lane = el("div", "lane"), track = el("div", "lane-track");
     lane.dataset.page = page;
     lane.append(el("div", "lane-label", page ? "page " + page : "browser"), track);
-    for (const c of calls) {
+    let height = 1;
+    for (const [c, row] of rows(calls, now)) {
+      height = Math.max(height, row + 1);
       const start = c.started || 0, end = c.ended || now;
       const bar = (cls, a, b, text) => {
         const d = el("div", "bar " + cls, text);
         d.style.left = pct(a) + "%";
         d.style.width = Math.max(0, pct(b) - pct(a)) + "%";
+        d.style.top = row * ROW_PX + "px";
         d.style.background = colour(c.agent);
         d.title = `${c.tool} · ${c.agent} · ${c.outcome || (c.started ? "running" : "waiting")}`;
         d.dataset.call = c.id;
@@ -128,6 +154,7 @@ function renderTimeline() {
       if (held - c.arrived > 0) bar("wait", c.arrived, held, "");
       if (start) bar("hold " + (c.outcome || "live"), start, end, c.tool);
     }
+    lane.style.height = height * ROW_PX + 6 + "px";
     box.append(lane);
   }
 }
@@ -156,6 +183,5 @@ function connect() {
   };
 }
 
-document.getElementById("window").textContent = SPAN_MS / 1000;
 setInterval(renderTimeline, 500); // in-flight bars grow between pushes
 connect();
