@@ -120,6 +120,7 @@ func (p *Page) StartScreencast(ctx context.Context, path string) (*Screencast, e
 	s := &Screencast{Path: path, p: p, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	screencasts.of[p] = s // reserved while it starts
 	screencasts.Unlock()
+	p.yieldThumbnails() // thumbnail.go: Chrome runs one screencast a tab
 	if err := s.start(ctx, ffmpeg); err != nil {
 		screencasts.Lock()
 		delete(screencasts.of, p)

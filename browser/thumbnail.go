@@ -3,6 +3,7 @@ package browser
 import (
 	"cmp"
 	"context"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -19,9 +20,11 @@ import (
 // page costs one small frame per Every, a still page none. Nothing runs
 // while no one watches.
 //
-// A tab's DevTools session has one screencast: while a recording
-// (StartScreencast) runs on the page, Thumbnails leaves the screencast to it
-// and sends nothing, then starts its own again once the recording ended.
+// A tab's DevTools session has one screencast, and Chrome refuses to
+// start a second: a recording (StartScreencast) takes the page's screencast
+// from Thumbnails (yieldThumbnails), which sends nothing while it runs and
+// starts its own again once it ended. One Thumbnails runs per page at a
+// time.
 
 // ThumbnailOptions say how small and how often. The zero value is 320×200,
 // JPEG quality 40, at most one frame a second.
@@ -37,6 +40,33 @@ const thumbnailCheck = time.Second
 
 // thumbnailCommand bounds one screencast command of Thumbnails.
 const thumbnailCommand = 5 * time.Second
+
+// thumbnailSilence is how long a started screencast may send nothing
+// before Thumbnails starts it again: Chrome sends a frame at once when it
+// starts, so a silent one was stopped under it.
+const thumbnailSilence = 3 * thumbnailCheck
+
+// ErrThumbnailsActive is returned by Thumbnails for a page that has
+// Thumbnails running already.
+const ErrThumbnailsActive Error = "this page's thumbnails are taken already"
+
+// thumbnailers are the pages' running Thumbnails.
+var thumbnailers = struct {
+	sync.Mutex
+	of map[*Page]*thumbnailer
+}{of: map[*Page]*thumbnailer{}}
+
+// yieldThumbnails stops the page's thumbnail screencast, if one runs, for a
+// recording that has reserved the page (screencasts.of): Thumbnails starts
+// none while the recording runs.
+func (p *Page) yieldThumbnails() {
+	thumbnailers.Lock()
+	t := thumbnailers.of[p]
+	thumbnailers.Unlock()
+	if t != nil {
+		t.stop()
+	}
+}
 
 // Thumbnails sends small JPEG frames of the page to send as it paints,
 // throttled by o.Every, until ctx ends or the page closes; then it stops
@@ -63,22 +93,28 @@ func (p *Page) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpe
 	}); err != nil {
 		return err
 	}
-	t := &thumbnailer{p: p, ctx: cctx, o: o}
-	defer t.stop()
+	t, err := p.newThumbnailer(cctx, o)
+	if err != nil {
+		return err
+	}
+	defer t.close()
 	tick := time.NewTicker(thumbnailCheck)
 	defer tick.Stop()
 	for {
 		if err := t.startUnlessRecording(); err != nil {
+			if cctx.Err() != nil {
+				return nil // ctx ended, or the page closed
+			}
 			return p.explain(ctx, err)
 		}
 		select {
 		case <-cctx.Done():
 			return nil
 		case <-tick.C:
+			t.restartIfSilent()
 		case f := <-frames:
-			if !t.casting || p.Screencast() != nil {
-				t.casting = false // the recording's frame: it acknowledges
-				continue
+			if !t.isCasting() || p.Screencast() != nil {
+				continue // the recording's frame: it acknowledges
 			}
 			send(f.Data)
 			_ = t.command(func(ctx context.Context) error {
@@ -94,20 +130,49 @@ func (p *Page) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpe
 
 // thumbnailer is one Thumbnails' screencast.
 type thumbnailer struct {
-	p       *Page
-	ctx     context.Context
-	o       ThumbnailOptions
-	casting bool // its screencast runs
+	p   *Page
+	ctx context.Context
+	o   ThumbnailOptions
+
+	// mu orders its start and stop with a recording's yieldThumbnails.
+	mu      sync.Mutex
+	casting bool      // its screencast runs
+	since   time.Time // when it started
+}
+
+// newThumbnailer registers the page's Thumbnails, the only one.
+func (p *Page) newThumbnailer(ctx context.Context, o ThumbnailOptions) (*thumbnailer, error) {
+	thumbnailers.Lock()
+	defer thumbnailers.Unlock()
+	if thumbnailers.of[p] != nil {
+		return nil, ErrThumbnailsActive
+	}
+	t := &thumbnailer{p: p, ctx: ctx, o: o}
+	thumbnailers.of[p] = t
+	return t, nil
+}
+
+// close stops the screencast and forgets the thumbnailer.
+func (t *thumbnailer) close() {
+	thumbnailers.Lock()
+	delete(thumbnailers.of, t.p)
+	thumbnailers.Unlock()
+	t.stop()
+}
+
+// isCasting reports whether its screencast runs.
+func (t *thumbnailer) isCasting() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.casting
 }
 
 // startUnlessRecording starts the screencast unless it runs, or a
 // recording has the page's.
 func (t *thumbnailer) startUnlessRecording() error {
-	if t.p.Screencast() != nil {
-		t.casting = false
-		return nil
-	}
-	if t.casting {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.casting || t.p.Screencast() != nil {
 		return nil
 	}
 	err := t.command(func(ctx context.Context) error {
@@ -115,8 +180,23 @@ func (t *thumbnailer) startUnlessRecording() error {
 			Quality: &t.o.Quality, MaxWidth: t.o.MaxWidth, MaxHeight: t.o.MaxHeight, EveryNthFrame: 1})
 		return err
 	})
-	t.casting = err == nil
+	t.casting, t.since = err == nil, time.Now()
 	return err
+}
+
+// restartIfSilent stops a screencast that sent nothing for
+// thumbnailSilence, for the loop to start it again.
+func (t *thumbnailer) restartIfSilent() {
+	if t.isCasting() && time.Since(t.startedAt()) > thumbnailSilence {
+		t.stop()
+	}
+}
+
+// startedAt is when its screencast started.
+func (t *thumbnailer) startedAt() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.since
 }
 
 // throttle waits o.Every before the frame is acknowledged, or less when
@@ -130,9 +210,12 @@ func (t *thumbnailer) throttle() {
 	}
 }
 
-// stop ends the screencast, unless a recording took it over.
+// stop ends its screencast, if it runs.
 func (t *thumbnailer) stop() {
-	if !t.casting || t.p.Screencast() != nil || t.p.Closed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.casting || t.p.Closed() {
+		t.casting = false
 		return
 	}
 	t.casting = false
