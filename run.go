@@ -120,7 +120,7 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	live := c.ui.open(ctx, log, c.httpAddr != "") // uiflags.go: the live view
+	live := c.ui.open(ctx, log, c.httpAddr != "", shared != nil) // uiflags.go: the live view
 	srv := tools.New(b, locks, c.profile.options(tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode, SnapshotFormat: c.snapshots.format,
 		MaxTasks: c.maxTasks, Rules: engine, OnDecision: m.RuleDecision, Secrets: c.secrets.all, AgentSecrets: c.secrets.byToken,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/pagemux/pagemux/serve"
 	"github.com/pagemux/pagemux/tools"
@@ -36,12 +38,18 @@ func (c *uiConfig) check() error {
 type liveView struct{ view *ui.View }
 
 // open makes the live view when there is a place to serve it (--http, or
-// --ui, whose listener it starts now), until ctx ends.
-func (c *uiConfig) open(ctx context.Context, log *slog.Logger, httpOn bool) *liveView {
+// --ui, whose listener it starts now), until ctx ends; etcd names this
+// replica in it.
+func (c *uiConfig) open(ctx context.Context, log *slog.Logger, httpOn, etcd bool) *liveView {
 	if c.addr == "" && !httpOn {
 		return nil
 	}
-	l := &liveView{view: ui.New(ui.Options{Log: log})}
+	opts := ui.Options{Log: log}
+	if etcd {
+		host, _ := os.Hostname()
+		opts.Replica = fmt.Sprintf("%s:%d", host, os.Getpid()) // as cluster.Options.Process names it
+	}
+	l := &liveView{view: ui.New(opts)}
 	context.AfterFunc(ctx, l.view.Close)
 	if c.addr != "" {
 		go func() {

@@ -25,6 +25,8 @@ type state struct {
 	Frames     uint64 `json:"frames"`
 	Thumbnails int    `json:"thumbnails"`
 	Viewers    int    `json:"viewers"`
+	// Replica names this process among the replicas; "" without etcd.
+	Replica string `json:"replica,omitempty"`
 	// Records says the session records are served at /ui/records/.
 	Records bool `json:"records"`
 }
@@ -49,7 +51,7 @@ type pageState struct {
 // build makes the state now. It reads the Source (locks, pages) outside
 // v.mu.
 func (v *View) build(ctx context.Context) state {
-	st := state{Now: time.Now().UnixMilli(), Window: v.opts.Window.Milliseconds(), Records: v.opts.Records != nil,
+	st := state{Now: time.Now().UnixMilli(), Window: v.opts.Window.Milliseconds(), Records: v.opts.Records != nil, Replica: v.opts.Replica,
 		Locks: []tools.LockState{}, Agents: []agentState{}, Pages: []pageState{}}
 	var views []tools.PageView
 	if src := v.src.Load(); src != nil {

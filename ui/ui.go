@@ -46,6 +46,9 @@ type Options struct {
 	Push time.Duration
 	// Thumbnails size and pace the pages' thumbnails.
 	Thumbnails browser.ThumbnailOptions
+	// Replica, with --etcd, names this process among the replicas (as the
+	// cluster's lock holders name it: host:pid), shown in the header.
+	Replica string
 	// Records, if set, is served at /ui/records/ (the session records of
 	// package record); else that path says how to get them.
 	Records http.Handler

@@ -163,6 +163,9 @@ function render(st) {
   last = st;
   skew = st.now - Date.now();
   document.getElementById("records").hidden = !st.records;
+  const replica = document.getElementById("replica");
+  replica.hidden = !st.replica;
+  replica.textContent = st.replica ? "replica " + st.replica + " (cluster locks marked)" : "";
   renderAgents(st);
   renderLocks(st);
   renderPages(st);
