@@ -139,6 +139,10 @@ func TestRecordBinary(t *testing.T) {
 				t.Errorf("GET %s with %q: %d %.200s; want %d", path, who, code, body, want)
 			}
 		}
+		// The live view links to them.
+		if code, body := getWith(t, base+"/ui/state", "rec-boss-secret"); code != http.StatusOK || !strings.Contains(body, `"records":true`) {
+			t.Errorf("the live view's state does not link the records: %d %.300s", code, body)
+		}
 		replayInChromium(t, dir, rec)
 	})
 	if t.Failed() {

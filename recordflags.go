@@ -61,21 +61,13 @@ func (c *recordConfig) observers(b *browser.Browser, log *slog.Logger, sc *secre
 	return []tools.Observer{r}, nil
 }
 
-// withViewer serves the records' replay at /ui/records/ (record.MountPath)
-// on the live view's handler ui, behind the same admin tokens (serve's
-// /ui); ui itself without --record or without a live view.
-func (c *recordConfig) withViewer(ui http.Handler) http.Handler {
-	if c.dir == "" || ui == nil {
-		return ui
+// viewer is the records' viewer for the live view (ui.Options.Records),
+// nil without --record.
+func (c *recordConfig) viewer() http.Handler {
+	if c.dir == "" {
+		return nil
 	}
-	records := record.Handler(c.dir)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == record.MountPath || strings.HasPrefix(r.URL.Path, record.MountPath+"/") {
-			records.ServeHTTP(w, r)
-			return
-		}
-		ui.ServeHTTP(w, r)
-	})
+	return record.Handler(c.dir)
 }
 
 // recordedBy says, for a call, whether the rules in force (engine, nil for

@@ -19,7 +19,7 @@ func TestRecordFlags(t *testing.T) {
 	if err != nil || c.record.maxBytes != record.DefaultMaxBytes {
 		t.Fatalf("--record: %v, cap %d", err, c.record.maxBytes)
 	}
-	if c, err := parseFlags(nil, &bytes.Buffer{}); err != nil || c.record.withViewer(nil) != nil {
+	if c, err := parseFlags(nil, &bytes.Buffer{}); err != nil || c.record.viewer() != nil {
 		t.Errorf("no --record: %v", err)
 	}
 	_, err = parseFlags([]string{"--record", t.TempDir(), "--record-max-bytes", "100"}, &bytes.Buffer{})

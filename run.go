@@ -120,14 +120,13 @@ func run(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	live := c.ui.open(ctx, log, c.httpAddr != "", shared != nil) // uiflags.go: the live view
+	live := c.ui.open(ctx, log, c.httpAddr != "", shared != nil, c.record.viewer()) // uiflags.go: the live view, with the records
 	srv := tools.New(b, locks, c.profile.options(tools.Options{Log: log, Workspaces: c.workspaces, ToolTimeout: c.toolTimeout, MaxHold: c.maxHold, OnCall: m.ToolCall,
 		Agents: reg, KeepPages: c.keepPages, IsolateAgents: c.isolateAgents, MaxOutput: c.maxOutput, URLPolicy: urls, Cluster: shared, SnapshotMode: snapshotMode, SnapshotFormat: c.snapshots.format,
 		MaxTasks: c.maxTasks, Rules: engine, OnDecision: m.RuleDecision, Secrets: c.secrets.all, AgentSecrets: c.secrets.byToken,
 		Observers: append(live.observers(), recorders...)}))
 	defer srv.Close()
 	c.http.UI = live.attach(srv)
-	c.http.UI = c.record.withViewer(c.http.UI) // recordflags.go: /ui/records/
 	if engine != nil {
 		m.Gauge("rule_leases_waiting", "With --rules, calls waiting now for an exclusive resource another agent keeps as a lease.", func() float64 { return float64(srv.RuleLeasesWaiting()) })
 	}

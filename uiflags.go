@@ -39,12 +39,13 @@ type liveView struct{ view *ui.View }
 
 // open makes the live view when there is a place to serve it (--http, or
 // --ui, whose listener it starts now), until ctx ends; etcd names this
-// replica in it.
-func (c *uiConfig) open(ctx context.Context, log *slog.Logger, httpOn, etcd bool) *liveView {
+// replica in it, and records (nil: none) are the session records it
+// serves at /ui/records/.
+func (c *uiConfig) open(ctx context.Context, log *slog.Logger, httpOn, etcd bool, records http.Handler) *liveView {
 	if c.addr == "" && !httpOn {
 		return nil
 	}
-	opts := ui.Options{Log: log}
+	opts := ui.Options{Log: log, Records: records}
 	if etcd {
 		host, _ := os.Hostname()
 		opts.Replica = fmt.Sprintf("%s:%d", host, os.Getpid()) // as cluster.Options.Process names it
