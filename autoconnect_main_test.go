@@ -89,6 +89,9 @@ func TestAutoConnectBinary(t *testing.T) {
 	})
 	t.Run("held", func(t *testing.T) {
 		t.Parallel()
+		// The headless shell (the suite's shared Chrome) keeps no
+		// SingletonLock: a profile is held by the full Chrome alone.
+		chrome, profile := fullDebuggableChrome(t)
 		s := startServer(t, t.TempDir(), "--user-data-dir="+profile)
 		s.waitLog("is held by a running Chrome")
 		openOn(t, s, 2, chrome, site.URL, "/held-profile")

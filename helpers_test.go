@@ -35,6 +35,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/internal/proc"
+	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"github.com/pagemux/pagemux/smoke"
 )
@@ -218,7 +219,8 @@ func sharedChrome(t testing.TB) string {
 
 // startDebuggableChrome starts a headless Chrome with a DevTools port on
 // loopback and returns its URL and a stop that kills it and its helpers and
-// removes its profile.
+// removes its profile: $CHROME_PATH (the suite's headless shell), else
+// chromium.
 func startDebuggableChrome() (string, func(), error) {
 	path, err := exec.LookPath("chromium")
 	if p := os.Getenv("CHROME_PATH"); p != "" {
@@ -227,10 +229,38 @@ func startDebuggableChrome() (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("these tests need Chrome: %v", err)
 	}
+	url, _, stop, err := startChromeAt(path)
+	return url, stop, err
+}
+
+// fullDebuggableChrome is debuggableChrome of the full Chrome
+// (testchrome.Full, else chromium), for what the headless shell does not
+// do, such as holding its profile with a SingletonLock; it returns the
+// Chrome's profile too.
+func fullDebuggableChrome(t testing.TB) (url, profile string) {
+	t.Helper()
+	path := testchrome.Full()
+	if path == "" {
+		var err error
+		if path, err = exec.LookPath("chromium"); err != nil {
+			t.Fatalf("this test needs the full Chrome: %v", err)
+		}
+	}
+	url, profile, stop, err := startChromeAt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return url, profile
+}
+
+// startChromeAt starts the Chrome at path as startDebuggableChrome does,
+// and returns its profile too.
+func startChromeAt(path string) (string, string, func(), error) {
 	// Not t.TempDir: Chrome's helpers may still write there as it goes.
 	dir, err := os.MkdirTemp("", "pagemux-shared-chrome")
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--remote-debugging-address=127.0.0.1",
@@ -241,7 +271,7 @@ func startDebuggableChrome() (string, func(), error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers go with it
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return "", "", nil, err
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -258,17 +288,17 @@ func startDebuggableChrome() (string, func(), error) {
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
 		if port, _, ok := strings.Cut(string(b), "\n"); err == nil && ok && port != "" {
-			return "http://127.0.0.1:" + port, stop, nil
+			return "http://127.0.0.1:" + port, dir, stop, nil
 		}
 		select {
 		case <-exited:
 			stop()
-			return "", nil, errors.New("chrome exited before it opened its DevTools port")
+			return "", "", nil, errors.New("chrome exited before it opened its DevTools port")
 		default:
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, errors.New("chrome wrote no DevToolsActivePort in 30 s")
+			return "", "", nil, errors.New("chrome wrote no DevToolsActivePort in 30 s")
 		}
 	}
 }

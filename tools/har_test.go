@@ -377,11 +377,16 @@ func devtoolsImport(t *testing.T, e *testEnv, answer string, h harFile) {
 	if page == 0 {
 		t.Fatalf("no DevTools page:\n%s", r.text)
 	}
-	for tries := 0; !strings.Contains(e.eval(t, page, "() => location.href + ' ' + document.readyState"), devtools+" complete"); tries++ {
-		if tries == 3 {
-			t.Fatal("the DevTools page did not load")
+	last := ""
+	for tries := 0; ; tries++ {
+		at := e.eval(t, page, "() => location.href + ' ' + document.readyState")
+		if strings.Contains(at, devtools+" complete") {
+			break
 		}
-		e.call(t, "navigate_page", map[string]any{"pageId": page, "url": devtools})
+		if tries == 3 {
+			t.Fatalf("the DevTools page did not load: it is at %s; the last navigate_page answered:\n%s", at, last)
+		}
+		last = e.call(t, "navigate_page", map[string]any{"pageId": page, "url": devtools}).text
 	}
 	t.Cleanup(func() {
 		e.client.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "close_page", Arguments: map[string]any{"pageId": page}}})
