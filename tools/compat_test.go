@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/pagemux/pagemux/browser"
-	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/pagelock"
 )
 
@@ -160,7 +158,7 @@ func derefInt(i *int) any {
 // pagemux's users run: the headless shell takes no --screen-info.
 func TestWindowLikeNode(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage}, Browser: browser.Config{ExecPath: testchrome.Full()}})
+	e := sharedFullEnv(t)
 	id := e.openPage(t, "/form.html")
 	if got := e.eval(t, id, "() => [innerWidth, screen.width, screen.height].join('x')"); got != `"1905x3840x2160"` {
 		t.Errorf("window and screen: %s, want 1905 wide on a 3840x2160 screen", got)

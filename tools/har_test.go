@@ -250,7 +250,7 @@ func TestHARSave(t *testing.T) {
 	if tm := entries["/api/data?x=1"].Timings; tm["wait"] <= 0 || tm["send"] < 0 {
 		t.Errorf("the fetch's timings: %v", tm)
 	}
-	devtoolsImport(t, e, answer, h)
+	devtoolsImport(t, answer, h)
 
 	// Without bodies.
 	omit := e.ok(t, "har_save", map[string]any{"pageId": id, "filename": dir + "/omit.har", "content": "omit"})
@@ -353,40 +353,22 @@ const devtoolsImportJS = `async () => {
 }`
 
 // devtoolsImport loads the HAR an answer names into Chrome DevTools' own
-// importer, in a DevTools page of the test's Chrome, and checks that it
-// lists every entry with its status, type and body.
-func devtoolsImport(t *testing.T, e *testEnv, answer string, h harFile) {
+// importer, in a DevTools page of the full Chrome (the headless shell
+// loads no devtools: page), and checks that it lists every entry with its
+// status, type and body.
+func devtoolsImport(t *testing.T, answer string, h harFile) {
 	t.Helper()
+	e := sharedFullEnv(t)
 	_, data := savedFile(t, answer)
 	const devtools = "devtools://devtools/bundled/devtools_app.html"
 	page := 0
-	r := e.call(t, "new_page", map[string]any{"url": devtools, "background": true})
-	if m := regexp.MustCompile(`opened page (\d+), but navigating`).FindStringSubmatch(r.text); r.isError && m != nil {
-		// Under load DevTools' frontend may cancel its own first load
-		// (net::ERR_ABORTED) as it starts: the page is there, so load it
-		// again below.
-		page, _ = strconv.Atoi(m[1])
-	} else if r.isError {
-		t.Fatalf("new_page of DevTools: %s", r.text)
-	}
-	for _, line := range strings.Split(r.text, "\n") {
+	for _, line := range strings.Split(e.ok(t, "new_page", map[string]any{"url": devtools, "background": true}), "\n") {
 		if n, err := strconv.Atoi(strings.SplitN(line, ":", 2)[0]); err == nil && strings.Contains(line, "("+devtools+")") {
 			page = max(page, n)
 		}
 	}
 	if page == 0 {
-		t.Fatalf("no DevTools page:\n%s", r.text)
-	}
-	last := ""
-	for tries := 0; ; tries++ {
-		at := e.eval(t, page, "() => location.href + ' ' + document.readyState")
-		if strings.Contains(at, devtools+" complete") {
-			break
-		}
-		if tries == 3 {
-			t.Fatalf("the DevTools page did not load: it is at %s; the last navigate_page answered:\n%s", at, last)
-		}
-		last = e.call(t, "navigate_page", map[string]any{"pageId": page, "url": devtools}).text
+		t.Fatal("no DevTools page")
 	}
 	t.Cleanup(func() {
 		e.client.CallTool(context.Background(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "close_page", Arguments: map[string]any{"pageId": page}}})

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
 	"github.com/pagemux/pagemux/internal/mcptest"
+	"github.com/pagemux/pagemux/internal/testchrome"
 	"github.com/pagemux/pagemux/internal/tmpcheck"
 	"github.com/pagemux/pagemux/lighthouse"
 	"github.com/pagemux/pagemux/pagelock"
@@ -57,6 +58,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, e := range shared {
 		e.close()
+	}
+	if sharedFull != nil {
+		sharedFull.close()
 	}
 	closeLeases() // lease_test.go
 	lighthouse.CloseIdle()
@@ -129,6 +133,24 @@ func sharedEnv(t *testing.T, mode pagelock.Mode) *testEnv {
 	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: mode, Timeout: time.Minute, MaxQueue: 64}, Kept: true})
 	shared[mode] = e
 	return e
+}
+
+// sharedFull is the server on the full Chrome (sharedFullEnv).
+var sharedFull *testEnv
+
+// sharedFullEnv returns a server in page mode on the full Chrome
+// (testchrome.Full), shared by the tests of what the headless shell, which
+// scripts/test gives the others, does not do: the --screen-info window,
+// DevTools' own pages.
+func sharedFullEnv(t *testing.T) *testEnv {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedFull == nil {
+		sharedFull = newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: time.Minute, MaxQueue: 64},
+			Browser: browser.Config{ExecPath: testchrome.Full()}, Kept: true})
+	}
+	return sharedFull
 }
 
 // envOptions is what a test's server is made of. The zero value is a
