@@ -213,6 +213,8 @@ func TestIsolationAttacks(t *testing.T) {
 		}
 	})
 
+	t.Run("EveryPageTool", func(t *testing.T) { everyPageTool(t, e) }) // attack_test.go
+
 	t.Run("ForeignSession", func(t *testing.T) {
 		alice, bob := e.as(t, aliceSecret, "session"), e.as(t, bobSecret, "session")
 		a := newPageWith(t, alice, "data:text/html,<title>alice-private</title><p>alice-private-text", nil)
