@@ -635,3 +635,19 @@ func (s *server) pageOf(id int, url string) string {
 type devToolsTab struct {
 	ID, Type, URL, Title string
 }
+
+// getWith GETs url with the bearer secret ("" for none).
+func getWith(t *testing.T, url, secret string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -236,22 +235,6 @@ func checkRecordFiles(t *testing.T, path, secret string) {
 			t.Errorf("%s: mode %v, holds the secret: %v", e.Name(), info.Mode().Perm(), bytes.Contains(b, []byte("hunter2")))
 		}
 	}
-}
-
-// getWith GETs url with the bearer secret ("" for none).
-func getWith(t *testing.T, url, secret string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if secret != "" {
-		req.Header.Set("Authorization", "Bearer "+secret)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // replayInChromium opens the records page in Chromium, opens rec and

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +42,7 @@ func TestReplicasShareAgents(t *testing.T) {
 	defer site.Close()
 	bin := pagemuxBinary(t)
 	flags := []string{"--browser-url=" + chrome, "--etcd=" + strings.Join(etcd.Endpoints(), ","), "--lease-ttl=2s",
-		"--auth-token", "alice=alice-secret-1", "--auth-token", "bob=bob-secret-1", "--log-level=warn"}
+		"--auth-token", "alice=alice-secret-1", "--auth-token", "bob=bob-secret-1", "--auth-token", "boss=boss-secret-1", "--admin-token", "boss", "--log-level=warn"}
 	replica := func() (string, *exec.Cmd) {
 		addr := freeAddr(t)
 		cmd := exec.Command(bin, append([]string{"--http", addr}, flags...)...)
@@ -113,6 +115,7 @@ func TestReplicasShareAgents(t *testing.T) {
 	if got := mustCall(t, bob2, "evaluate_script", map[string]any{"function": "() => document.cookie"}); strings.Contains(got, "alice") {
 		t.Errorf("bob's page has alice's cookie: %s", got)
 	}
+	liveViewOfCluster(t, base1, bob2)
 	mustCall(t, alice1, "select_page", map[string]any{"pageId": num(a)})
 	if got := where(alice2); !strings.Contains(got, `"/a"`) {
 		t.Errorf("after select_page on replica 1, alice's call on replica 2 acts on %s, want /a", got)
@@ -235,4 +238,61 @@ func TestReplicasChurn(t *testing.T) {
 			}
 		}
 	}
+}
+
+// liveViewOfCluster: the live view of replica base, to an admin, names
+// the replica, shows the agents of the cluster with their pages (bob's,
+// which another replica opened), and the lock bob's call on another
+// replica holds in etcd, marked as the cluster's and naming that process.
+func liveViewOfCluster(t *testing.T, base string, bob *client.Client) {
+	t.Helper()
+	var st struct {
+		Replica string `json:"replica"`
+		Agents  []struct {
+			ID    string `json:"id"`
+			Pages []int  `json:"pages"`
+		} `json:"agents"`
+		Locks []struct {
+			Lock    string `json:"lock"`
+			Holder  string `json:"holder"`
+			Cluster bool   `json:"cluster"`
+		} `json:"locks"`
+	}
+	read := func() {
+		t.Helper()
+		code, body := getWith(t, base+"/ui/state", "boss-secret-1")
+		if code != http.StatusOK {
+			t.Fatalf("/ui/state as the admin: %d %s", code, body)
+		}
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	if st.Replica == "" {
+		t.Error("the live view names no replica")
+	}
+	if !slices.ContainsFunc(st.Agents, func(a struct {
+		ID    string `json:"id"`
+		Pages []int  `json:"pages"`
+	}) bool {
+		return a.ID == "token:bob" && len(a.Pages) > 0
+	}) {
+		t.Errorf("the live view of replica %s lacks bob, whose page another replica opened: %+v", st.Replica, st.Agents)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		callTool(t, bob, "evaluate_script", map[string]any{"function": "() => new Promise(r => setTimeout(() => r('held'), 3000))"})
+	}()
+	mcptest.WaitFor(t, "the live view to show bob's lock held on another replica", func() bool {
+		read()
+		for _, l := range st.Locks {
+			if l.Cluster && strings.Contains(l.Holder, "evaluate_script") && strings.Contains(l.Holder, "of process") {
+				return true
+			}
+		}
+		return false
+	})
+	<-done
 }
