@@ -378,9 +378,19 @@ func (e *element) toTab(ctx context.Context, q []float64) ([]float64, error) {
 	return out, nil
 }
 
+// Input is a page's input: clicks, hovers, keys, typing, form filling,
+// drags and file uploads, by snapshot uid or by CSS selector, each as a
+// user's events (CDP Input), waiting for the element to be actionable.
+// Take it with Page.Input; call it holding the page's lock.
+type Input struct{ p *Page }
+
+// Input returns the page's input.
+func (p *Page) Input() Input { return Input{p} }
+
 // Click clicks the element of uid in its middle, twice for a double click,
 // then waits for the page to settle.
-func (p *Page) Click(ctx context.Context, uid string, double bool) error {
+func (in Input) Click(ctx context.Context, uid string, double bool) error {
+	p := in.p
 	return p.Act(ctx, 0, func(ctx context.Context) error {
 		el, err := p.resolve(ctx, uid)
 		if err != nil {
@@ -429,7 +439,8 @@ func mouse(ctx context.Context, typ input.DispatchMouseEventType, x, y float64, 
 }
 
 // Hover moves the mouse over the middle of the element of uid.
-func (p *Page) Hover(ctx context.Context, uid string) error {
+func (in Input) Hover(ctx context.Context, uid string) error {
+	p := in.p
 	return p.Act(ctx, 0, func(ctx context.Context) error {
 		el, err := p.resolve(ctx, uid)
 		if err != nil {
@@ -481,22 +492,25 @@ const prepareFillJS = `function(value) {
 
 // Fill replaces the value of a text field, picks a select's option by value
 // or label, or sets a checkbox, then waits for the page to settle.
-func (p *Page) Fill(ctx context.Context, uid, value string) error {
-	return p.Act(ctx, 0, func(ctx context.Context) error { return p.fill(ctx, uid, value) })
+func (in Input) Fill(ctx context.Context, uid, value string) error {
+	p := in.p
+	return p.Act(ctx, 0, func(ctx context.Context) error { return in.fill(ctx, uid, value) })
 }
 
 // fill is Fill without the wait for the page.
-func (p *Page) fill(ctx context.Context, uid, value string) error {
+func (in Input) fill(ctx context.Context, uid, value string) error {
+	p := in.p
 	el, err := p.resolve(ctx, uid)
 	if err != nil {
 		return err
 	}
-	return p.fillElement(ctx, el, value)
+	return in.fillElement(ctx, el, value)
 }
 
 // fillElement fills el as Fill does, without the wait for the page: a
 // select's option or a checkbox is set in the page, text is typed in.
-func (p *Page) fillElement(ctx context.Context, el *element, value string) error {
+func (in Input) fillElement(ctx context.Context, el *element, value string) error {
+	p := in.p
 	how, err := p.callFunction(el.on(ctx), prepareFillJS, el.object, value)
 	if err != nil || string(how) != `"type"` {
 		return err
@@ -512,7 +526,8 @@ func (p *Page) fillElement(ctx context.Context, el *element, value string) error
 // set, and waits for the page to settle. It types key by key where the page
 // listens for key events, else inserts the text in one step (keys.go); the
 // Typing says which and why.
-func (p *Page) TypeText(ctx context.Context, text string, submit *Key) (Typing, error) {
+func (in Input) TypeText(ctx context.Context, text string, submit *Key) (Typing, error) {
+	p := in.p
 	var how Typing
 	err := p.Act(ctx, 0, func(ctx context.Context) error {
 		var err error
@@ -529,7 +544,8 @@ func (p *Page) TypeText(ctx context.Context, text string, submit *Key) (Typing, 
 
 // PressKey presses a key combination such as "Control+Shift+R" and waits for
 // the page to settle.
-func (p *Page) PressKey(ctx context.Context, k Key) error {
+func (in Input) PressKey(ctx context.Context, k Key) error {
+	p := in.p
 	return p.Act(ctx, 0, func(ctx context.Context) error { return pressKey(ctx, k) })
 }
 

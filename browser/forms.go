@@ -46,7 +46,8 @@ func (e *FormDialogError) Unwrap() error { return e.Err }
 // the page to settle. Every uid is checked before the first is filled, so an
 // unknown uid changes nothing; a field that fails stops the rest. It does not
 // submit the form.
-func (p *Page) FillForm(ctx context.Context, fields []FormField) error {
+func (in Input) FillForm(ctx context.Context, fields []FormField) error {
+	p := in.p
 	for _, f := range fields {
 		if _, err := p.UIDs.Lookup(f.UID); err != nil {
 			return fmt.Errorf("%w; no element was filled", err)
@@ -56,7 +57,7 @@ func (p *Page) FillForm(ctx context.Context, fields []FormField) error {
 	err := p.Act(ctx, 0, func(ctx context.Context) error {
 		for i, f := range fields {
 			at.Store(int64(i))
-			if err := p.fill(ctx, f.UID, f.Value); err != nil {
+			if err := in.fill(ctx, f.UID, f.Value); err != nil {
 				return fieldError(fields, i, err)
 			}
 		}
@@ -92,7 +93,8 @@ func fieldError(fields []FormField, i int, err error) error {
 // the page to settle. It serves pages that follow the mouse (sliders,
 // sortable lists) and pages with HTML5 drag and drop alike. Both elements
 // must fit in the viewport together; Drag does not scroll during the drag.
-func (p *Page) Drag(ctx context.Context, fromUID, toUID string) error {
+func (in Input) Drag(ctx context.Context, fromUID, toUID string) error {
+	p := in.p
 	return p.Act(ctx, 0, func(ctx context.Context) error {
 		from, err := p.resolve(ctx, fromUID)
 		if err != nil {
@@ -159,7 +161,8 @@ const fileInputJS = `function() {
 // it clicks it and gives the files to the file chooser the click opens. It
 // then waits for the page to settle. The paths must be readable by Chrome;
 // UploadFile does not check them, nor read them itself.
-func (p *Page) UploadFile(ctx context.Context, uid string, files []string) error {
+func (in Input) UploadFile(ctx context.Context, uid string, files []string) error {
+	p := in.p
 	if len(files) == 0 {
 		return errors.New("no file to upload: give at least one path")
 	}
@@ -180,7 +183,7 @@ func (p *Page) UploadFile(ctx context.Context, uid string, files []string) error
 			_, err := chromedp.Call(el.on(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: el.backend})
 			return err
 		}
-		return p.uploadByChooser(ctx, el, files)
+		return in.uploadByChooser(ctx, el, files)
 	})
 }
 
@@ -189,7 +192,8 @@ func (p *Page) UploadFile(ctx context.Context, uid string, files []string) error
 //
 // The chooser is asked for and announced in the session of the element's
 // frame (an out-of-process frame's own), where its input is too.
-func (p *Page) uploadByChooser(ctx context.Context, el *element, files []string) (err error) {
+func (in Input) uploadByChooser(ctx context.Context, el *element, files []string) (err error) {
+	p := in.p
 	on := el.on(ctx)
 	wctx, cancel := context.WithTimeout(on, p.Scale(fileChooserWait))
 	defer cancel()

@@ -69,7 +69,7 @@ func TestFillFormStopsAtDialog(t *testing.T) {
 	p, snap := openAt(t, b, formsSite(t)+"/fillform.html")
 	user, trap, after := uidOf(t, snap, `textbox "User"`), uidOf(t, snap, `textbox "Trap"`), uidOf(t, snap, `textbox "After"`)
 
-	err := p.FillForm(t.Context(), []FormField{{user, "ada"}, {trap, "x"}, {after, "never"}})
+	err := p.Input().FillForm(t.Context(), []FormField{{user, "ada"}, {trap, "x"}, {after, "never"}})
 	var fd *FormDialogError
 	if !errors.As(err, &fd) || fd.UID != trap || fd.Remaining != 1 {
 		t.Fatalf("FillForm = %v, want the dialog of %s with 1 remaining", err, trap)
@@ -95,7 +95,7 @@ func TestDragKinds(t *testing.T) {
 		{`button "Box"`, `region "Mouse target"`, `"mouse dropped after moves"`},
 	}
 	for _, tt := range tests {
-		if err := p.Drag(t.Context(), uidOf(t, snap, tt.from), uidOf(t, snap, tt.to)); err != nil {
+		if err := p.Input().Drag(t.Context(), uidOf(t, snap, tt.from), uidOf(t, snap, tt.to)); err != nil {
 			t.Fatalf("drag %s to %s: %v", tt.from, tt.to, err)
 		}
 		if got := evalString(t, p, "() => out.textContent"); got != tt.want {
@@ -104,7 +104,7 @@ func TestDragKinds(t *testing.T) {
 	}
 	// Two elements that cannot share the viewport.
 	evalString(t, p, "() => { zone.style.display = 'block'; zone.style.marginTop = '5000px'; return 1 }")
-	err := p.Drag(t.Context(), uidOf(t, snap, `button "Card"`), uidOf(t, snap, `region "Drop zone"`))
+	err := p.Input().Drag(t.Context(), uidOf(t, snap, `button "Card"`), uidOf(t, snap, `region "Drop zone"`))
 	if err == nil || !strings.Contains(err.Error(), "do not fit in the viewport") {
 		t.Fatalf("drag across more than a viewport: %v", err)
 	}
@@ -120,7 +120,7 @@ func TestUploadFileWays(t *testing.T) {
 		{uidOf(t, snap, "Single file"), "single: f.txt=data"},
 		{uidOf(t, snap, `button "Choose file"`), "hidden: f.txt=data"},
 	} {
-		if err := p.UploadFile(t.Context(), tt.uid, []string{file}); err != nil {
+		if err := p.Input().UploadFile(t.Context(), tt.uid, []string{file}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := p.WaitForText(t.Context(), []string{tt.want}, 5*time.Second); err != nil {

@@ -113,7 +113,8 @@ func (p *Page) query(ctx context.Context, selector string) (*element, error) {
 // ClickSelector waits up to timeout for an element to match selector, as
 // WaitForSelector does, then clicks it as Click clicks a uid's element, and
 // waits for the page to settle (and for a navigation the click started).
-func (p *Page) ClickSelector(ctx context.Context, selector string, timeout time.Duration) error {
+func (in Input) ClickSelector(ctx context.Context, selector string, timeout time.Duration) error {
+	p := in.p
 	if err := p.WaitForSelector(ctx, selector, timeout); err != nil {
 		return err
 	}
@@ -135,7 +136,8 @@ func (p *Page) ClickSelector(ctx context.Context, selector string, timeout time.
 // fills it as Fill fills a uid's element (text typed in, a select's option
 // picked, a checkbox set), and waits for the page to settle. Errors do not
 // show the value.
-func (p *Page) FillSelector(ctx context.Context, selector, value string, timeout time.Duration) error {
+func (in Input) FillSelector(ctx context.Context, selector, value string, timeout time.Duration) error {
+	p := in.p
 	if err := p.WaitForSelector(ctx, selector, timeout); err != nil {
 		return err
 	}
@@ -144,7 +146,7 @@ func (p *Page) FillSelector(ctx context.Context, selector, value string, timeout
 		if err != nil {
 			return err
 		}
-		return p.fillElement(ctx, el, value)
+		return in.fillElement(ctx, el, value)
 	})
 }
 

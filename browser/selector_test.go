@@ -41,22 +41,22 @@ document.querySelector("#push").onclick = e => { e.preventDefault(); setTimeout(
 			t.Errorf("WaitForSelector(%s): %v, want %q", tt.sel, err, tt.want)
 		}
 	}
-	if err := p.ClickSelector(ctx, "#later", 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), "not rendered") {
+	if err := p.Input().ClickSelector(ctx, "#later", 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), "not rendered") {
 		t.Errorf("a click on a hidden element: %v", err)
 	}
-	if err := p.ClickSelector(ctx, "#show", time.Second); err != nil {
+	if err := p.Input().ClickSelector(ctx, "#show", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.WaitForSelector(ctx, "#later", 5*time.Second); err != nil {
 		t.Errorf("the button the click shows: %v", err)
 	}
-	if err := p.FillSelector(ctx, "#q", "hello", time.Second); err != nil {
+	if err := p.Input().FillSelector(ctx, "#q", "hello", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := evalString(t, p, `() => document.querySelector("#q").value`); got != `"hello"` {
 		t.Errorf("the field holds %s after the fill", got)
 	}
-	if err := p.ClickSelector(ctx, "#push", time.Second); err != nil {
+	if err := p.Input().ClickSelector(ctx, "#push", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	u, ok, err := p.WaitForURL(ctx, func(u string) bool { return strings.HasSuffix(u, "/pushed") }, 5*time.Second)

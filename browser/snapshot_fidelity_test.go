@@ -151,7 +151,7 @@ func interactionCases() []fidelityCase {
 		name: "combobox-autocomplete-list/typed", path: apg + "combobox/examples/combobox-autocomplete-list.html",
 		act: func(ctx context.Context, t *testing.T, p *Page, snap string) {
 			clickOn(`combobox "State"`)(ctx, t, p, snap)
-			if _, err := p.TypeText(ctx, "Ma", nil); err != nil {
+			if _, err := p.Input().TypeText(ctx, "Ma", nil); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -163,7 +163,7 @@ func interactionCases() []fidelityCase {
 		name: "data-grids/cell-focused", path: apg + "grid/examples/data-grids.html",
 		act: func(ctx context.Context, t *testing.T, p *Page, snap string) {
 			clickOn(`"01-Jan-16"`)(ctx, t, p, snap)
-			if err := p.PressKey(ctx, Key{Name: "ArrowRight"}); err != nil {
+			if err := p.Input().PressKey(ctx, Key{Name: "ArrowRight"}); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -183,7 +183,7 @@ func interactionCases() []fidelityCase {
 	}, {
 		name: "controls/typed", path: "/controls.html", keep: controlsPickers,
 		act: func(ctx context.Context, t *testing.T, p *Page, snap string) {
-			if err := p.Fill(ctx, uidOf(t, snap, `spinbutton "Seats"`), "4"); err != nil {
+			if err := p.Input().Fill(ctx, uidOf(t, snap, `spinbutton "Seats"`), "4"); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -195,7 +195,7 @@ func interactionCases() []fidelityCase {
 func clickOn(needle string) func(ctx context.Context, t *testing.T, p *Page, snap string) {
 	return func(ctx context.Context, t *testing.T, p *Page, snap string) {
 		t.Helper()
-		if err := p.Click(ctx, uidOf(t, snap, needle), false); err != nil {
+		if err := p.Input().Click(ctx, uidOf(t, snap, needle), false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -269,15 +269,15 @@ func TestSnapshotFramesActions(t *testing.T) {
 			snap := snapshotUntil(t, p, source, `button "Go"`)
 			assertOOPIF(t, p, cross)
 			ctx := t.Context()
-			if err := p.Hover(ctx, uidOf(t, snap, `button "Go"`)); err != nil {
+			if err := p.Input().Hover(ctx, uidOf(t, snap, `button "Go"`)); err != nil {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"hovered"`)
-			if err := p.Click(ctx, uidOf(t, snap, `button "Go"`), false); err != nil {
+			if err := p.Input().Click(ctx, uidOf(t, snap, `button "Go"`), false); err != nil {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"clicked"`)
-			if err := p.Fill(ctx, uidOf(t, snap, `textbox "Name"`), "Ada"); err != nil {
+			if err := p.Input().Fill(ctx, uidOf(t, snap, `textbox "Name"`), "Ada"); err != nil {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `value="Ada"`)
@@ -288,15 +288,15 @@ func TestSnapshotFramesActions(t *testing.T) {
 			if s := fmt.Sprint(st.Element, st.Rules); !strings.Contains(st.Element, "button#go") || len(st.Rules) == 0 {
 				t.Errorf("the frame's button's styles: %s", s)
 			}
-			if err := p.UploadFile(ctx, uidOf(t, snap, `button "Upload"`), []string{"/etc/hostname"}); err != nil {
+			if err := p.Input().UploadFile(ctx, uidOf(t, snap, `button "Upload"`), []string{"/etc/hostname"}); err != nil {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"file hostname"`)
-			if err := p.UploadFile(ctx, uidOf(t, snap, `button "Choose"`), []string{"/etc/hostname"}); err != nil {
+			if err := p.Input().UploadFile(ctx, uidOf(t, snap, `button "Choose"`), []string{"/etc/hostname"}); err != nil {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"chose hostname"`)
-			if err := p.Drag(ctx, uidOf(t, snap, `button "Drag me"`), uidOf(t, snap, `button "Drop here"`)); err != nil {
+			if err := p.Input().Drag(ctx, uidOf(t, snap, `button "Drag me"`), uidOf(t, snap, `button "Drop here"`)); err != nil {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `"dropped"`)
@@ -307,11 +307,11 @@ func TestSnapshotFramesActions(t *testing.T) {
 
 			// The frame navigates: the old document's uids are void.
 			old := uidOf(t, snap, `textbox "Name"`)
-			if err := p.Click(ctx, uidOf(t, snap, `link "Elsewhere"`), false); err != nil {
+			if err := p.Input().Click(ctx, uidOf(t, snap, `link "Elsewhere"`), false); err != nil {
 				t.Fatal(err)
 			}
 			snap = snapshotUntil(t, p, source, `RootWebArea "Form"`)
-			if err := p.Fill(ctx, old, "Bob"); !errors.Is(err, snapshot.ErrUnknownUID) || !strings.Contains(fmt.Sprint(err), "take a new snapshot") {
+			if err := p.Input().Fill(ctx, old, "Bob"); !errors.Is(err, snapshot.ErrUnknownUID) || !strings.Contains(fmt.Sprint(err), "take a new snapshot") {
 				t.Errorf("filling a uid of the frame's old document: %v, want the take-a-new-snapshot error", err)
 			}
 			// The frame goes away: so do its uids.
@@ -319,7 +319,7 @@ func TestSnapshotFramesActions(t *testing.T) {
 			if _, err := p.Evaluate(ctx, `() => document.querySelector("iframe").remove()`, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := p.Click(ctx, inFrame, false); !errors.Is(err, snapshot.ErrUnknownUID) {
+			if err := p.Input().Click(ctx, inFrame, false); !errors.Is(err, snapshot.ErrUnknownUID) {
 				t.Errorf("clicking a uid of a frame that went away: %v, want the take-a-new-snapshot error", err)
 			}
 		})
@@ -397,7 +397,7 @@ func TestSnapshotFramesLocalNavigation(t *testing.T) {
 				t.Fatal(err)
 			}
 			snapshotUntil(t, p, source, `button "Drag me"`)
-			if err := p.Click(t.Context(), old, false); !errors.Is(err, snapshot.ErrUnknownUID) || !strings.Contains(fmt.Sprint(err), "take a new snapshot") {
+			if err := p.Input().Click(t.Context(), old, false); !errors.Is(err, snapshot.ErrUnknownUID) || !strings.Contains(fmt.Sprint(err), "take a new snapshot") {
 				t.Errorf("clicking a uid of the frame's old document: %v, want the take-a-new-snapshot error", err)
 			}
 		})

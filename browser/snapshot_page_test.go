@@ -129,7 +129,7 @@ func TestPageSnapshotUIDs(t *testing.T) {
 	p := openHTML(t, html)
 	snap := pageSnapshot(t, p)
 	keep, del := uidOf(t, snap, `button "Keep"`), uidOf(t, snap, `button "Delete"`)
-	if err := p.Click(t.Context(), keep, false); err != nil {
+	if err := p.Input().Click(t.Context(), keep, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := evalString(t, p, "() => out.textContent"); got != `"kept"` {
@@ -140,14 +140,14 @@ func TestPageSnapshotUIDs(t *testing.T) {
 		t.Errorf("the second snapshot renamed Keep or missed the new text:\n%s", again)
 	}
 	evalString(t, p, "() => { del.remove(); return '' }")
-	err := p.Click(t.Context(), del, false)
+	err := p.Input().Click(t.Context(), del, false)
 	if !errors.Is(err, snapshot.ErrUnknownUID) || !strings.Contains(err.Error(), "no longer in the page") {
 		t.Errorf("clicking a removed element: %v; want it no longer in the page", err)
 	}
 	if err := p.Navigate(t.Context(), htmlPage(t, html), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Click(t.Context(), keep, false); !errors.Is(err, snapshot.ErrStaleUID) {
+	if err := p.Input().Click(t.Context(), keep, false); !errors.Is(err, snapshot.ErrStaleUID) {
 		t.Errorf("a uid of the last document: %v; want a stale uid", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestPageSnapshotIsolation(t *testing.T) {
 		!strings.Contains(snap, `button "Cancel"`) || !strings.Contains(snap, `"none"`) {
 		t.Fatalf("the page's scripts changed the snapshot:\n%s", snap)
 	}
-	if err := p.Click(t.Context(), uidOf(t, snap, `button "Cancel"`), false); err != nil {
+	if err := p.Input().Click(t.Context(), uidOf(t, snap, `button "Cancel"`), false); err != nil {
 		t.Fatal(err)
 	}
 	if got := evalString(t, p, "() => document.getElementById('out').innerText"); got != `"cancelled"` {
@@ -275,7 +275,7 @@ func TestPageSnapshotFrames(t *testing.T) {
 	if !strings.Contains(snap, `Iframe "Doc frame"`) || !strings.Contains(snap, `RootWebArea url="about:srcdoc"`) {
 		t.Errorf("the frame is not under its Iframe node:\n%s", snap)
 	}
-	if err := p.Click(t.Context(), uidOf(t, snap, `button "In frame"`), false); err != nil {
+	if err := p.Input().Click(t.Context(), uidOf(t, snap, `button "In frame"`), false); err != nil {
 		t.Fatal(err)
 	}
 	if got := evalString(t, p, "() => out.textContent"); got != `"framed"` {

@@ -44,7 +44,7 @@ func (s *Server) fillForm() tool {
 				}
 				fields[i] = browser.FormField{UID: el.UID, Value: el.Value}
 			}
-			err := c.page.FillForm(ctx, fields)
+			err := c.page.Input().FillForm(ctx, fields)
 			if d, ok := errors.AsType[*browser.FormDialogError](err); ok {
 				c.resp.reportNavigation = true
 				msg := fmt.Sprintf("Filling out the element with uid %s opened a dialog.", d.UID)
@@ -68,7 +68,7 @@ type dragArgs struct {
 func (s *Server) drag() tool {
 	return newTool("drag", "Drag an element onto another element", pageScope,
 		func(ctx context.Context, c *call, a *dragArgs) error {
-			err := c.page.Drag(ctx, a.FromUID, a.ToUID)
+			err := c.page.Input().Drag(ctx, a.FromUID, a.ToUID)
 			return acted(c, err, a.IncludeSnapshot, "The element was dragged and it opened a dialog.", "Successfully dragged an element")
 		})
 }
@@ -94,7 +94,7 @@ func (s *Server) uploadFile() tool {
 				}
 				files[i] = full
 			}
-			err := c.page.UploadFile(ctx, a.UID, files)
+			err := c.page.Input().UploadFile(ctx, a.UID, files)
 			done := fmt.Sprintf("File uploaded from %s.", strings.Join(a.FilePaths, ", "))
 			return acted(c, err, a.IncludeSnapshot, "The element was clicked to upload and it opened a dialog.", done)
 		})

@@ -51,7 +51,7 @@ func acted(c *call, err error, snapshot bool, opened, done string) error {
 func (s *Server) click() tool {
 	return newTool("click", "Clicks on the provided element", pageScope,
 		func(ctx context.Context, c *call, a *clickArgs) error {
-			err := c.page.Click(ctx, a.UID, a.DblClick)
+			err := c.page.Input().Click(ctx, a.UID, a.DblClick)
 			if a.DblClick {
 				return acted(c, err, a.IncludeSnapshot, "The element was double clicked and it opened a dialog.", "Successfully double clicked on the element")
 			}
@@ -62,7 +62,7 @@ func (s *Server) click() tool {
 func (s *Server) hover() tool {
 	return newTool("hover", "Hover over the provided element", pageScope,
 		func(ctx context.Context, c *call, a *uidArgs) error {
-			return acted(c, c.page.Hover(ctx, a.UID), a.IncludeSnapshot, "The element was hovered and it opened a dialog.", "Successfully hovered over the element")
+			return acted(c, c.page.Input().Hover(ctx, a.UID), a.IncludeSnapshot, "The element was hovered and it opened a dialog.", "Successfully hovered over the element")
 		})
 }
 
@@ -74,7 +74,7 @@ type fillArgs struct {
 func (s *Server) fill() tool {
 	return newTool("fill", "Type text into a input, text area or select an option from a <select> element.", pageScope,
 		func(ctx context.Context, c *call, a *fillArgs) error {
-			return acted(c, c.page.Fill(ctx, a.UID, a.Value), a.IncludeSnapshot, "The element was filled out and it opened a dialog.", "Successfully filled out the element")
+			return acted(c, c.page.Input().Fill(ctx, a.UID, a.Value), a.IncludeSnapshot, "The element was filled out and it opened a dialog.", "Successfully filled out the element")
 		})
 }
 
@@ -100,7 +100,7 @@ func (s *Server) typeText() tool {
 				typed += " + " + a.SubmitKey
 			}
 			msg := fmt.Sprintf("Typed text %q", typed)
-			how, err := c.page.TypeText(ctx, a.Text, submit)
+			how, err := c.page.Input().TypeText(ctx, a.Text, submit)
 			if err := acted(c, err, false, msg+" and it opened a dialog.", msg); err != nil || a.Text == "" {
 				return err
 			}
@@ -127,7 +127,7 @@ func (s *Server) pressKey() tool {
 				return &argError{err.Error()}
 			}
 			msg := "Successfully pressed key: " + a.Key
-			return acted(c, c.page.PressKey(ctx, k), a.IncludeSnapshot, msg+". It opened a dialog.", msg)
+			return acted(c, c.page.Input().PressKey(ctx, k), a.IncludeSnapshot, msg+". It opened a dialog.", msg)
 		})
 }
 

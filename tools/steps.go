@@ -94,7 +94,7 @@ func (s *Server) clickSelector() tool {
 				return err
 			}
 			progressFrom(ctx).phase("waiting for the element") // progress.go
-			if err := c.page.ClickSelector(ctx, a.Selector, ms(a.Timeout, defaultWaitTimeout)); err != nil {
+			if err := c.page.Input().ClickSelector(ctx, a.Selector, ms(a.Timeout, defaultWaitTimeout)); err != nil {
 				return err
 			}
 			c.resp.say("Clicked the element that matches %s.", a.Selector)
@@ -118,7 +118,7 @@ func (s *Server) fillSelector() tool {
 				return err
 			}
 			progressFrom(ctx).phase("waiting for the element")
-			if err := c.page.FillSelector(ctx, a.Selector, a.Value, ms(a.Timeout, defaultWaitTimeout)); err != nil {
+			if err := c.page.Input().FillSelector(ctx, a.Selector, a.Value, ms(a.Timeout, defaultWaitTimeout)); err != nil {
 				return err
 			}
 			c.resp.say("Filled the element that matches %s.", a.Selector)
