@@ -15,7 +15,8 @@ import (
 // to w as Chrome sends it, chunk by chunk, so the snapshot never sits in
 // memory whole. It returns the bytes written. It does not collect garbage
 // first, nor check that w received valid JSON.
-func (p *Page) HeapSnapshot(ctx context.Context, w io.Writer) (int64, error) {
+func (cp Capture) HeapSnapshot(ctx context.Context, w io.Writer) (int64, error) {
+	p := cp.p
 	if err := p.Ready(ctx); err != nil {
 		return 0, err
 	}

@@ -104,7 +104,8 @@ func FFmpeg() (string, error) {
 // StartScreencast starts recording the page into an MP4 file at path, which
 // the caller has checked; ffmpeg creates or truncates it. The recording goes
 // on after ctx ends, until Stop or the page goes away.
-func (p *Page) StartScreencast(ctx context.Context, path string) (*Screencast, error) {
+func (cp Capture) StartScreencast(ctx context.Context, path string) (*Screencast, error) {
+	p := cp.p
 	ffmpeg, err := FFmpeg()
 	if err != nil {
 		return nil, err

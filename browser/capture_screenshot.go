@@ -44,16 +44,26 @@ type Shot struct {
 	Size   Size // the size Max scaled it to
 }
 
+// Capture is what a page gives as files: screenshots, screencasts,
+// performance traces, heap snapshots, HAR, PDF, and the live view's
+// thumbnails (capture_*.go, har.go, pdf.go, thumbnail.go). Take it with
+// Page.Capture; call it holding the page's lock, but for thumbnails.
+type Capture struct{ p *Page }
+
+// Capture returns the page's captures.
+func (p *Page) Capture() Capture { return Capture{p} }
+
 // Screenshot captures the viewport, the whole page or one element: the
 // image of CaptureScreenshot.
-func (p *Page) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
-	shot, err := p.CaptureScreenshot(ctx, o)
+func (cp Capture) Screenshot(ctx context.Context, o ScreenshotOptions) ([]byte, error) {
+	shot, err := cp.CaptureScreenshot(ctx, o)
 	return shot.Data, err
 }
 
 // CaptureScreenshot captures the viewport, the whole page or one element,
 // scaled down to fit o.Max when it is bigger.
-func (p *Page) CaptureScreenshot(ctx context.Context, o ScreenshotOptions) (Shot, error) {
+func (cp Capture) CaptureScreenshot(ctx context.Context, o ScreenshotOptions) (Shot, error) {
+	p := cp.p
 	if err := p.Ready(ctx); err != nil {
 		return Shot{}, err
 	}

@@ -64,7 +64,8 @@ type Trace struct {
 // StartTrace makes Chrome record a trace with TraceCategories until Stop. It
 // starts tracing only: it does not reload the page, and it takes no lock.
 // It fails with ErrTracingBusy when another client of the browser traces.
-func (p *Page) StartTrace(ctx context.Context) (*Trace, error) {
+func (cp Capture) StartTrace(ctx context.Context) (*Trace, error) {
+	p := cp.p
 	if err := p.Ready(ctx); err != nil {
 		return nil, err
 	}

@@ -67,11 +67,11 @@ func TestTrace(t *testing.T) {
 	srv := traceSite(t)
 	b := sharedBrowser(t) // not parallel: a trace is the browser's, and no other test runs meanwhile
 	p := tracePage(t, b, srv.URL)
-	tr, err := p.StartTrace(t.Context())
+	tr, err := p.Capture().StartTrace(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.StartTrace(t.Context()); !errors.Is(err, ErrTracingBusy) {
+	if _, err := p.Capture().StartTrace(t.Context()); !errors.Is(err, ErrTracingBusy) {
 		t.Fatalf("second StartTrace: %v, want ErrTracingBusy", err)
 	}
 	p.Mark(t.Context(), "pagemux-test-mark")
@@ -94,7 +94,7 @@ func TestTrace(t *testing.T) {
 		}
 	}
 	// Tracing is free again.
-	tr2, err := p.StartTrace(t.Context())
+	tr2, err := p.Capture().StartTrace(t.Context())
 	if err != nil {
 		t.Fatalf("start after stop: %v", err)
 	}
@@ -109,7 +109,7 @@ func TestTraceOutlivesPage(t *testing.T) {
 	b := sharedBrowser(t) // not parallel: a trace is the browser's, and no other test runs meanwhile
 	keep := tracePage(t, b, srv.URL)
 	p := tracePage(t, b, srv.URL+"/closing")
-	tr, err := p.StartTrace(t.Context())
+	tr, err := p.Capture().StartTrace(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestHeapSnapshot(t *testing.T) {
 	b := sharedBrowser(t)
 	p := tracePage(t, b, srv.URL)
 	var buf bytes.Buffer
-	n, err := p.HeapSnapshot(t.Context(), &buf)
+	n, err := p.Capture().HeapSnapshot(t.Context(), &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestHeapSnapshot(t *testing.T) {
 	}
 
 	// A writer that fails stops the copy with its error.
-	if _, err := p.HeapSnapshot(t.Context(), failingWriter{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if _, err := p.Capture().HeapSnapshot(t.Context(), failingWriter{}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("HeapSnapshot to a failing writer: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func TestCBORPipe(t *testing.T) {
 			t.Fatal(err)
 		}
 		answers[pipeJSON] = v
-		shot, err := p.Screenshot(ctx, ScreenshotOptions{})
+		shot, err := p.Capture().Screenshot(ctx, ScreenshotOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

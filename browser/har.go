@@ -213,7 +213,8 @@ type HARStats struct {
 // still holds them. Call it holding the page's lock. A body Chrome no longer
 // has is noted in its entry and in HARStats.Unavailable, not an error; a
 // closed page, an open dialog or the end of ctx is.
-func (p *Page) HAR(ctx context.Context, o HAROptions) (*HAR, HARStats, error) {
+func (cp Capture) HAR(ctx context.Context, o HAROptions) (*HAR, HARStats, error) {
+	p := cp.p
 	if err := p.Ready(ctx); err != nil {
 		return nil, HARStats{}, err
 	}
@@ -232,7 +233,7 @@ func (p *Page) HAR(ctx context.Context, o HAROptions) (*HAR, HARStats, error) {
 		if !o.Content || r.Response == nil || r.RedirectTo != 0 {
 			continue
 		}
-		b, err := p.harResponseBody(ctx, r, &budget, maxBody)
+		b, err := cp.harResponseBody(ctx, r, &budget, maxBody)
 		if err != nil {
 			return nil, HARStats{}, err
 		}
@@ -244,7 +245,8 @@ func (p *Page) HAR(ctx context.Context, o HAROptions) (*HAR, HARStats, error) {
 
 // harResponseBody fetches one response body within what is left of the
 // budget, which it spends.
-func (p *Page) harResponseBody(ctx context.Context, r Request, budget *int, maxBody int) (HARBody, error) {
+func (cp Capture) harResponseBody(ctx context.Context, r Request, budget *int, maxBody int) (HARBody, error) {
+	p := cp.p
 	if *budget <= 0 {
 		return HARBody{Missing: fmt.Sprintf("left out: the HAR already holds %d MiB of bodies", MaxHARBodies>>20)}, nil
 	}

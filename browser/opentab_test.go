@@ -196,7 +196,7 @@ func TestTabsStayVisible(t *testing.T) {
 			if want := map[bool]int{false: 3, true: 1}[tabs]; len(windows) != want {
 				t.Errorf("the 3 pages are in %d windows, want %d", len(windows), want)
 			}
-			shot, err := pages[0].Screenshot(t.Context(), ScreenshotOptions{})
+			shot, err := pages[0].Capture().Screenshot(t.Context(), ScreenshotOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestTabsStayVisible(t *testing.T) {
 				wg.Go(func() {
 					ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 					defer cancel()
-					if _, err := p.Screenshot(ctx, ScreenshotOptions{FullPage: true}); err != nil {
+					if _, err := p.Capture().Screenshot(ctx, ScreenshotOptions{FullPage: true}); err != nil {
 						t.Errorf("full-page screenshot of page %d of 3: %v", i+1, err)
 					}
 				})

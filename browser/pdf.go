@@ -41,7 +41,8 @@ const pdfTimeout = 2 * time.Minute
 // bytes written. Call it holding the page's lock. Chrome prints only when
 // headless; a headed Chrome's refusal is an error that says so. A partial
 // write is the caller's to remove.
-func (p *Page) PDF(ctx context.Context, o PDFOptions, w io.Writer) (int64, error) {
+func (cp Capture) PDF(ctx context.Context, o PDFOptions, w io.Writer) (int64, error) {
+	p := cp.p
 	if err := p.Ready(ctx); err != nil {
 		return 0, err
 	}

@@ -330,7 +330,7 @@ func TestSnapshotFramesActions(t *testing.T) {
 // corners, as the frame's button is: the clip is where the element is.
 func assertRed(t *testing.T, p *Page, uid string) {
 	t.Helper()
-	shot, err := p.Screenshot(t.Context(), ScreenshotOptions{UID: uid})
+	shot, err := p.Capture().Screenshot(t.Context(), ScreenshotOptions{UID: uid})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,8 @@ func (p *Page) yieldThumbnails() {
 // what the page shows, as a person looking would, whatever call acts on
 // it. It returns an error when the screencast cannot start (the page is
 // closed or crashed); send runs on Thumbnails' goroutine.
-func (p *Page) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpeg []byte)) error {
+func (cp Capture) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpeg []byte)) error {
+	p := cp.p
 	o.MaxWidth, o.MaxHeight = cmp.Or(o.MaxWidth, 320), cmp.Or(o.MaxHeight, 200)
 	o.Quality, o.Every = cmp.Or(o.Quality, 40), cmp.Or(o.Every, time.Second)
 	if err := p.Ready(ctx); err != nil {
@@ -93,7 +94,7 @@ func (p *Page) Thumbnails(ctx context.Context, o ThumbnailOptions, send func(jpe
 	}); err != nil {
 		return err
 	}
-	t, err := p.newThumbnailer(cctx, o)
+	t, err := cp.newThumbnailer(cctx, o)
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,8 @@ type thumbnailer struct {
 }
 
 // newThumbnailer registers the page's Thumbnails, the only one.
-func (p *Page) newThumbnailer(ctx context.Context, o ThumbnailOptions) (*thumbnailer, error) {
+func (cp Capture) newThumbnailer(ctx context.Context, o ThumbnailOptions) (*thumbnailer, error) {
+	p := cp.p
 	thumbnailers.Lock()
 	defer thumbnailers.Unlock()
 	if thumbnailers.of[p] != nil {

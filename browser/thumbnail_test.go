@@ -25,7 +25,9 @@ func TestThumbnails(t *testing.T) {
 	defer cancel()
 	const every = 100 * time.Millisecond
 	done := make(chan error, 1)
-	go func() { done <- p.Thumbnails(ctx, ThumbnailOptions{Every: every}, func(b []byte) { frames <- b }) }()
+	go func() {
+		done <- p.Capture().Thumbnails(ctx, ThumbnailOptions{Every: every}, func(b []byte) { frames <- b })
+	}()
 	next := func(what string) []byte {
 		t.Helper()
 		select {
@@ -59,7 +61,7 @@ func TestThumbnails(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := p.StartScreencast(t.Context(), filepath.Join(t.TempDir(), "video.mp4"))
+	sc, err := p.Capture().StartScreencast(t.Context(), filepath.Join(t.TempDir(), "video.mp4"))
 	if err != nil {
 		t.Fatal(err)
 	}

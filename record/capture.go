@@ -167,7 +167,7 @@ func capturePage(ctx context.Context, p *browser.Page, mask func(string) string)
 	case mask(on.Text) != on.Text:
 		c.note = join(c.note, "no screenshot: the page shows the value of a secret")
 	default:
-		shot, err := p.Screenshot(ctx, browser.ScreenshotOptions{Format: "jpeg", Quality: screenshotQuality})
+		shot, err := p.Capture().Screenshot(ctx, browser.ScreenshotOptions{Format: "jpeg", Quality: screenshotQuality})
 		if err != nil {
 			c.note = join(c.note, "no screenshot: "+mask(err.Error()))
 		}

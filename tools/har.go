@@ -116,7 +116,7 @@ func (s *Server) harSave() tool {
 			if err != nil {
 				return err
 			}
-			h, st, err := c.page.HAR(ctx, browser.HAROptions{
+			h, st, err := c.page.Capture().HAR(ctx, browser.HAROptions{
 				Requests: sel.reqs, Content: a.Content != "omit", MaxBody: a.MaxBodySize,
 				Creator: browser.HARCreator{Name: "pagemux", Version: Version}, Comment: sel.comment(a),
 			})

@@ -26,7 +26,7 @@ func (s *Server) takeHeapSnapshot() tool {
 				return fmt.Errorf("create %s: %w", a.FilePath, err)
 			}
 			progressFrom(ctx).phase("writing the heap snapshot")
-			n, err := c.page.HeapSnapshot(ctx, f)
+			n, err := c.page.Capture().HeapSnapshot(ctx, f)
 			if cerr := f.Close(); err == nil && cerr != nil {
 				err = fmt.Errorf("write %s: %w", a.FilePath, cerr)
 			}

@@ -115,7 +115,7 @@ func writePDF(ctx context.Context, p *browser.Page, o browser.PDFOptions, full s
 	if err != nil {
 		return 0, fmt.Errorf("create %s: %w", full, err)
 	}
-	n, err := p.PDF(ctx, o, f)
+	n, err := p.Capture().PDF(ctx, o, f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("write %s: %w", full, cerr)
 	}

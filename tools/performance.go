@@ -294,7 +294,7 @@ func (s *Server) beginTrace(ctx context.Context, p *browser.Page, path, keep str
 		}
 		return nil, run.busyError()
 	}
-	tr, err := p.StartTrace(ctx)
+	tr, err := p.Capture().StartTrace(ctx)
 	if err != nil {
 		hold.Release()
 		return nil, err

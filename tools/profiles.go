@@ -214,7 +214,7 @@ type slimScreenshotArgs struct{}
 
 func (s *Server) slimScreenshot() tool {
 	t := newTool("screenshot", "Takes a screenshot", pageScope, func(ctx context.Context, c *call, _ *slimScreenshotArgs) error {
-		shot, err := c.page.CaptureScreenshot(ctx, s.shots.cap(browser.ScreenshotOptions{Format: "png"})) // screenshot.go
+		shot, err := c.page.Capture().CaptureScreenshot(ctx, s.shots.cap(browser.ScreenshotOptions{Format: "png"})) // screenshot.go
 		if err != nil {
 			return err
 		}

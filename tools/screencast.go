@@ -57,7 +57,7 @@ func (s *Server) startScreencast() tool {
 				}
 				path = full
 			}
-			sc, err := c.page.StartScreencast(ctx, path)
+			sc, err := c.page.Capture().StartScreencast(ctx, path)
 			if err != nil {
 				if tempDir != "" {
 					os.RemoveAll(tempDir)

@@ -106,7 +106,7 @@ func (s *Server) takeScreenshot() tool {
 				return &argError{fmt.Sprintf("invalid quality %d: want 0 to 100", a.Quality)}
 			}
 			opts.Quality = a.Quality
-			shot, err := c.page.CaptureScreenshot(ctx, s.shots.cap(opts))
+			shot, err := c.page.Capture().CaptureScreenshot(ctx, s.shots.cap(opts))
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ func (v *View) syncThumbs(ctx context.Context, pages []pageState) {
 // goes.
 func (v *View) runThumb(ctx context.Context, page tools.PageView, t *thumb) {
 	defer v.running.Add(-1)
-	err := page.Page.Thumbnails(ctx, v.opts.Thumbnails, func(jpeg []byte) {
+	err := page.Page.Capture().Thumbnails(ctx, v.opts.Thumbnails, func(jpeg []byte) {
 		n := v.frames.Add(1)
 		v.mu.Lock()
 		t.jpeg, t.version = jpeg, n
