@@ -2,8 +2,10 @@
 // done in it:
 //
 //   - Launch: it launches Chrome with a profile of its own, or attaches to a
-//     running one, on the first call that needs it, and relaunches or
-//     reattaches after a crash (launch.go, config.go, profile*.go); the
+//     running one (the user's own, found by its DevToolsActivePort:
+//     autoconnect*.go), on the first call that needs it, relaunches or
+//     reattaches after a crash, and closes one it launched when idle
+//     (launch.go, config.go, profile*.go, idle.go); the
 //     DevTools address other clients such as Lighthouse connect to
 //     (devtools.go).
 //   - Pages: it tracks Chrome's tabs as Pages with small ids, alike in every
@@ -11,14 +13,20 @@
 //     selection, opening and closing tabs; page.go, pageids.go), in named or own
 //     browser contexts (contexts.go, owncontext.go), and fences the commands
 //     and events of a stale generation (fence.go).
-//   - Actions: navigation, input, forms, selectors, emulation, cookies,
-//     headers, downloads, scripts and the waits after them (actions.go,
-//     navigate.go, keys.go, forms.go, selector.go, emulate.go, wait.go …),
-//     kept to a URL policy (urlguard.go).
+//   - Actions: navigation, scripts, emulation, headers, downloads and the
+//     waits after them (actions.go, navigate.go, emulate.go, wait.go …);
+//     a page's input is its Input view (Page.Input: clicks, keys, typing,
+//     forms, drags, uploads, by uid or selector: actions.go, keys.go,
+//     forms.go, selector.go) and its context's cookies, web storage and
+//     IndexedDB its Storage view (Page.Storage, state.go); network routes
+//     that mock, fail, delay or change requests (routes.go); all kept to a
+//     URL policy (urlguard.go).
 //   - Collectors: a page's console messages, network requests and DevTools
 //     issues, kept per document (collect*.go).
-//   - Captures: snapshots of the accessibility tree (snapshot*.go),
-//     screenshots, screencasts, traces and heap snapshots (capture_*.go).
+//   - Captures: snapshots of the accessibility tree (snapshot*.go), and a
+//     page's Capture view (Page.Capture): screenshots, screencasts, traces,
+//     heap snapshots, HAR, PDF and the live view's thumbnails (capture_*.go,
+//     har.go, pdf.go, thumbnail.go).
 //   - Watchdog: whether Chrome still answers, and what a tool call waits on
 //     when it does not (watchdog*.go, status.go).
 //
