@@ -15,6 +15,13 @@
 // --header rules, the cookies of --cookie and --storage-state) is
 // the one place it calls browser/ itself.
 //
+// A check is a name in checkNames (page.go), in report order, and the code
+// that adds its problems to p.check(name) as the page is checked (check,
+// page.go), reading what it needs through the tools' typed answers
+// (calls.go); its flag goes in options.go. Test it with options(t, flags…)
+// and run(t, o, bc) (smoke_test.go) against a site of the test's own, and
+// the binary's command line with smokeBinary in the root package.
+//
 // It does not parse pagemux's server flags: main adds the browser flags to
 // the same flag set and hands over the browser.Config they make.
 package smoke

@@ -1,5 +1,26 @@
 // Package tools is pagemux's MCP surface: the chrome-devtools-mcp compatible
-// tools, each wrapped in a Guard that holds the right locks for the call.
+// tools and pagemux's own, each wrapped in a Guard that holds the right
+// locks for the call.
+//
+// A tool lives in the file of its group (pages.go, input.go, network.go,
+// state.go for cookies and storage, routes.go, har.go, pdf.go …): an
+// arguments struct whose tags are its JSON schema, and newTool(name,
+// description, scope, handler), where scope says which lock it takes
+// (pageScope: its page's; browserScope: none in page mode). The handler
+// acts through the page (browser.Page and its Input, Storage and Capture
+// views) and answers on c.resp; a typed value for the answer goes in
+// answers.go. The group's function is listed in (*Server).tools(); then
+// give the tool its annotations (compat.go), its rules groups
+// (rules/groups.go), a row of README's lock table, and regenerate the
+// schema snapshots and README's tool table (PAGEMUX_UPDATE_SCHEMAS=1 go
+// test ./tools -run 'TestSchemaSnapshots|TestReadmeToolTable').
+//
+// A call goes through the stages serveCall (guard.go) lists: arguments,
+// agent, secrets, admission (page, rules, lock queues), locks, handler,
+// answer (masked), observers. Tests: sharedEnv(t, mode) is the shared
+// server of a lock mode, with e.ok / e.fails / e.openPage; newIsoEnv is
+// two agents over HTTP, and TestIsolationAttacks' EveryPageTool already
+// calls every tool with a pageId on another agent's page.
 package tools
 
 import (
