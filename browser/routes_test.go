@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/internal/mcptest"
 )
 
 // TestURLPattern: globs and regexes match as Playwright's page.route reads
@@ -195,13 +196,7 @@ func TestRouteGoesWithPage(t *testing.T) {
 	if err := b.ClosePage(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for fetchHas() {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed page's route is still kept")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	mcptest.WaitFor(t, "the closed page's route to go", func() bool { return !fetchHas() })
 	if _, err := b.AddRoute(t.Context(), Route{Pattern: pattern, Page: p, Action: RouteAction{Abort: network.ErrorReasonFailed}}); err == nil {
 		t.Error("a route was added to a closed page")
 	}
@@ -238,13 +233,7 @@ func TestRoutesRelaunch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(b.routes.fetchPatterns()) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the dead page's route is kept: %v", b.Routes(""))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	mcptest.WaitFor(t, "the dead page's route to go", func() bool { return len(b.routes.fetchPatterns()) == 1 })
 	if got := b.Routes(""); len(got) != 1 || got[0].ID != every.ID {
 		t.Fatalf("routes after the relaunch: %v, want %v alone", got, every)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/pagemux/pagemux/internal/mcptest"
 )
 
 // TestThumbnails: a page that paints gives small JPEG frames, one per
@@ -70,13 +71,7 @@ func TestThumbnails(t *testing.T) {
 	}
 	// The recording gets the page's frames, the thumbnails none of them.
 	recorded.Store(0)
-	deadline := time.Now().Add(10 * time.Second)
-	for recorded.Load() < 20 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the recording got %d frames in 10 s beside Thumbnails", recorded.Load())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	mcptest.WaitFor(t, "the recording's frames beside Thumbnails", func() bool { return recorded.Load() >= 20 })
 	if n := len(frames); n > 1 {
 		t.Errorf("%d thumbnails while a recording ran", n)
 	}

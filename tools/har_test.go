@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/agents"
+	"github.com/pagemux/pagemux/internal/mcptest"
 	"github.com/pagemux/pagemux/pagelock"
 	"github.com/pagemux/pagemux/secrets"
 	"github.com/pagemux/pagemux/serve"
@@ -400,17 +401,11 @@ func devtoolsImport(t *testing.T, answer string, h harFile) {
 // no longer pending.
 func settledAs(t *testing.T, c *client.Client, page int, path string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	mcptest.WaitFor(t, "a settled request for "+path, func() bool {
 		text, _ := use(t, c, "list_network_requests", map[string]any{"pageId": page})
-		if v, ok := requests(t, text)[path]; ok && !strings.HasSuffix(v, "[pending]") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no settled request for %s after 15s:\n%s", path, text)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		v, ok := requests(t, text)[path]
+		return ok && !strings.HasSuffix(v, "[pending]")
+	})
 }
 
 // hasHeader reports whether headers hold name (in any case) with value.

@@ -211,7 +211,7 @@ func TestRoutes(t *testing.T) {
 			held <- e.callCtx(context.Background(), t, "evaluate_script", map[string]any{"pageId": p, "function": `() => fetch('/api/hold').then(r => r.text())`})
 		}()
 		// The script holds page p's lock while its request is delayed.
-		waitFor(t, "the delayed request", func() bool {
+		mcptest.WaitFor(t, "the delayed request", func() bool {
 			return strings.Contains(e.ok(t, "route_list", nil), "**/api/hold on page "+strconv.Itoa(p)+": delay 1.5s, then continue; hits: 1")
 		})
 		api := fmt.Sprintf("/api/lockless-%d", time.Now().UnixNano())
@@ -258,19 +258,6 @@ func TestRoutes(t *testing.T) {
 		}
 		mustContain(t, e.fails(t, "unroute", map[string]any{"id": 999999}), "you have no route 999999")
 	})
-}
-
-// waitFor polls cond until it holds, for state that changes on an event
-// the test cannot wait on directly; it fails the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // routeIsoEnv is the routes tests' server over HTTP: two agents (alice and
@@ -357,7 +344,7 @@ func TestRoutesAgents(t *testing.T) {
 		waitText(alice, later, "api says alice's mock")
 		evalAs(t, alice, later, `() => { window.open('/app?api=/api/shared&popup=1'); return true }`)
 		var popup int
-		waitFor(t, "alice's popup", func() bool {
+		mcptest.WaitFor(t, "alice's popup", func() bool {
 			for _, id := range e.reg.Pages(agents.Agent{ID: "token:alice"}) {
 				if p, err := e.b.Page(id); err == nil && strings.Contains(p.URL(), "popup=1") {
 					popup = id
@@ -417,6 +404,6 @@ func TestRoutesAgents(t *testing.T) {
 			t.Fatal("alice has no routes to lose")
 		}
 		alice.Close()
-		waitFor(t, "alice's routes to go with her session", func() bool { return len(e.b.Routes("token:alice")) == 0 })
+		mcptest.WaitFor(t, "alice's routes to go with her session", func() bool { return len(e.b.Routes("token:alice")) == 0 })
 	})
 }
