@@ -52,7 +52,7 @@ import (
 
 // taskTools are the tools whose calls may run as tasks: those that can run
 // for minutes (see ownBounds).
-var taskTools = []string{"lighthouse_audit", "performance_start_trace", "performance_stop_trace", "take_heapsnapshot", "screencast_stop"}
+var taskTools = []string{"lighthouse_audit", "performance_start_trace", "performance_stop_trace", "take_heapsnapshot", "screencast_stop", "har_save", "pdf_save"}
 
 // The TTLs of tasks: what a client that asks none gets, and the most any
 // gets. A result is kept until its TTL passes, read or not.

@@ -168,6 +168,19 @@ func TestTasks(t *testing.T) {
 		}
 	})
 
+	t.Run("har_save and pdf_save", func(t *testing.T) {
+		for tool, file := range map[string]string{"har_save": "task.har", "pdf_save": "task.pdf"} {
+			path := filepath.Join(dir, file)
+			r := taskResult(t, tc, mustCreate(t, tc, tool, map[string]any{"pageId": id, "filename": path}, 0).TaskId)
+			if r.isError || !strings.Contains(r.text, file) {
+				t.Errorf("%s as a task: %+v", tool, r)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+				t.Errorf("%s as a task wrote no %s: %v", tool, path, err)
+			}
+		}
+	})
+
 	t.Run("cancelled while waiting for its lock", func(t *testing.T) {
 		g := e.holdPage(t, id)
 		path := filepath.Join(dir, "never.heapsnapshot")
