@@ -16,9 +16,9 @@ import (
 
 // The exit codes of `pagemux record`.
 const (
-	recordOK      = 0 // listed, or exported
-	recordNoSteps = 1 // export: the record has no action a steps file can hold
-	recordUsage   = 2 // bad usage, or a record that does not read
+	recordOK      = subOK    // listed, or exported
+	recordNoSteps = 1        // export: the record has no action a steps file can hold
+	recordUsage   = subUsage // bad usage, or a record that does not read
 )
 
 // recordUsageText is `pagemux record --help`.
@@ -43,21 +43,7 @@ Example:
 
 // runRecord is `pagemux record`: list or export. It returns the exit code.
 func runRecord(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, recordUsageText)
-		return recordUsage
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, recordUsageText)
-		return recordOK
-	case "list":
-		return recordList(args[1:], stdout, stderr)
-	case "export":
-		return recordExport(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "pagemux record: unknown command %q: want list or export\nSee pagemux record --help.\n", args[0])
-	return recordUsage
+	return runSubcommand("record", recordUsageText, []subcommand{{"list", recordList}, {"export", recordExport}}, args, stdout, stderr)
 }
 
 // recordList is `pagemux record list DIR`.

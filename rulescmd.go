@@ -15,9 +15,9 @@ import (
 
 // The exit codes of `pagemux rules`.
 const (
-	rulesOK      = 0 // checked, or the call would be allowed
-	rulesRefused = 1 // explain: the call would be refused
-	rulesUsage   = 2 // bad usage, or a rules file that does not load
+	rulesOK      = subOK    // checked, or the call would be allowed
+	rulesRefused = 1        // explain: the call would be refused
+	rulesUsage   = subUsage // bad usage, or a rules file that does not load
 )
 
 // rulesUsageText is `pagemux rules --help`.
@@ -48,21 +48,7 @@ Examples:
 
 // runRules is `pagemux rules`: check or explain. It returns the exit code.
 func runRules(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, rulesUsageText)
-		return rulesUsage
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, rulesUsageText)
-		return rulesOK
-	case "check":
-		return rulesCheck(args[1:], stdout, stderr)
-	case "explain":
-		return rulesExplain(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "pagemux rules: unknown command %q: want check or explain\nSee pagemux rules --help.\n", args[0])
-	return rulesUsage
+	return runSubcommand("rules", rulesUsageText, []subcommand{{"check", rulesCheck}, {"explain", rulesExplain}}, args, stdout, stderr)
 }
 
 // rulesCheck is `pagemux rules check FILE...`.
@@ -88,8 +74,6 @@ func rulesCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
-
-func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 // rulesExplain is `pagemux rules explain FILE --agent A --tool T …`.
 func rulesExplain(args []string, stdout, stderr io.Writer) int {
