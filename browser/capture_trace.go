@@ -3,7 +3,6 @@ package browser
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
-	cdpio "github.com/chromedp/cdproto/io"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
@@ -127,29 +125,9 @@ func (t *Trace) Stop(ctx context.Context, w io.Writer) (dataLost bool, err error
 		done = ev
 		break
 	}
-	if done.Stream == "" {
-		return done.DataLossOccurred, errors.New("chrome returned no trace stream")
-	}
-	defer func() {
-		// Free Chrome's copy even when the caller gave up on this one.
-		cl, cancel := context.WithTimeout(t.ctx, 5*time.Second)
-		_, _ = chromedp.CallBrowser(cl, cdpio.Close, cdpio.CloseParams{Handle: done.Stream})
-		cancel()
-	}()
-	for {
-		res, err := chromedp.CallBrowser(cctx, cdpio.Read, cdpio.ReadParams{Handle: done.Stream, Size: readChunk})
-		if err != nil {
-			return done.DataLossOccurred, fmt.Errorf("read the trace: %w", err)
-		}
-		if len(res.Data) > 0 {
-			if _, err := w.Write(res.Data); err != nil {
-				return done.DataLossOccurred, err
-			}
-		}
-		if res.EOF {
-			return done.DataLossOccurred, nil
-		}
-	}
+	// Chrome's copy is freed under t.ctx, also when the caller gave up.
+	_, err = readStream(cctx, t.ctx, done.Stream, true, "trace", w)
+	return done.DataLossOccurred, err
 }
 
 // withCaller returns a context of base that also ends when caller ends.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	cdpio "github.com/chromedp/cdproto/io"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -54,7 +55,7 @@ func (cp Capture) PDF(ctx context.Context, o PDFOptions, w io.Writer) (int64, er
 		if err != nil {
 			return pdfError(err, o)
 		}
-		n, err = readStream(ctx, res.Stream, w)
+		n, err = readStream(ctx, context.WithoutCancel(ctx), res.Stream, false, "PDF", w)
 		return err
 	})
 	return n, err
@@ -73,22 +74,29 @@ func (o PDFOptions) params() page.PrintToPDFParams {
 	}
 }
 
-// readStream copies a stream of the tab's session to w and closes it in
-// Chrome, also when the copy fails.
-func readStream(ctx context.Context, h cdpio.StreamHandle, w io.Writer) (int64, error) {
+// readStream copies the IO stream h to w and closes it in Chrome, also when
+// the copy fails: a stream of the tab's session, or of the browser's (a
+// trace's) when onBrowser is set. closing is the context the close runs
+// under, which may outlive ctx; what names the stream in errors.
+func readStream(ctx, closing context.Context, h cdpio.StreamHandle, onBrowser bool, what string, w io.Writer) (int64, error) {
 	if h == "" {
-		return 0, fmt.Errorf("chrome returned no PDF stream")
+		return 0, fmt.Errorf("chrome returned no %s stream", what)
+	}
+	call := chromedp.Call[cdpio.ReadParams, cdpio.ReadResult]
+	closeIt := chromedp.Call[cdpio.CloseParams, cdp.Empty]
+	if onBrowser {
+		call, closeIt = chromedp.CallBrowser[cdpio.ReadParams, cdpio.ReadResult], chromedp.CallBrowser[cdpio.CloseParams, cdp.Empty]
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_, _ = chromedp.Call(cctx, cdpio.Close, cdpio.CloseParams{Handle: h})
+		cctx, cancel := context.WithTimeout(closing, 5*time.Second)
+		_, _ = closeIt(cctx, cdpio.Close, cdpio.CloseParams{Handle: h})
 		cancel()
 	}()
 	var n int64
 	for {
-		res, err := chromedp.Call(ctx, cdpio.Read, cdpio.ReadParams{Handle: h, Size: readChunk})
+		res, err := call(ctx, cdpio.Read, cdpio.ReadParams{Handle: h, Size: readChunk})
 		if err != nil {
-			return n, fmt.Errorf("read the PDF from chrome: %w", err)
+			return n, fmt.Errorf("read the %s from chrome: %w", what, err)
 		}
 		m, err := w.Write(res.Data)
 		n += int64(m)

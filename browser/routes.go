@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -629,6 +630,9 @@ func (b *Browser) arm(l *launch) error {
 	if rs.armed == nil {
 		rs.armed = map[*launch]bool{}
 	}
+	// The launches before this one (a relaunch after a crash or an idle
+	// close) are gone: forget them here too, not only when a route changes.
+	maps.DeleteFunc(rs.armed, func(old *launch, _ bool) bool { return old.gone() })
 	rs.armed[l] = true
 	return b.armLocked(l.rootCtx, l)
 }
