@@ -100,12 +100,12 @@ func (e *ruleError) Error() string {
 // fails with a *replay once the first ended, whose result serveCall
 // answers instead.
 func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest, args []byte, p *browser.Page) (*ruled, error) {
-	if s.rules == nil {
-		return nil, nil
+	var set *rules.Set
+	if s.rules != nil {
+		set = s.rules.Set() // one set for the facts and the decision
 	}
-	set := s.rules.Set() // one set for the facts and the decision
 	if set == nil {
-		return nil, nil
+		return s.keyedOnce(ctx, req, args)
 	}
 	c := s.ruleCall(ctx, set, t, req, args, p)
 	d := s.rules.DecideBy(set, c)
@@ -157,6 +157,42 @@ func (s *Server) ruleStage(ctx context.Context, t tool, req mcp.CallToolRequest,
 	return rc, nil
 }
 
+// keyedOnce is the rules' stage without rules: a call with an
+// idempotencyKey is once-only under it, as the rules would make it
+// (rules.Engine.Decide), and any other call passes.
+func (s *Server) keyedOnce(ctx context.Context, req mcp.CallToolRequest, args []byte) (*ruled, error) {
+	var a map[string]any
+	_ = json.Unmarshal(args, &a)
+	key := idempotencyKeyOf(req, a)
+	if key == "" {
+		return nil, nil
+	}
+	c := &rules.Call{Agent: s.ruleAgent(ctx), IdempotencyKey: key}
+	rc := &ruled{call: c, d: rules.Decision{Outcome: rules.Allowed,
+		Once: &rules.OnceKey{Key: "key:" + c.Agent + ":" + key, Rule: idempotencyKeyArg, TTL: rules.DefaultOnceTTL}}}
+	rp, err := s.beginOnce(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	if rp != nil {
+		return nil, rp
+	}
+	return rc, nil
+}
+
+// idempotencyKeyOf is the key a call gave as its idempotencyKey argument,
+// else in its request's _meta; "" for none.
+func idempotencyKeyOf(req mcp.CallToolRequest, args map[string]any) string {
+	if k, _ := args[idempotencyKeyArg].(string); k != "" {
+		return k
+	}
+	if m := req.Params.Meta; m != nil {
+		k, _ := m.AdditionalFields[idempotencyKeyArg].(string)
+		return k
+	}
+	return ""
+}
+
 // beginOnce begins the call's once-only action: in etcd with --etcd, else
 // in this process. The first call of its key gets its record in rc and a
 // nil replay; a later one waits for the first and gets its replay.
@@ -199,13 +235,7 @@ func (s *Server) ruleCall(ctx context.Context, set *rules.Set, t tool, req mcp.C
 	c := &rules.Call{Agent: s.ruleAgent(ctx), Tool: t.def.Name}
 	c.Task, c.Tasks = s.runningTasks(ctx)
 	_ = json.Unmarshal(args, &c.Args)
-	if k, _ := c.Args[idempotencyKeyArg].(string); k != "" {
-		c.IdempotencyKey = k
-	} else if m := req.Params.Meta; m != nil {
-		if k, _ := m.AdditionalFields[idempotencyKeyArg].(string); k != "" {
-			c.IdempotencyKey = k
-		}
-	}
+	c.IdempotencyKey = idempotencyKeyOf(req, c.Args)
 	switch t.def.Name {
 	case "new_page":
 		c.URL, _ = c.Args["url"].(string)

@@ -439,3 +439,26 @@ func TestKeptAnswer(t *testing.T) {
 		t.Errorf("a big answer: %d parts, %q", len(got.Content), answerText(got))
 	}
 }
+
+// TestIdempotencyKeyWithoutRules: every tool's idempotencyKey makes its
+// call once-only on a server without --rules too: the second call with
+// the key answers the first's answer, replayed, and does not act; another
+// key acts.
+func TestIdempotencyKeyWithoutRules(t *testing.T) {
+	t.Parallel()
+	e := sharedEnv(t, pagelock.PerPage)
+	id := e.openPage(t, "/form.html")
+	bump := "() => { window.bumps = (window.bumps || 0) + 1; return window.bumps }"
+	key := "bump-" + t.Name()
+	first := e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": bump, "idempotencyKey": key})
+	again := e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": bump, "idempotencyKey": key})
+	if strings.Contains(first, "Replayed") || !strings.Contains(again, "Replayed: this action already ran") || !strings.Contains(again, "\n1\n") {
+		t.Errorf("the first call:\n%s\nthe second, same key:\n%s", first, again)
+	}
+	if got := e.eval(t, id, "() => window.bumps"); strings.TrimSpace(got) != "1" {
+		t.Errorf("the page ran the action again: bumps %s", got)
+	}
+	if other := e.ok(t, "evaluate_script", map[string]any{"pageId": id, "function": bump, "idempotencyKey": key + "-2"}); strings.Contains(other, "Replayed") || !strings.Contains(other, "\n2\n") {
+		t.Errorf("another key: %s", other)
+	}
+}
