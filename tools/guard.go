@@ -45,10 +45,9 @@ func (s *Server) guard(t tool) server.ToolHandlerFunc {
 			return toolError(err), nil
 		}
 		defer endTask()
-		prog := s.startProgress(ctx, req) // progress.go
-		res, page := s.serveCall(withProgress(ctx, prog), t, schema, req)
-		res = s.maskResult(res) // secrets.go: on every path, errors too
-		prog.end()              // before the answer: no progress may follow it
+		prog := s.startProgress(ctx, req)                                 // progress.go
+		res, page := s.serveCall(withProgress(ctx, prog), t, schema, req) // masked: secrets.go
+		prog.end()                                                        // before the answer: no progress may follow it
 		took := time.Since(start)
 		s.logCall(ctx, name, page, took, res)
 		if s.onCall != nil {
@@ -103,8 +102,17 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), nil
 	}
 	defer unbind()
-	obs := s.observe(ctx, t.def.Name, args)    // observe.go
-	defer func() { obs.end(ctx, res, page) }() // a call that ended before its handler
+	obs := s.observe(ctx, t.def.Name, args) // observe.go
+	// The answer is masked once, on every path (secrets.go): the handler's
+	// below, before its observers and records see it, and any other here,
+	// after the defers that follow made it.
+	masked := false
+	defer func() {
+		if !masked {
+			res = s.maskResult(res)
+		}
+	}()
+	defer func() { obs.end(ctx, s.maskedOnce(res, masked), page) }() // a call that ended before its handler
 	// The handler's arguments have the agent's secrets in place of their
 	// names; the rules, logs and records see the names.
 	handlerArgs, err := s.expandSecrets(ctx, t.def.Name, args) // secrets.go
@@ -125,7 +133,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(err), page
 	}
 	defer release()
-	defer func() { s.ruleEnd(ctx, rc, res, page) }() // rules.go
+	defer func() { s.ruleEnd(ctx, rc, s.maskedOnce(res, masked), page) }() // rules.go
 	obs.queued(page, keyNames(r.Keys()))
 	ticket.Admit()
 	progressFrom(ctx).phase("waiting for its locks")
@@ -170,6 +178,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		s.log.Debug("tool call runs", "tool", t.def.Name)
 	}
 	res = s.withAnswer(c, s.runBounded(ctx, t, c, g, w)) // answers.go
+	res, masked = s.maskResult(res), true                // secrets.go
 	obs.end(ctx, res, page)                              // holding the locks
 	return res, page
 }

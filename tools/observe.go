@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -101,9 +102,7 @@ func (o *observed) queued(page *browser.Page, locks []string) {
 		o.info.Page = page.ID
 	}
 	o.info.Locks = locks
-	for _, ob := range o.s.observers {
-		ob.Queued(o.info)
-	}
+	o.each("Queued", func(ob Observer) { ob.Queued(o.info) })
 }
 
 // started tells the observers the call holds its locks.
@@ -112,18 +111,16 @@ func (o *observed) started(waited time.Duration) {
 		return
 	}
 	o.info.Started, o.info.Waited = time.Now(), waited
-	for _, ob := range o.s.observers {
-		ob.Started(o.info)
-	}
+	o.each("Started", func(ob Observer) { ob.Started(o.info) })
 }
 
-// end tells the observers the call's answer (masked here).
+// end tells the observers the call's answer, masked by the caller.
 func (o *observed) end(ctx context.Context, res *mcp.CallToolResult, page *browser.Page) {
 	if o == nil || o.ended {
 		return
 	}
 	o.ended = true
-	e := CallEnd{CallInfo: o.info, Outcome: "ok", Took: time.Since(o.info.Arrived), Result: o.s.maskResult(res),
+	e := CallEnd{CallInfo: o.info, Outcome: "ok", Took: time.Since(o.info.Arrived), Result: res,
 		Mask: o.s.masker.Mask}
 	switch {
 	case ctx.Err() != nil:
@@ -134,8 +131,22 @@ func (o *observed) end(ctx context.Context, res *mcp.CallToolResult, page *brows
 	if page != nil && e.Page == 0 {
 		e.Page = page.ID
 	}
+	o.each("Ended", func(ob Observer) { ob.Ended(ctx, e, page) })
+}
+
+// each tells every observer, one after another. An observer that panics
+// is logged and passed over: the call goes on, and the reservation its
+// locks have between Queued and Wait is never left behind.
+func (o *observed) each(what string, tell func(Observer)) {
 	for _, ob := range o.s.observers {
-		ob.Ended(ctx, e, page)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					o.s.log.Error("an observer panicked", "event", what, "tool", o.info.Tool, "panic", r, "stack", string(debug.Stack()))
+				}
+			}()
+			tell(ob)
+		}()
 	}
 }
 

@@ -335,7 +335,6 @@ func (s *Server) ruleEnd(ctx context.Context, rc *ruled, res *mcp.CallToolResult
 		return
 	}
 	acted := res != nil && (!res.IsError || rc.started && ctx.Err() != nil)
-	res = s.maskResult(res) // secrets.go: a record keeps what the agent is shown
 	if rc.once != nil {
 		s.once.Finish(rc.once, keptAnswer(res, maxKeptAnswer), acted)
 	}

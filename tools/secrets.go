@@ -87,12 +87,16 @@ func expandIn(v any, key string, bare []string, set *secrets.Set) (any, error) {
 	return v, nil
 }
 
-// maskResult hides every secret in res: its texts, resources and
-// structured content. It changes res in place and returns it.
+// maskResult returns res with every secret hidden: its texts, resources
+// and structured content. It leaves res as it was (a once-only record may
+// share it) and returns a copy, or res itself without secrets.
 func (s *Server) maskResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 	if s.masker == nil || res == nil {
 		return res
 	}
+	cp := *res
+	res = &cp
+	res.Content = slices.Clone(res.Content)
 	for i, c := range res.Content {
 		switch c := c.(type) {
 		case mcp.TextContent:
@@ -115,6 +119,14 @@ func (s *Server) maskResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 		}
 	}
 	return res
+}
+
+// maskedOnce is res masked, unless masked says it is already.
+func (s *Server) maskedOnce(res *mcp.CallToolResult, masked bool) *mcp.CallToolResult {
+	if masked {
+		return res
+	}
+	return s.maskResult(res)
 }
 
 // expandState puts the agent's secrets in the cookie and localStorage

@@ -339,3 +339,23 @@ func (r *recorder) check(t *testing.T) {
 		t.Errorf("no fill of ${ALICE_PASSWORD} was observed:\n%s", strings.Join(r.events, "\n"))
 	}
 }
+
+// panicky is an Observer that panics at every event.
+type panicky struct{}
+
+func (panicky) Queued(CallInfo)                               { panic("queued") }
+func (panicky) Started(CallInfo)                              { panic("started") }
+func (panicky) Ended(context.Context, CallEnd, *browser.Page) { panic("ended") }
+
+// TestObserverPanics: an observer that panics at every event neither
+// fails the call nor leaves its page's lock held between Reserve and Wait.
+func TestObserverPanics(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{Locks: pagelock.Options{Mode: pagelock.PerPage, Timeout: 10 * time.Second}, Server: Options{Observers: []Observer{panicky{}}}})
+	id := e.openPage(t, "/form.html")
+	for range 3 {
+		if got := e.eval(t, id, "() => 6 * 7"); !strings.Contains(got, "42") {
+			t.Fatalf("evaluate_script with a panicking observer: %s", got)
+		}
+	}
+}
