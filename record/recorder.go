@@ -146,19 +146,19 @@ func (r *Recorder) Ended(ctx context.Context, e tools.CallEnd, page *browser.Pag
 	}
 	st := Step{Call: e.ID, Tool: e.Tool, Args: args, Page: e.Page, Locks: e.Locks, Arrived: e.Arrived,
 		WaitedMs: ms(e.Waited), TookMs: ms(e.Took), Outcome: e.Outcome, Answer: mask(answerText(e.Result)), Selectors: sels}
-	var c capture
-	if page != nil && !page.Closed() {
-		st.URL, st.Title = mask(page.URL()), mask(page.Title())
-		if captures[e.Tool] && e.Outcome != "cancelled" {
-			c = capturePage(ctx, page, mask)
-			st.Note = c.note
-			st.Title, st.URL = cmpOr(c.title, st.Title), cmpOr(c.url, st.URL)
-		}
-	}
 	s, err := r.session(e.CallInfo)
 	if err != nil {
 		r.log.Warn("record: cannot begin a record", "agent", e.Agent, "error", err)
 		return
+	}
+	var c capture
+	if page != nil && !page.Closed() {
+		st.URL, st.Title = mask(page.URL()), mask(page.Title())
+		if captures[e.Tool] && e.Outcome != "cancelled" && !s.isStopped() {
+			c = capturePage(ctx, page, mask)
+			st.Note = c.note
+			st.Title, st.URL = cmpOr(c.title, st.Title), cmpOr(c.url, st.URL)
+		}
 	}
 	if err := s.write(st, c, r.o.MaxBytes); err != nil {
 		r.log.Warn("record: cannot write a step", "record", s.dir, "error", err)
@@ -218,6 +218,14 @@ func (r *Recorder) forgetIdleLocked(now time.Time) {
 			delete(r.sessions, k)
 		}
 	}
+}
+
+// isStopped reports whether the record stopped at its cap: a call after
+// that pays for no capture.
+func (s *session) isStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 // write appends st to the record with c's files, or, when they would take

@@ -39,6 +39,9 @@ func (v *View) syncThumbs(ctx context.Context, pages []pageState) {
 			t = &thumb{}
 			v.thumbs[p.ID] = t
 		}
+		if t.cancel != nil {
+			t.cancel() // the ended run's context, or it stays in ctx's children
+		}
 		tctx, cancel := context.WithCancel(ctx)
 		t.cancel, t.ended = cancel, false
 		v.running.Add(1)
