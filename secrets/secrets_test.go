@@ -146,12 +146,12 @@ func TestHandler(t *testing.T) {
 	s := mustParse(t, file)
 	var buf bytes.Buffer
 	log := slog.New(Handler(slog.NewJSONHandler(&buf, nil), NewMasker(s))).With("pin", "12345")
-	log.Info("typed 12345", "err", errors.New("bad p@ss w0rd$HOME"), slog.Group("g", "v", "x 12345"), "n", 3)
+	log.Info("typed 12345", "err", errors.New("bad p@ss w0rd$HOME"), slog.Group("g", "v", "x 12345"), "n", 3, "list", []string{"a", "b"})
 	out := buf.String()
 	if strings.Contains(out, "12345") || strings.Contains(out, "w0rd") {
 		t.Errorf("the log shows a secret: %s", out)
 	}
-	if !strings.Contains(out, `"n":3`) || !strings.Contains(out, "${USER_PIN}") {
+	if !strings.Contains(out, `"n":3`) || !strings.Contains(out, "${USER_PIN}") || !strings.Contains(out, `"list":["a","b"]`) {
 		t.Errorf("the log lost its attributes: %s", out)
 	}
 }

@@ -58,7 +58,12 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 		}
 		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
 	case slog.KindAny:
-		return slog.String(a.Key, h.m.Mask(fmt.Sprint(v.Any())))
+		// A value that shows no secret keeps its kind (a list stays a
+		// list in JSON logs).
+		text := fmt.Sprint(v.Any())
+		if masked := h.m.Mask(text); masked != text {
+			return slog.String(a.Key, masked)
+		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
