@@ -57,11 +57,7 @@ func (c *secretsConfig) load(tokens map[string]string) error {
 	return nil
 }
 
-// masker hides every value the flags give.
+// masker hides every value the flags give, as tools.New's does.
 func (c *secretsConfig) masker() *secrets.Masker {
-	sets := []*secrets.Set{c.all}
-	for _, s := range c.byToken {
-		sets = append(sets, s)
-	}
-	return secrets.NewMasker(sets...)
+	return secrets.MaskerOf(c.all, c.byToken)
 }

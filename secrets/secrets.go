@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
@@ -232,6 +233,17 @@ func NewMasker(sets ...*Set) *Masker {
 		args = append(args, p.from, p.to)
 	}
 	return &Masker{r: strings.NewReplacer(args...)}
+}
+
+// MaskerOf is NewMasker of a common set and sets by name (an agent's),
+// in the order of their names: where two secrets share a value, the same
+// name shows in every run.
+func MaskerOf(common *Set, byName map[string]*Set) *Masker {
+	sets := []*Set{common}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		sets = append(sets, byName[name])
+	}
+	return NewMasker(sets...)
 }
 
 // MinPrefix is the shortest prefix of a value that Mask hides. Shorter

@@ -218,11 +218,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		agents: opts.Agents, keepPages: opts.KeepPages, isolateAgents: opts.IsolateAgents, snapshotMode: opts.SnapshotMode,
 		rules: opts.Rules, onDecision: opts.OnDecision, secrets: opts.Secrets, agentSecrets: opts.AgentSecrets,
 		observers: opts.Observers}
-	sets := []*secrets.Set{opts.Secrets}
-	for _, set := range opts.AgentSecrets {
-		sets = append(sets, set)
-	}
-	s.masker = secrets.NewMasker(sets...)
+	s.masker = secrets.MaskerOf(opts.Secrets, opts.AgentSecrets)
 	if s.toolTimeout <= 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
