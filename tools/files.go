@@ -435,6 +435,41 @@ func (w *workspace) input(ctx context.Context, path string) (string, error) {
 	return real, nil
 }
 
+// read reads a file a tool is given (what, such as "bodyFile", names it
+// in errors): a path input allows, a regular file (a FIFO would block the
+// call), of at most max bytes (max <= 0: any size).
+func (w *workspace) read(ctx context.Context, what, path string, max int64) ([]byte, error) {
+	full, err := w.input(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(full)
+	switch {
+	case err != nil:
+		return nil, &argError{fmt.Sprintf("cannot read %s %q: %v", what, path, err)}
+	case !fi.Mode().IsRegular():
+		return nil, &argError{fmt.Sprintf("%s %q is not a regular file", what, path)}
+	case max > 0 && fi.Size() > max:
+		return nil, &argError{fmt.Sprintf("%s %q has %d bytes, past the %s it may have", what, path, fi.Size(), sizeText(max))}
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		return nil, &argError{fmt.Sprintf("cannot read %s %q: %v", what, path, err)}
+	}
+	if max > 0 && int64(len(b)) > max { // it grew since
+		return nil, &argError{fmt.Sprintf("%s %q has more than the %s it may have", what, path, sizeText(max))}
+	}
+	return b, nil
+}
+
+// sizeText is n bytes as a limit reads best: whole MiB, else bytes.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // deepest returns abs with the symlinks of its deepest existing ancestor
 // resolved, so that a symlink cannot lead out; the rest may not exist yet.
 func deepest(abs string) string {

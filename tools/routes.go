@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -148,25 +147,9 @@ func (s *Server) routeBody(ctx context.Context, a *routeArgs) ([]byte, error) {
 	case a.BodyFile == "":
 		return nil, nil
 	}
-	path, err := s.files.input(ctx, a.BodyFile)
+	body, err := s.files.read(ctx, "bodyFile", a.BodyFile, browser.MaxRouteBody)
 	if err != nil {
 		return nil, err
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, &argError{fmt.Sprintf("cannot read bodyFile %q: %v", a.BodyFile, err)}
-	case !fi.Mode().IsRegular():
-		return nil, &argError{fmt.Sprintf("bodyFile %q is not a regular file", a.BodyFile)}
-	case fi.Size() > browser.MaxRouteBody:
-		return nil, &argError{fmt.Sprintf("bodyFile %q has %d bytes: at most %d", a.BodyFile, fi.Size(), browser.MaxRouteBody)}
-	}
-	body, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &argError{fmt.Sprintf("cannot read bodyFile %q: %v", a.BodyFile, err)}
-	}
-	if len(body) > browser.MaxRouteBody { // it grew since
-		return nil, &argError{fmt.Sprintf("bodyFile %q has more than %d bytes", a.BodyFile, browser.MaxRouteBody)}
 	}
 	return body, nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -55,13 +54,9 @@ func (s *Server) source(ctx context.Context, a *evaluateArgs) (string, error) {
 	case a.Function != "" && a.SourcePath != "":
 		return "", &argError{"give function or sourcePath, not both"}
 	case a.SourcePath != "":
-		path, err := s.files.input(ctx, a.SourcePath)
+		b, err := s.files.read(ctx, "sourcePath", a.SourcePath, 0)
 		if err != nil {
 			return "", err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", &argError{fmt.Sprintf("cannot read sourcePath %q: %v", a.SourcePath, err)}
 		}
 		return string(b), nil
 	case a.Function != "":

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -721,16 +720,9 @@ const maxStateFile = 64 << 20
 func (s *Server) setStorageState() tool {
 	t := newTool("set_storage_state", "Restores a storage state file (storage_state's, or Playwright's storageState) into the page's browser context: its cookies are set, and each origin's localStorage items, which the context's pages of that origin see at once and pages loaded later find before their scripts run. It adds to what the context has (cookie_clear first for a clean slate). Reload a page to send the cookies.", pageScope,
 		func(ctx context.Context, c *call, a *setStorageStateArgs) error {
-			path, err := s.files.input(ctx, a.Filename)
+			b, err := s.files.read(ctx, "filename", a.Filename, maxStateFile)
 			if err != nil {
 				return err
-			}
-			if fi, err := os.Stat(path); err == nil && fi.Size() > maxStateFile {
-				return &argError{fmt.Sprintf("%s is %d bytes, past the %d MiB a storage state may have: give the file storage_state saved", a.Filename, fi.Size(), maxStateFile>>20)}
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return &argError{fmt.Sprintf("cannot read %q: %v", a.Filename, err)}
 			}
 			st, err := storagestate.Parse(b)
 			if err != nil {
