@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
@@ -704,6 +705,36 @@ func (s *Server) contextPages(ctx context.Context, p *browser.Page) []*browser.P
 	return out
 }
 
+// restoreScripts are the init scripts set_storage_state left on pages, by
+// page id: a restore replaces the page's last one (else each call would
+// stack one more, each putting its file's items back in every document),
+// and a closed page's goes with it (forget).
+type restoreScripts struct {
+	mu     sync.Mutex
+	byPage map[int]func()
+}
+
+// replace makes remove the page's script, removing the one before it.
+func (r *restoreScripts) replace(page int, remove func()) {
+	r.mu.Lock()
+	old := r.byPage[page]
+	if r.byPage == nil {
+		r.byPage = map[int]func(){}
+	}
+	r.byPage[page] = remove
+	r.mu.Unlock()
+	if old != nil {
+		old()
+	}
+}
+
+// forget drops a closed page's entry.
+func (r *restoreScripts) forget(page int) {
+	r.mu.Lock()
+	delete(r.byPage, page)
+	r.mu.Unlock()
+}
+
 // setStorageStateArgs are the arguments of set_storage_state.
 type setStorageStateArgs struct {
 	pageArg
@@ -780,10 +811,16 @@ func (s *Server) restoreState(ctx context.Context, c *call, st *storagestate.Sta
 		return nil
 	}
 	pages := s.contextPages(ctx, c.page)
+	script := later.LocalStorageScript()
 	for _, q := range pages {
-		if _, err := q.AddInitScript(ctx, later.LocalStorageScript()); err != nil && q == c.page {
-			return err
+		remove, err := q.AddInitScript(ctx, script)
+		if err != nil {
+			if q == c.page {
+				return err
+			}
+			continue
 		}
+		s.restored.replace(q.ID, remove)
 	}
 	var names []string
 	for _, o := range later.Origins {

@@ -66,7 +66,8 @@ type Server struct {
 	secrets      *secrets.Set
 	agentSecrets map[string]*secrets.Set
 	masker       *secrets.Masker
-	observers    []Observer // observe.go
+	observers    []Observer     // observe.go
+	restored     restoreScripts // state.go: set_storage_state's init scripts
 	// maxHold bounds a hold across calls (a trace, a screencast): see
 	// holds.go. holdLimits, nil by default, is the seam by which the action
 	// rules give an agent a limit of its own: when set, holdLimit asks it
@@ -260,6 +261,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 	b.OnPageClosed(func(p *browser.Page) {
 		locks.Close(pagelock.PageKey(p.ID))
 		s.seen.forget(func(k seenKey) bool { return k.page == p.ID })
+		s.restored.forget(p.ID)
 		if s.agents != nil {
 			s.agents.PageClosed(p.ID)
 		}
