@@ -335,8 +335,16 @@ func (s *Server) fenced(ctx context.Context) error {
 func (s *Server) agentGone(session string) {
 	a, pages := s.agents.Leave(session)
 	s.seen.forget(func(k seenKey) bool { return strings.HasPrefix(k.viewer, a.ID+"#") })
-	s.leases.agentLeft(a.ID) // rules.go
-	s.routesGone(a.ID)       // routes.go
+	s.leases.agentLeft(a.ID)                                              // rules.go
+	s.routesGone(a.ID)                                                    // routes.go
+	s.harMarks.forget(func(k harMarkKey) bool { return k.agent == a.ID }) // har.go
+	if strings.HasPrefix(a.ID, "session:") {
+		// An agent of one session never comes back: the notes it was yet
+		// to read go with it (a token's or a name's agent reads them in its
+		// next session).
+		s.holdNotes.take(a.ID) // holds.go
+		s.idle.forget(a.ID)    // idle.go
+	}
 	if s.keepPages || len(pages) == 0 {
 		return
 	}

@@ -22,7 +22,8 @@ import (
 func (s *Server) harTools() []tool { return []tool{s.harStart(), s.harSave()} }
 
 // harMarks are the starts har_start set: by agent and page, the last reqid
-// given out then. A closed page's marks go at the next har_start.
+// given out then. A closed page's marks go with it, and a departed
+// agent's with it (forget).
 type harMarks struct {
 	mu sync.Mutex
 	m  map[harMarkKey]harMark
@@ -34,29 +35,34 @@ type harMarkKey struct {
 }
 
 type harMark struct {
-	page   *browser.Page
 	reqid  int
 	marked time.Time
 }
 
-// set keeps a mark and forgets those of closed pages.
+// set keeps a mark.
 func (h *harMarks) set(k harMarkKey, m harMark) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil {
 		h.m = map[harMarkKey]harMark{}
 	}
-	maps.DeleteFunc(h.m, func(_ harMarkKey, old harMark) bool { return old.page.Closed() })
 	h.m[k] = m
 }
 
-// get returns the mark of an agent on a page, if it set one on this page
-// (a page id is never reused, but a mark is checked against its page).
-func (h *harMarks) get(k harMarkKey, p *browser.Page) (harMark, bool) {
+// get returns the mark of an agent on a page (page ids are never reused).
+func (h *harMarks) get(k harMarkKey) (harMark, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m, ok := h.m[k]
-	return m, ok && m.page == p
+	return m, ok
+}
+
+// forget drops the marks gone matches: a closed page's, a departed
+// agent's.
+func (h *harMarks) forget(gone func(harMarkKey) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	maps.DeleteFunc(h.m, func(k harMarkKey, _ harMark) bool { return gone(k) })
 }
 
 // markKey is the key of the calling agent's mark on the call's page.
@@ -76,7 +82,7 @@ func (s *Server) harStart() tool {
 				return err
 			}
 			last := c.page.Network().LastReqID()
-			s.harMarks.set(s.markKey(ctx, c), harMark{page: c.page, reqid: last, marked: time.Now()})
+			s.harMarks.set(s.markKey(ctx, c), harMark{reqid: last, marked: time.Now()})
 			c.resp.say("Recording the traffic of page %d from now on (requests after reqid=%d). Call har_save to write it as HAR.", c.page.ID, last)
 			return nil
 		})
@@ -182,7 +188,7 @@ type harSelection struct {
 func (s *Server) harSelection(ctx context.Context, c *call, a *harSaveArgs) (harSelection, error) {
 	n := c.page.Network()
 	since := a.Since
-	mark, marked := s.harMarks.get(s.markKey(ctx, c), c.page)
+	mark, marked := s.harMarks.get(s.markKey(ctx, c))
 	if since == "" {
 		since = "document"
 		if marked && !a.IncludePreservedRequests {

@@ -117,6 +117,16 @@ func (ic *idleCloser) fire() {
 	}
 }
 
+// forget drops an agent that left from the callers to tell of a close.
+func (ic *idleCloser) forget(agent string) {
+	if ic == nil {
+		return
+	}
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	delete(ic.callers, agent)
+}
+
 // stop ends the closer: no close after it.
 func (ic *idleCloser) stop() {
 	if ic == nil {

@@ -262,6 +262,7 @@ func New(b *browser.Browser, locks *pagelock.Locker, opts Options) *Server {
 		locks.Close(pagelock.PageKey(p.ID))
 		s.seen.forget(func(k seenKey) bool { return k.page == p.ID })
 		s.restored.forget(p.ID)
+		s.harMarks.forget(func(k harMarkKey) bool { return k.page == p.ID })
 		if s.agents != nil {
 			s.agents.PageClosed(p.ID)
 		}
