@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/pagemux/pagemux/browser"
+	"github.com/pagemux/pagemux/policy"
 )
 
 // The step tools are what pagemux smoke needs to run a steps file (--steps,
@@ -180,22 +181,7 @@ func URLMatches(u, pattern string) bool {
 	if !strings.Contains(pattern, "*") {
 		return strings.Contains(u, pattern)
 	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(u, parts[0]) {
-		return false
-	}
-	rest := u[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(rest, p)
-		}
-		j := strings.Index(rest, p)
-		if j < 0 {
-			return false
-		}
-		rest = rest[j+len(p):]
-	}
-	return true
+	return policy.Glob(pattern, u)
 }
 
 // addInitScriptArgs are add_init_script's: the script.
