@@ -99,9 +99,9 @@ const selectorJS = `(...els) => {
 }`
 
 // findSelectors finds a selector for the element of each uid in p (see
-// selectorJS): "" each where it cannot.
-func findSelectors(p *browser.Page, uids []string) []string {
-	ctx, cancel := context.WithTimeout(context.Background(), selectorWait)
+// selectorJS), within selectorWait of ctx: "" each where it cannot.
+func findSelectors(ctx context.Context, p *browser.Page, uids []string) []string {
+	ctx, cancel := context.WithTimeout(ctx, selectorWait)
 	defer cancel()
 	out := make([]string, len(uids))
 	raw, err := p.Evaluate(ctx, selectorJS, nil, uids...)

@@ -107,7 +107,7 @@ func (r *Recorder) Queued(tools.CallInfo) {}
 // it names, while the call holds its locks and before it acts (a click may
 // take its element away). It costs one script in the page, bounded by
 // selectorWait.
-func (r *Recorder) Started(info tools.CallInfo) {
+func (r *Recorder) Started(ctx context.Context, info tools.CallInfo) {
 	uids := elementUIDs(info.Tool, info.Args)
 	if r.o.Browser == nil || info.Page == 0 || len(uids) == 0 || !r.wants(info) {
 		return
@@ -116,7 +116,7 @@ func (r *Recorder) Started(info tools.CallInfo) {
 	if err != nil || p.Dialog() != nil {
 		return // the call will say why; a dialog would hold the script up
 	}
-	sels := findSelectors(p, uids)
+	sels := findSelectors(ctx, p, uids)
 	r.mu.Lock()
 	r.selectors[info.ID] = sels
 	r.mu.Unlock()

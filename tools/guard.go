@@ -145,7 +145,7 @@ func (s *Server) serveCall(ctx context.Context, t tool, schema *argSchema, req m
 		return toolError(s.redactErr(ctx, err)), page // agents.go
 	}
 	defer g.Release()
-	obs.started(g.Waited())
+	obs.started(ctx, g.Waited())
 	ctx, hold, err := s.holdInCluster(ctx, t, page, g.Keys()) // cluster.go
 	if err != nil {
 		return toolError(err), page

@@ -21,12 +21,15 @@ import (
 type Observer interface {
 	// Queued: the call is admitted and waits for its locks (Locks).
 	Queued(CallInfo)
-	// Started: the call holds its locks and its handler runs.
-	Started(CallInfo)
+	// Started: the call holds its locks and its handler is about to run;
+	// ctx is the call's, which ends when it is cancelled or its session
+	// ends.
+	Started(ctx context.Context, c CallInfo)
 	// Ended: the call's answer, with every secret masked, while the call
 	// still holds its locks: an observer may read the page as the call
 	// left it (page, nil for a browser-wide tool or a call that never
-	// reached its page) within ctx, which ends with the call's bound.
+	// reached its page) within ctx, the call's (it ends when the call is
+	// cancelled or its session ends; bound what is done in it).
 	// A call refused before it queued (bad arguments, a rule) ends
 	// without Queued or Started.
 	Ended(ctx context.Context, e CallEnd, page *browser.Page)
@@ -106,12 +109,12 @@ func (o *observed) queued(page *browser.Page, locks []string) {
 }
 
 // started tells the observers the call holds its locks.
-func (o *observed) started(waited time.Duration) {
+func (o *observed) started(ctx context.Context, waited time.Duration) {
 	if o == nil {
 		return
 	}
 	o.info.Started, o.info.Waited = time.Now(), waited
-	o.each("Started", func(ob Observer) { ob.Started(o.info) })
+	o.each("Started", func(ob Observer) { ob.Started(ctx, o.info) })
 }
 
 // end tells the observers the call's answer, masked by the caller.

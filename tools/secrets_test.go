@@ -284,7 +284,7 @@ func (r *recorder) add(id uint64, ev string) {
 }
 
 func (r *recorder) Queued(c CallInfo) { r.add(c.ID, "queued "+c.Tool+" "+strings.Join(c.Locks, ",")) }
-func (r *recorder) Started(c CallInfo) {
+func (r *recorder) Started(_ context.Context, c CallInfo) {
 	r.add(c.ID, "started "+c.Tool+" "+string(c.Args))
 }
 func (r *recorder) Ended(ctx context.Context, e CallEnd, page *browser.Page) {
@@ -344,7 +344,7 @@ func (r *recorder) check(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Queued(CallInfo)                               { panic("queued") }
-func (panicky) Started(CallInfo)                              { panic("started") }
+func (panicky) Started(context.Context, CallInfo)             { panic("started") }
 func (panicky) Ended(context.Context, CallEnd, *browser.Page) { panic("ended") }
 
 // TestObserverPanics: an observer that panics at every event neither

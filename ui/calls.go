@@ -41,7 +41,7 @@ func unixMS(t time.Time) int64 {
 func (v *View) Queued(c tools.CallInfo) { v.update(c, nil) }
 
 // Started records a call that holds its locks (tools.Observer).
-func (v *View) Started(c tools.CallInfo) { v.update(c, nil) }
+func (v *View) Started(_ context.Context, c tools.CallInfo) { v.update(c, nil) }
 
 // Ended records a call's outcome (tools.Observer). It does not read the
 // page.

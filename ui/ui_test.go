@@ -61,7 +61,7 @@ func TestPushesCoalesce(t *testing.T) {
 		c := tools.CallInfo{ID: 1000 + i, Agent: "token:a", Tool: "click", Page: 1, Arrived: time.Now()}
 		v.Queued(c)
 		c.Started = time.Now()
-		v.Started(c)
+		v.Started(t.Context(), c)
 		v.Ended(t.Context(), tools.CallEnd{CallInfo: c, Outcome: "ok", Took: time.Millisecond}, nil)
 	}
 	pushes := 0
