@@ -74,7 +74,5 @@ func (v *View) trimLocked(now time.Time) {
 	for i < len(v.ended) && (v.ended[i].Ended < cut || len(v.ended)-i > maxCalls) {
 		i++
 	}
-	if i > 0 {
-		v.ended = append(v.ended[:0:0], v.ended[i:]...)
-	}
+	v.ended = v.ended[i:] // append moves the live ones when it grows the array
 }
