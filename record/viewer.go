@@ -167,7 +167,7 @@ func (v *Viewer) file(w http.ResponseWriter, r *http.Request, id, name string) {
 		http.NotFound(w, r)
 		return
 	}
-	if _, ok := v.open(w, r, id); !ok {
+	if !v.sees(w, r, id) {
 		return
 	}
 	types := map[string]string{".txt": "text/plain; charset=utf-8", ".jpg": "image/jpeg"}
@@ -178,16 +178,43 @@ func (v *Viewer) file(w http.ResponseWriter, r *http.Request, id, name string) {
 // open reads record id if the caller may see it, else answers 404 (as for
 // no record: another agent's is not told from none).
 func (v *Viewer) open(w http.ResponseWriter, r *http.Request, id string) (*Record, bool) {
-	rec, err := Open(v.Dir, id)
-	if err == nil && Sees(r.Context(), rec.Meta) {
-		return rec, true
-	}
-	if err != nil && !errors.Is(err, ErrNoRecord) && !errors.Is(err, fs.ErrNotExist) {
-		http.Error(w, "cannot read the record: "+err.Error(), http.StatusInternalServerError)
+	if !v.sees(w, r, id) {
 		return nil, false
 	}
+	rec, err := Open(v.Dir, id)
+	if err != nil {
+		v.refuse(w, r, err)
+		return nil, false
+	}
+	return rec, true
+}
+
+// sees reports whether the caller may see record id, reading its
+// meta.json alone (a step's file needs no more), and answers when not.
+func (v *Viewer) sees(w http.ResponseWriter, r *http.Request, id string) bool {
+	if !validID.MatchString(id) {
+		v.refuse(w, r, ErrNoRecord)
+		return false
+	}
+	m, err := readMeta(filepath.Join(v.Dir, id))
+	if err == nil && Sees(r.Context(), m) {
+		return true
+	}
+	if err == nil {
+		err = ErrNoRecord
+	}
+	v.refuse(w, r, err)
+	return false
+}
+
+// refuse answers a record the caller may not have: 404 as for none
+// (another agent's is not told from none), 500 for one that does not read.
+func (v *Viewer) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, ErrNoRecord) && !errors.Is(err, fs.ErrNotExist) {
+		http.Error(w, "cannot read the record: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	http.Error(w, "no such record that you may see; GET api/records lists yours", http.StatusNotFound)
-	return nil, false
 }
 
 // Sees says whether the caller of ctx may see record m. A request with an
