@@ -609,12 +609,7 @@ func harHeaders(h network.Headers) []HARNameValue {
 
 // headerValue is the first value of a header, by name in any case.
 func headerValue(h network.Headers, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) {
-			return strings.SplitN(fmt.Sprint(v), "\n", 2)[0]
-		}
-	}
-	return ""
+	return strings.SplitN(sentHeader(h, name), "\n", 2)[0]
 }
 
 // queryString lists a URL's query parameters in their order.

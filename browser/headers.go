@@ -63,19 +63,40 @@ func (b *Browser) headersFor(raw string, sent network.Headers) []*fetch.HeaderEn
 	if origin == "" || i < 0 {
 		return nil
 	}
-	add := b.headerRules[i].Headers
-	out := make([]*fetch.HeaderEntry, 0, len(sent)+len(add))
+	return mergeHeaders(sentEntries(sent), b.headerRules[i].Headers, nil)
+}
+
+// sentEntries are the headers a request was sent with, as Fetch takes
+// them.
+func sentEntries(sent network.Headers) []*fetch.HeaderEntry {
+	out := make([]*fetch.HeaderEntry, 0, len(sent))
 	for name, v := range sent {
-		if add.Get(name) == "" {
-			out = append(out, &fetch.HeaderEntry{Name: name, Value: fmt.Sprint(v)})
-		}
-	}
-	for name, vs := range add {
-		for _, v := range vs {
-			out = append(out, &fetch.HeaderEntry{Name: name, Value: v})
-		}
+		out = append(out, &fetch.HeaderEntry{Name: name, Value: fmt.Sprint(v)})
 	}
 	return out
+}
+
+// mergeHeaders is base without the headers set replaces and those remove
+// names (any case), then set's.
+func mergeHeaders(base []*fetch.HeaderEntry, set http.Header, remove []string) []*fetch.HeaderEntry {
+	out := make([]*fetch.HeaderEntry, 0, len(base)+len(set))
+	for _, h := range base {
+		if set.Get(h.Name) == "" && !slices.ContainsFunc(remove, func(n string) bool { return strings.EqualFold(n, h.Name) }) {
+			out = append(out, h)
+		}
+	}
+	return append(out, headerEntries(set)...)
+}
+
+// sentHeader is the value of a header a request was sent with, by name in
+// any case; "" if it has none.
+func sentHeader(h network.Headers, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return fmt.Sprint(v)
+		}
+	}
+	return ""
 }
 
 // headerPatterns are the interception patterns of the rules: every request

@@ -715,16 +715,6 @@ func isPreflight(ev *fetch.EventRequestPaused) bool {
 		ev.Request.Method == http.MethodOptions && sentHeader(ev.Request.Headers, "Access-Control-Request-Method") != ""
 }
 
-// sentHeader is the value of a request header, any case, "" if absent.
-func sentHeader(h network.Headers, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) {
-			return fmt.Sprint(v)
-		}
-	}
-	return ""
-}
-
 // preflightHeaders allow what a CORS preflight with request headers sent
 // asks for.
 func preflightHeaders(sent network.Headers) http.Header {
@@ -777,18 +767,9 @@ func (a RouteAction) requestHeaders(sent network.Headers, added []*fetch.HeaderE
 	}
 	base := added
 	if base == nil {
-		for name, v := range sent {
-			base = append(base, &fetch.HeaderEntry{Name: name, Value: fmt.Sprint(v)})
-		}
+		base = sentEntries(sent)
 	}
-	out := make([]*fetch.HeaderEntry, 0, len(base)+len(a.Headers))
-	for _, h := range base {
-		drop := a.Headers.Get(h.Name) != "" || slices.ContainsFunc(a.RemoveHeaders, func(n string) bool { return strings.EqualFold(n, h.Name) })
-		if !drop {
-			out = append(out, h)
-		}
-	}
-	return append(out, headerEntries(a.Headers)...)
+	return mergeHeaders(base, a.Headers, a.RemoveHeaders)
 }
 
 // String names a route in logs.
