@@ -72,19 +72,12 @@ func recordExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pagemux record export", flag.ContinueOnError)
 	steps := fs.Bool("steps", false, "write a pagemux smoke --steps file (the one format there is; say it)")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	var records []string
-	for { // flags before and after the record
-		if err := cli.ParseArgs(fs, args, stderr); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return recordOK
-			}
-			fmt.Fprintf(stderr, "pagemux record export: %v\n", err)
-			return recordUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		records, args = append(records, fs.Arg(0)), fs.Args()[1:]
+	records, err := cli.ParseInterspersed(fs, args, stderr) // flags before and after the record
+	if errors.Is(err, flag.ErrHelp) {
+		return recordOK
+	} else if err != nil {
+		fmt.Fprintf(stderr, "pagemux record export: %v\n", err)
+		return recordUsage
 	}
 	if len(records) != 1 || !*steps {
 		fmt.Fprint(stderr, "pagemux record export: name one record and the format: pagemux record export RECORD --steps [-o FILE]\n")

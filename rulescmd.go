@@ -92,18 +92,12 @@ func rulesExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, rulesUsageText+"\nFlags of explain:\n")
 		cli.PrintFlags(fs, stdout)
 	}
-	var files []string
-	for {
-		if err := cli.ParseArgs(fs, args, stdout); errors.Is(err, flag.ErrHelp) {
-			return rulesOK
-		} else if err != nil {
-			fmt.Fprintf(stderr, "pagemux rules explain: %v\n", err)
-			return rulesUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files, args = append(files, fs.Arg(0)), fs.Args()[1:]
+	files, err := cli.ParseInterspersed(fs, args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return rulesOK
+	} else if err != nil {
+		fmt.Fprintf(stderr, "pagemux rules explain: %v\n", err)
+		return rulesUsage
 	}
 	if err := explainCall(&c, files, element, stale, callArgs); err != nil {
 		fmt.Fprintf(stderr, "pagemux rules explain: %v\nSee pagemux rules --help.\n", err)

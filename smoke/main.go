@@ -51,18 +51,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		cli.PrintFlags(fs, stderr)
 	}
-	var urls []string
-	for {
-		if err := cli.ParseArgs(fs, args, stderr); errors.Is(err, flag.ErrHelp) {
-			return ExitPass
-		} else if err != nil {
-			fmt.Fprintf(stderr, "pagemux smoke: %v\n", err)
-			return ExitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		urls, args = append(urls, fs.Arg(0)), fs.Args()[1:]
+	urls, err := cli.ParseInterspersed(fs, args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitPass
+	} else if err != nil {
+		fmt.Fprintf(stderr, "pagemux smoke: %v\n", err)
+		return ExitUsage
 	}
 	o, err := sf.Finish(urls)
 	if err == nil {

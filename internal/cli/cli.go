@@ -14,6 +14,23 @@ import (
 	"github.com/pagemux/pagemux/internal/typo"
 )
 
+// ParseInterspersed is ParseArgs of a command line whose flags may come
+// before and after its arguments, as users write them (pagemux smoke
+// https://a/ --parallel 8 https://b/): it returns the arguments, in
+// order, or ParseArgs' error (flag.ErrHelp for --help).
+func ParseInterspersed(fs *flag.FlagSet, args []string, usageOut io.Writer) ([]string, error) {
+	var out []string
+	for {
+		if err := ParseArgs(fs, args, usageOut); err != nil {
+			return out, err
+		}
+		if fs.NArg() == 0 {
+			return out, nil
+		}
+		out, args = append(out, fs.Arg(0)), fs.Args()[1:]
+	}
+}
+
 // ParseArgs is fs.Parse with its errors in the user's own spelling and one
 // line long: "unknown flag --paralel: did you mean --parallel?", where the
 // flag package would print "flag provided but not defined: -paralel" and
