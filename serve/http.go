@@ -522,10 +522,17 @@ func ListenMetrics(ctx context.Context, addr string, h http.Handler, log *slog.L
 func serveMetrics(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", h)
-	hs := &http.Server{Handler: loopbackHostOnly(mux, ln.Addr(), " (--metrics-addr serves loopback only)"), ReadHeaderTimeout: 10 * time.Second}
 	if log != nil {
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
+	return serveLoopback(ctx, ln, mux, "--metrics-addr")
+}
+
+// serveLoopback serves mux on ln, to requests that name a loopback host
+// (loopbackHostOnly; flag names the listener in the refusal), until ctx
+// ends; it closes ln.
+func serveLoopback(ctx context.Context, ln net.Listener, mux http.Handler, flag string) error {
+	hs := &http.Server{Handler: loopbackHostOnly(mux, ln.Addr(), " ("+flag+" serves loopback only)"), ReadHeaderTimeout: DefaultHeaderTimeout}
 	go func() {
 		<-ctx.Done()
 		hs.Close()

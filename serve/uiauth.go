@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"log/slog"
@@ -131,16 +130,8 @@ func serveUI(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Log
 	mux.Handle("/ui", h)
 	mux.Handle("/ui/", h)
 	mux.Handle("/{$}", http.RedirectHandler("/ui", http.StatusSeeOther))
-	hs := &http.Server{Handler: loopbackHostOnly(mux, ln.Addr(), " (--ui serves loopback only)"), ReadHeaderTimeout: DefaultHeaderTimeout}
 	if log != nil {
 		log.Info("serving the live view", "url", "http://"+ln.Addr().String()+"/ui")
 	}
-	go func() {
-		<-ctx.Done()
-		hs.Close()
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return ctx.Err()
+	return serveLoopback(ctx, ln, mux, "--ui")
 }
